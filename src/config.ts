@@ -1,0 +1,206 @@
+import { parseArgs } from "node:util";
+import path from "node:path";
+
+/** Every setting of the service: each is an environment variable and a `gatehouse` flag of the same name. */
+export interface Config {
+  host: string;
+  apiPort: number;
+  pdpPort: number;
+  opaPort: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  bootstrapApiKey: string | undefined;
+  rateLimitPerMinute: number;
+  logLevel: string;
+  publicUrl: string;
+  secretKey: string | undefined;
+  bodyLimitBytes: number;
+  apiLogRetentionDays: number;
+}
+
+interface Setting {
+  env: string;
+  flag: string;
+  key: keyof Config;
+  kind: "string" | "port" | "int";
+  default?: string;
+  describe: string;
+}
+
+export const SETTINGS: readonly Setting[] = [
+  {
+    env: "GATEHOUSE_HOST",
+    flag: "host",
+    key: "host",
+    kind: "string",
+    default: "127.0.0.1",
+    describe: "address to bind",
+  },
+  {
+    env: "GATEHOUSE_API_PORT",
+    flag: "api-port",
+    key: "apiPort",
+    kind: "port",
+    default: "8000",
+    describe: "control plane port",
+  },
+  {
+    env: "GATEHOUSE_PDP_PORT",
+    flag: "pdp-port",
+    key: "pdpPort",
+    kind: "port",
+    default: "7766",
+    describe: "embedded PDP port (0 turns the embedded PDP off)",
+  },
+  {
+    env: "GATEHOUSE_OPA_PORT",
+    flag: "opa-port",
+    key: "opaPort",
+    kind: "port",
+    default: "8181",
+    describe: "OPA-compatible decision port of the PDP",
+  },
+  {
+    env: "GATEHOUSE_DATA_DIR",
+    flag: "data-dir",
+    key: "dataDir",
+    kind: "string",
+    default: "./data",
+    describe: "where the SQLite file and PDP snapshots live",
+  },
+  {
+    env: "DATABASE_URL",
+    flag: "database-url",
+    key: "databaseUrl",
+    kind: "string",
+    describe: "postgres://... selects PostgreSQL",
+  },
+  {
+    env: "REDIS_URL",
+    flag: "redis-url",
+    key: "redisUrl",
+    kind: "string",
+    describe: "shared rate-limit store for several instances",
+  },
+  {
+    env: "GATEHOUSE_BOOTSTRAP_API_KEY",
+    flag: "bootstrap-api-key",
+    key: "bootstrapApiKey",
+    kind: "string",
+    describe: "organization admin key for the first start (32+ characters)",
+  },
+  {
+    env: "GATEHOUSE_RATE_LIMIT_PER_MINUTE",
+    flag: "rate-limit-per-minute",
+    key: "rateLimitPerMinute",
+    kind: "int",
+    default: "1000",
+    describe: "default limit per API key",
+  },
+  {
+    env: "GATEHOUSE_LOG_LEVEL",
+    flag: "log-level",
+    key: "logLevel",
+    kind: "string",
+    default: "info",
+    describe: "pino level",
+  },
+  {
+    env: "GATEHOUSE_PUBLIC_URL",
+    flag: "public-url",
+    key: "publicUrl",
+    kind: "string",
+    describe: "base URL clients reach the API at (used in support links); default http://HOST:API_PORT",
+  },
+  {
+    env: "GATEHOUSE_SECRET_KEY",
+    flag: "secret-key",
+    key: "secretKey",
+    kind: "string",
+    describe:
+      "key that encrypts API key secrets at rest (32+ characters); default: generated into DATA_DIR/secret.key",
+  },
+  {
+    env: "GATEHOUSE_BODY_LIMIT_BYTES",
+    flag: "body-limit-bytes",
+    key: "bodyLimitBytes",
+    kind: "int",
+    default: "8388608",
+    describe: "largest accepted request body",
+  },
+  {
+    env: "GATEHOUSE_API_LOG_RETENTION_DAYS",
+    flag: "api-log-retention-days",
+    key: "apiLogRetentionDays",
+    kind: "int",
+    default: "30",
+    describe: "days the API log is kept",
+  },
+];
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+
+/** Flags win over environment variables, which win over defaults. */
+export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
+  const { values } = parseArgs({
+    args: argv,
+    options: Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: "string" as const }])),
+    strict: true,
+    allowPositionals: false,
+  });
+  const raw: Record<string, string | undefined> = {};
+  for (const s of SETTINGS) {
+    const fromFlag = values[s.flag];
+    const fromEnv = env[s.env];
+    raw[s.key] =
+      typeof fromFlag === "string" ? fromFlag : fromEnv !== undefined && fromEnv !== "" ? fromEnv : s.default;
+  }
+  const out: Record<string, unknown> = {};
+  for (const s of SETTINGS) {
+    const value = raw[s.key];
+    if (value === undefined) {
+      out[s.key] = undefined;
+      continue;
+    }
+    if (s.kind === "string") {
+      out[s.key] = value;
+      continue;
+    }
+    const n = Number(value);
+    const max = s.kind === "port" ? 65535 : Number.MAX_SAFE_INTEGER;
+    if (!/^\d+$/.test(value) || n > max) {
+      throw new ConfigError(
+        `${s.env} (--${s.flag}) must be ${s.kind === "port" ? "a port number" : "a non-negative integer"}, got "${value}"`,
+      );
+    }
+    out[s.key] = n;
+  }
+  const config = out as unknown as Config;
+  if (!LOG_LEVELS.has(config.logLevel)) {
+    throw new ConfigError(`GATEHOUSE_LOG_LEVEL must be one of ${[...LOG_LEVELS].join(", ")}`);
+  }
+  if (config.bootstrapApiKey !== undefined && config.bootstrapApiKey.length < 32) {
+    throw new ConfigError("GATEHOUSE_BOOTSTRAP_API_KEY must be at least 32 characters long");
+  }
+  if (config.secretKey !== undefined && config.secretKey.length < 32) {
+    throw new ConfigError("GATEHOUSE_SECRET_KEY must be at least 32 characters long");
+  }
+  if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
+  }
+  if (config.rateLimitPerMinute < 1)
+    throw new ConfigError("GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 1");
+  config.dataDir = path.resolve(config.dataDir);
+  config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
+  return config;
+}
+
+export function configHelp(): string {
+  return SETTINGS.map(
+    (s) =>
+      `  --${s.flag.padEnd(24)} ${s.env.padEnd(34)} ${s.describe}${s.default ? ` (default ${s.default})` : ""}`,
+  ).join("\n");
+}

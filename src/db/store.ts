@@ -1,0 +1,100 @@
+import fs from "node:fs";
+import path from "node:path";
+import Sqlite from "better-sqlite3";
+import pg from "pg";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from "kysely";
+import type { Database } from "./types.ts";
+import { migrations } from "./migrations/index.ts";
+
+export type Dialect = "sqlite" | "postgres";
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** postgres://... ; when absent, SQLite in `sqliteFile`. */
+  databaseUrl?: string | undefined;
+  sqliteFile?: string;
+  /** PostgreSQL schema to use (tests get one each); created when missing. */
+  pgSchema?: string;
+  pgPoolSize?: number;
+}
+
+// int8 (revisions, counts) as numbers: they stay far below 2^53.
+const pgTypes = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === 20) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export function openStore(options: StoreOptions): Store {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.pgPoolSize ?? 10,
+      types: pgTypes,
+      ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
+    });
+    // An idle client that loses its server must not crash the process; the next query reports the problem.
+    pool.on("error", () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      db,
+      dialect: "postgres",
+      ping: () => pingDb(db),
+      close: () => db.destroy(),
+    };
+  }
+  const file = options.sqliteFile ?? ":memory:";
+  if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new Sqlite(file);
+  database.pragma("journal_mode = WAL");
+  // FULL: an acknowledged write is on disk before the response goes out.
+  database.pragma("synchronous = FULL");
+  database.pragma("foreign_keys = ON");
+  database.pragma("busy_timeout = 5000");
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return {
+    db,
+    dialect: "sqlite",
+    ping: () => pingDb(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function pingDb(db: Kysely<Database>): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function ensurePgSchema(databaseUrl: string, schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`create schema if not exists "${schema.replace(/"/g, "")}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: "gatehouse_migrations",
+    migrationLockTableName: "gatehouse_migrations_lock",
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}

@@ -1,0 +1,69 @@
+import { ConfigError, configHelp, loadConfig } from "./config.ts";
+import { migrateToLatest } from "./db/store.ts";
+import { openConfiguredStore, startServer } from "./server.ts";
+
+const USAGE = `Usage: gatehouse [command] [flags]
+
+Commands:
+  serve     run the control plane API (default)
+  migrate   apply database migrations and exit
+  help      show this text
+
+Flags (each also an environment variable):
+${configHelp()}
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [first, ...rest] = argv;
+  const command = first === undefined || first.startsWith("--") ? "serve" : first;
+  const flags = command === first ? rest : argv;
+  if (command === "help" || flags.includes("--help")) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const config = loadConfig(flags);
+  if (command === "migrate") {
+    const store = openConfiguredStore(config);
+    const result = await migrateToLatest(store);
+    await store.close();
+    console.log(
+      `migrations applied: ${result.results?.map((r) => r.migrationName).join(", ") || "none (up to date)"}`,
+    );
+    return 0;
+  }
+  if (command !== "serve") {
+    process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);
+    return 2;
+  }
+  const server = await startServer(config);
+  const stop = (signal: string) => {
+    server.app.log.info({ signal }, "shutting down");
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        server.app.log.error({ err }, "error during shutdown");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+  return -1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    if (
+      err instanceof ConfigError ||
+      (err instanceof TypeError && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))
+    ) {
+      process.stderr.write(`gatehouse: ${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`gatehouse: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

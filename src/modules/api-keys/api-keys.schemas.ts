@@ -1,0 +1,67 @@
+import { Type, type Static } from "typebox";
+import { Name, Nullable, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { ProjectRead } from "../projects/projects.schemas.ts";
+import { EnvironmentRead } from "../environments/environments.schemas.ts";
+
+export const ScopeLevelSchema = Type.Union([
+  Type.Literal("org"),
+  Type.Literal("project"),
+  Type.Literal("env"),
+]);
+export const AccessLevelSchema = Type.Union([
+  Type.Literal("admin"),
+  Type.Literal("write"),
+  Type.Literal("read"),
+  Type.Literal("no_access"),
+]);
+export const OwnerTypeSchema = Type.Union([
+  Type.Literal("member"),
+  Type.Literal("pdp_config"),
+  Type.Literal("elements"),
+]);
+
+export const APIKeyScopeRead = Type.Object({
+  organization_id: Uuid,
+  project_id: Type.Optional(Nullable(Uuid)),
+  environment_id: Type.Optional(Nullable(Uuid)),
+});
+
+export const APIKeyRead = Type.Object({
+  id: Uuid,
+  organization_id: Uuid,
+  project_id: Type.Optional(Nullable(Uuid)),
+  environment_id: Type.Optional(Nullable(Uuid)),
+  object_type: ScopeLevelSchema,
+  access_level: AccessLevelSchema,
+  owner_type: OwnerTypeSchema,
+  name: Type.Optional(Nullable(Type.String())),
+  secret: Type.Optional(
+    Type.String({ description: "shown on creation, rotation and to organization admins" }),
+  ),
+  secret_prefix: Type.String({ description: "the first characters of the secret, to tell keys apart" }),
+  created_at: Timestamp,
+  last_used_at: Type.Optional(Nullable(Timestamp)),
+  project: Type.Optional(ProjectRead),
+  env: Type.Optional(EnvironmentRead),
+});
+export type APIKeyRead = Static<typeof APIKeyRead>;
+
+export const APIKeyCreate = Type.Object({
+  organization_id: Type.Optional(Uuid),
+  project_id: Type.Optional(Ref("project id or key")),
+  environment_id: Type.Optional(Ref("environment id or key")),
+  object_type: Type.Optional(ScopeLevelSchema),
+  access_level: Type.Optional(AccessLevelSchema),
+  owner_type: Type.Optional(OwnerTypeSchema),
+  name: Type.Optional(Name),
+});
+export type APIKeyCreate = Static<typeof APIKeyCreate>;
+
+export const APIKeyListQuery = Type.Object({
+  object_type: Type.Optional(ScopeLevelSchema),
+  proj_id: Type.Optional(Ref("project id or key")),
+  ...PageQuery,
+});
+
+export const APIKeyPage = Paginated(APIKeyRead);
+export const KeyIdParams = Type.Object({ api_key_id: Uuid });

@@ -1,0 +1,246 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/types.ts";
+import type { Db } from "../../changes/feed.ts";
+import { assertAccess, type AccessLevel, type Principal, type ScopeLevel } from "../../lib/access.ts";
+import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
+import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../../lib/secrets.ts";
+import { now } from "../../lib/time.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import { findProject } from "../projects/projects.repo.ts";
+import { findEnvironment } from "../environments/environments.repo.ts";
+import { environmentRead } from "../environments/environments.service.ts";
+import { projectRead } from "../projects/projects.service.ts";
+import {
+  countOrgAdminKeys,
+  deleteApiKey,
+  findApiKey,
+  findEnvironmentKey,
+  insertApiKey,
+  listApiKeys,
+  replaceSecret,
+  type ApiKeyRow,
+} from "./api-keys.repo.ts";
+import type { APIKeyCreate, APIKeyRead } from "./api-keys.schemas.ts";
+
+export interface NewKey {
+  organizationId: string;
+  projectId?: string | null;
+  environmentId?: string | null;
+  objectType: ScopeLevel;
+  accessLevel?: AccessLevel;
+  ownerType?: string;
+  name?: string | null;
+  /** A secret chosen by the operator (the bootstrap key); generated when absent. */
+  secret?: string;
+}
+
+/** Inserts a key and returns it with its secret: the only time the caller gets to see a new secret for free. */
+export async function createKeyRecord(
+  db: Db,
+  box: SecretBox,
+  key: NewKey,
+): Promise<ApiKeyRow & { secret: string }> {
+  const secret = key.secret ?? generateSecret();
+  const row: ApiKeyRow = {
+    id: newId(),
+    organization_id: key.organizationId,
+    project_id: key.projectId ?? null,
+    environment_id: key.environmentId ?? null,
+    object_type: key.objectType,
+    access_level: key.accessLevel ?? "admin",
+    owner_type: key.ownerType ?? "member",
+    name: key.name ?? null,
+    secret_hash: hashSecret(secret),
+    secret_prefix: displayPrefix(secret),
+    secret_sealed: box.seal(secret),
+    created_at: now(),
+    last_used_at: null,
+  };
+  await insertApiKey(db, row);
+  return { ...row, secret };
+}
+
+const ORG_ADMIN = { level: "org", access: "admin" } as const;
+
+export function createApiKeysService(deps: { db: Kysely<Database>; box: SecretBox; scope: ScopeService }) {
+  const { db, box, scope } = deps;
+
+  async function read(row: ApiKeyRow, secret?: string): Promise<APIKeyRead> {
+    const out: APIKeyRead = {
+      id: row.id,
+      organization_id: row.organization_id,
+      project_id: row.project_id,
+      environment_id: row.environment_id,
+      object_type: row.object_type as ScopeLevel,
+      access_level: row.access_level as AccessLevel,
+      owner_type: row.owner_type as APIKeyRead["owner_type"],
+      name: row.name,
+      secret_prefix: row.secret_prefix,
+      created_at: row.created_at,
+      last_used_at: row.last_used_at,
+    };
+    if (secret !== undefined) out.secret = secret;
+    if (row.project_id) {
+      const p = await db
+        .selectFrom("projects")
+        .selectAll()
+        .where("id", "=", row.project_id)
+        .executeTakeFirst();
+      if (p) out.project = projectRead(p);
+    }
+    if (row.environment_id) {
+      const e = await db
+        .selectFrom("environments")
+        .selectAll()
+        .where("id", "=", row.environment_id)
+        .executeTakeFirst();
+      if (e) out.env = environmentRead(e);
+    }
+    return out;
+  }
+
+  const reveal = (row: ApiKeyRow): string => {
+    const secret = box.open(row.secret_sealed);
+    if (secret === undefined) {
+      throw new AppError(
+        "CONFLICT",
+        "this key's secret cannot be decrypted with the server's GATEHOUSE_SECRET_KEY; rotate it",
+      );
+    }
+    return secret;
+  };
+
+  async function mustFind(principal: Principal, id: string): Promise<ApiKeyRow> {
+    assertAccess(principal, ORG_ADMIN);
+    const row = await findApiKey(db, principal.organizationId, id);
+    if (!row) throw notFound("API key", id);
+    return row;
+  }
+
+  return {
+    scopeOf(principal: Principal) {
+      return {
+        organization_id: principal.organizationId,
+        project_id: principal.projectId,
+        environment_id: principal.environmentId,
+      };
+    },
+
+    async list(principal: Principal, filter: { objectType?: string; projRef?: string }, page: PageRequest) {
+      assertAccess(principal, ORG_ADMIN);
+      let projectId: string | undefined;
+      if (filter.projRef) {
+        const p = await findProject(db, principal.organizationId, filter.projRef);
+        if (!p) throw notFound("project", filter.projRef);
+        projectId = p.id;
+      }
+      const { rows, total } = await listApiKeys(
+        db,
+        principal.organizationId,
+        { objectType: filter.objectType, projectId },
+        offsetOf(page),
+        page.perPage,
+      );
+      return envelope(await Promise.all(rows.map((r) => read(r))), total, page);
+    },
+
+    async create(principal: Principal, body: APIKeyCreate): Promise<APIKeyRead> {
+      assertAccess(principal, ORG_ADMIN);
+      if (body.organization_id && body.organization_id.toLowerCase() !== principal.organizationId) {
+        throw forbidden("an API key can only create keys of its own organization");
+      }
+      const objectType = body.object_type ?? "env";
+      let projectId: string | null = null;
+      let environmentId: string | null = null;
+      if (objectType === "org" && (body.project_id || body.environment_id)) {
+        throw invalid("an organization key takes neither project_id nor environment_id", [
+          "body",
+          "object_type",
+        ]);
+      }
+      if (objectType !== "org") {
+        if (!body.project_id) throw invalid(`a ${objectType} key needs project_id`, ["body", "project_id"]);
+        const p = await findProject(db, principal.organizationId, body.project_id);
+        if (!p) throw notFound("project", body.project_id);
+        projectId = p.id;
+        if (objectType === "project" && body.environment_id) {
+          throw invalid("a project key takes no environment_id", ["body", "environment_id"]);
+        }
+        if (objectType === "env") {
+          if (!body.environment_id)
+            throw invalid("an env key needs environment_id", ["body", "environment_id"]);
+          const e = await findEnvironment(db, p.id, body.environment_id);
+          if (!e) throw notFound("environment", body.environment_id);
+          environmentId = e.id;
+        }
+      }
+      const row = await createKeyRecord(db, box, {
+        organizationId: principal.organizationId,
+        projectId,
+        environmentId,
+        objectType,
+        accessLevel: body.access_level ?? "admin",
+        ownerType: body.owner_type ?? "member",
+        name: body.name ?? null,
+      });
+      return read(row, row.secret);
+    },
+
+    async get(principal: Principal, id: string): Promise<APIKeyRead> {
+      const row = await mustFind(principal, id);
+      return read(row, reveal(row));
+    },
+
+    async remove(principal: Principal, id: string): Promise<void> {
+      const row = await mustFind(principal, id);
+      await db.transaction().execute(async (trx) => {
+        if (
+          row.object_type === "org" &&
+          row.access_level === "admin" &&
+          (await countOrgAdminKeys(trx, row.organization_id)) <= 1
+        ) {
+          throw new AppError(
+            "CONFLICT",
+            "this is the organization's last admin key; create another before deleting it",
+          );
+        }
+        await deleteApiKey(trx, row.id);
+      });
+    },
+
+    async rotate(principal: Principal, id: string): Promise<APIKeyRead> {
+      const row = await mustFind(principal, id);
+      const secret = generateSecret();
+      const updated = await replaceSecret(db, row.id, {
+        hash: hashSecret(secret),
+        prefix: displayPrefix(secret),
+        sealed: box.seal(secret),
+      });
+      return read(updated, secret);
+    },
+
+    /** The environment's own key (created with the environment), with its secret, for organization admins. */
+    async environmentKey(principal: Principal, projRef: string, envRef: string): Promise<APIKeyRead> {
+      const { organizationId, project, environment } = await scope.environment(
+        principal,
+        projRef,
+        envRef,
+        ORG_ADMIN,
+      );
+      const row =
+        (await findEnvironmentKey(db, environment.id)) ??
+        (await createKeyRecord(db, box, {
+          organizationId,
+          projectId: project.id,
+          environmentId: environment.id,
+          objectType: "env",
+          name: `${environment.key} environment key`,
+        }));
+      return read(row, reveal(row));
+    },
+  };
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -1,0 +1,85 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { EnvParams, errorResponses, ProjectParams } from "../../lib/schemas.ts";
+import {
+  EnvironmentCreate,
+  EnvironmentListQuery,
+  EnvironmentRead,
+  EnvironmentUpdate,
+} from "./environments.schemas.ts";
+import type { EnvironmentsService } from "./environments.service.ts";
+
+export const environmentsRoutes: FastifyPluginAsyncTypebox<{ environments: EnvironmentsService }> = async (
+  app,
+  { environments },
+) => {
+  const tags = ["environments"];
+  app.get(
+    "/v2/projects/:proj_id/envs",
+    {
+      schema: {
+        tags,
+        summary: "List the environments of a project",
+        params: ProjectParams,
+        querystring: EnvironmentListQuery,
+        response: { 200: Type.Array(EnvironmentRead), ...errorResponses(404) },
+      },
+    },
+    (req) => environments.list(principalOf(req), req.params.proj_id, pageRequest(req.query)),
+  );
+  app.post(
+    "/v2/projects/:proj_id/envs",
+    {
+      schema: {
+        tags,
+        summary: "Create an environment (with its default tenant and API key)",
+        params: ProjectParams,
+        body: EnvironmentCreate,
+        response: { 200: EnvironmentRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => environments.create(principalOf(req), req.params.proj_id, req.body),
+  );
+  app.get(
+    "/v2/projects/:proj_id/envs/:env_id",
+    {
+      schema: {
+        tags,
+        summary: "Get an environment",
+        params: EnvParams,
+        response: { 200: EnvironmentRead, ...errorResponses(404) },
+      },
+    },
+    (req) => environments.get(principalOf(req), req.params.proj_id, req.params.env_id),
+  );
+  app.patch(
+    "/v2/projects/:proj_id/envs/:env_id",
+    {
+      schema: {
+        tags,
+        summary: "Update an environment",
+        params: EnvParams,
+        body: EnvironmentUpdate,
+        response: { 200: EnvironmentRead, ...errorResponses(404) },
+      },
+    },
+    (req) => environments.update(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+  );
+  app.delete(
+    "/v2/projects/:proj_id/envs/:env_id",
+    {
+      schema: {
+        tags,
+        summary: "Delete an environment and everything in it",
+        params: EnvParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await environments.remove(principalOf(req), req.params.proj_id, req.params.env_id);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,66 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { errorResponses } from "../../lib/schemas.ts";
+import {
+  OrganizationCreate,
+  OrganizationRead,
+  OrganizationReadWithAPIKey,
+  OrganizationUpdate,
+  OrgParams,
+} from "./organizations.schemas.ts";
+import type { OrganizationsService } from "./organizations.service.ts";
+
+export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: OrganizationsService }> = async (
+  app,
+  { organizations },
+) => {
+  const tags = ["organizations"];
+  app.get(
+    "/v2/orgs/active/org",
+    {
+      schema: {
+        tags,
+        summary: "The organization of the calling key",
+        response: { 200: OrganizationRead, ...errorResponses() },
+      },
+    },
+    (req) => organizations.active(principalOf(req)),
+  );
+  app.post(
+    "/v2/orgs",
+    {
+      schema: {
+        tags,
+        summary: "Create an organization (with a default project and an admin key, shown once)",
+        body: OrganizationCreate,
+        response: { 200: OrganizationReadWithAPIKey, ...errorResponses(409) },
+      },
+    },
+    (req) => organizations.create(principalOf(req), req.body),
+  );
+  app.get(
+    "/v2/orgs/:org_id",
+    {
+      schema: {
+        tags,
+        summary: "Get an organization",
+        params: OrgParams,
+        response: { 200: OrganizationRead, ...errorResponses(404) },
+      },
+    },
+    (req) => organizations.get(principalOf(req), req.params.org_id),
+  );
+  app.patch(
+    "/v2/orgs/:org_id",
+    {
+      schema: {
+        tags,
+        summary: "Update an organization",
+        params: OrgParams,
+        body: OrganizationUpdate,
+        response: { 200: OrganizationRead, ...errorResponses(404) },
+      },
+    },
+    (req) => organizations.update(principalOf(req), req.params.org_id, req.body),
+  );
+};

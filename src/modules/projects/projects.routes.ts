@@ -1,0 +1,78 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { errorResponses, ProjectParams } from "../../lib/schemas.ts";
+import { ProjectCreate, ProjectListQuery, ProjectRead, ProjectUpdate } from "./projects.schemas.ts";
+import type { ProjectsService } from "./projects.service.ts";
+
+export const projectsRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectsService }> = async (
+  app,
+  { projects },
+) => {
+  const tags = ["projects"];
+  app.get(
+    "/v2/projects",
+    {
+      schema: {
+        tags,
+        summary: "List projects",
+        querystring: ProjectListQuery,
+        response: { 200: Type.Array(ProjectRead), ...errorResponses() },
+      },
+    },
+    (req) => projects.list(principalOf(req), pageRequest(req.query)),
+  );
+  app.post(
+    "/v2/projects",
+    {
+      schema: {
+        tags,
+        summary: "Create a project",
+        body: ProjectCreate,
+        response: { 200: ProjectRead, ...errorResponses(409) },
+      },
+    },
+    (req) => projects.create(principalOf(req), req.body),
+  );
+  app.get(
+    "/v2/projects/:proj_id",
+    {
+      schema: {
+        tags,
+        summary: "Get a project",
+        params: ProjectParams,
+        response: { 200: ProjectRead, ...errorResponses(404) },
+      },
+    },
+    (req) => projects.get(principalOf(req), req.params.proj_id),
+  );
+  app.patch(
+    "/v2/projects/:proj_id",
+    {
+      schema: {
+        tags,
+        summary: "Update a project",
+        params: ProjectParams,
+        body: ProjectUpdate,
+        response: { 200: ProjectRead, ...errorResponses(404) },
+      },
+    },
+    (req) => projects.update(principalOf(req), req.params.proj_id, req.body),
+  );
+  app.delete(
+    "/v2/projects/:proj_id",
+    {
+      schema: {
+        tags,
+        summary: "Delete a project and everything in it",
+        params: ProjectParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await projects.remove(principalOf(req), req.params.proj_id);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,110 @@
+import fp from "fastify-plugin";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import FindMyWay, { type HTTPMethod } from "find-my-way";
+import { AppError, errorBody, type ErrorCode, type ValidationDetail } from "../lib/errors.ts";
+import { isUniqueViolation } from "../db/errors.ts";
+
+const METHODS: HTTPMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+interface AjvIssue {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+function validationDetail(error: FastifyError): ValidationDetail[] {
+  const where = error.validationContext ?? "body";
+  return ((error.validation ?? []) as AjvIssue[]).map((issue) => {
+    const loc: (string | number)[] = [
+      where === "querystring" ? "query" : where === "params" ? "path" : where,
+    ];
+    for (const part of (issue.instancePath ?? "").split("/").slice(1)) {
+      loc.push(/^\d+$/.test(part) ? Number(part) : part.replace(/~1/g, "/").replace(/~0/g, "~"));
+    }
+    const missing = issue.params?.["missingProperty"];
+    if (typeof missing === "string") loc.push(missing);
+    return { loc, msg: issue.message ?? "is invalid", type: issue.keyword ?? "value_error" };
+  });
+}
+
+/** Maps whatever was thrown to the one error model; nothing internal (stack, SQL) reaches the client. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  // A race that a service's own check could not see: two writers creating the same key at once.
+  if (isUniqueViolation(error))
+    return new AppError("DUPLICATE_ENTITY", "an object with this key already exists");
+  const e = error as FastifyError & { code?: string };
+  if (e.validation) {
+    const detail = validationDetail(e);
+    const first = detail[0];
+    const message = first ? `${first.loc.join(".")}: ${first.msg}` : "the request is invalid";
+    return new AppError("INVALID_INPUT", message, undefined, detail);
+  }
+  const byCode: Record<string, [ErrorCode, string]> = {
+    FST_ERR_CTP_INVALID_JSON_BODY: ["INVALID_INPUT", "the body is not valid JSON"],
+    FST_ERR_CTP_EMPTY_JSON_BODY: ["INVALID_INPUT", "the body is empty"],
+    FST_ERR_CTP_BODY_TOO_LARGE: ["PAYLOAD_TOO_LARGE", "the request body is larger than the server accepts"],
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: ["UNSUPPORTED_MEDIA_TYPE", "send the body as application/json"],
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: [
+      "INVALID_INPUT",
+      "the Content-Length header does not match the body",
+    ],
+    FST_ERR_BAD_URL: ["INVALID_INPUT", "the URL is malformed"],
+  };
+  const known = e.code ? byCode[e.code] : undefined;
+  if (known) {
+    const detail =
+      known[0] === "INVALID_INPUT" ? [{ loc: ["body"], msg: known[1], type: "json_invalid" }] : undefined;
+    return new AppError(known[0], known[1], undefined, detail);
+  }
+  if (e.statusCode === 413)
+    return new AppError("PAYLOAD_TOO_LARGE", "the request body is larger than the server accepts");
+  if (e.statusCode === 415)
+    return new AppError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
+  if (e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) {
+    return new AppError("INVALID_INPUT", "the request is invalid", undefined, [
+      { loc: ["request"], msg: "the request is invalid", type: "value_error" },
+    ]);
+  }
+  return new AppError(
+    "UNEXPECTED_ERROR",
+    "an unexpected error occurred; the request id is in the server log",
+  );
+}
+
+/** One error handler for the whole app, plus 404 and 405 for unknown routes. */
+export const errorsPlugin = fp(
+  async (app: FastifyInstance, opts: { publicUrl: string }) => {
+    // A shadow router of every route, so a known path with a wrong method can answer 405 rather than 404.
+    const routes = FindMyWay();
+    app.addHook("onRoute", (route) => {
+      for (const method of [route.method].flat()) {
+        if (METHODS.includes(method as HTTPMethod) && !routes.hasRoute(method as HTTPMethod, route.url)) {
+          routes.on(method as HTTPMethod, route.url, () => {});
+        }
+      }
+    });
+
+    app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+      const appError = toAppError(error);
+      if (appError.code === "UNEXPECTED_ERROR") request.log.error({ err: error }, "unexpected error");
+      void reply.status(appError.status).send(errorBody(appError, opts.publicUrl));
+    });
+
+    app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+      const path = request.url.split("?")[0] ?? "/";
+      const allowed = METHODS.filter((m) => m !== request.method && routes.find(m, path) !== null);
+      const error =
+        allowed.length > 0
+          ? new AppError(
+              "METHOD_NOT_ALLOWED",
+              `${request.method} is not allowed here; use ${allowed.join(", ")}`,
+            )
+          : new AppError("NOT_FOUND", `no route ${request.method} ${path}`);
+      if (allowed.length > 0) void reply.header("allow", allowed.join(", "));
+      void reply.status(error.status).send(errorBody(error, opts.publicUrl));
+    });
+  },
+  { name: "errors" },
+);

@@ -1,0 +1,94 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { FastifyInstance } from "fastify";
+import type { Config } from "./config.ts";
+import { buildApp } from "./app.ts";
+import { migrateToLatest, openStore, type Store } from "./db/store.ts";
+import { isUniqueViolation } from "./db/errors.ts";
+import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
+import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
+
+export function openConfiguredStore(config: Config): Store {
+  return openStore({
+    databaseUrl: config.databaseUrl,
+    sqliteFile: path.join(config.dataDir, "gatehouse.db"),
+  });
+}
+
+/** GATEHOUSE_SECRET_KEY, or a key generated once into the data folder (fine for one instance; set the variable for several). */
+export function loadSecretBox(config: Config): SecretBox {
+  if (config.secretKey) return createSecretBox(config.secretKey);
+  const file = path.join(config.dataDir, "secret.key");
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  if (!fs.existsSync(file)) {
+    fs.writeFileSync(file, crypto.getRandomValues(Buffer.alloc(32)).toString("base64url"), {
+      mode: 0o600,
+      flag: "wx",
+    });
+  }
+  return createSecretBox(fs.readFileSync(file, "utf8").trim());
+}
+
+/** On an empty store, the first organization and its admin key; the key is printed once, never logged. */
+export async function bootstrap(
+  store: Store,
+  box: SecretBox,
+  config: Config,
+  print: (line: string) => void,
+): Promise<void> {
+  const existing = await store.db.selectFrom("organizations").select("id").limit(1).executeTakeFirst();
+  if (existing) return;
+  try {
+    const created = await createOrganizationRecords(
+      store.db,
+      box,
+      { key: "default", name: "Default Organization" },
+      config.bootstrapApiKey,
+    );
+    if (config.bootstrapApiKey) {
+      print("Created the first organization; its admin API key is GATEHOUSE_BOOTSTRAP_API_KEY.");
+    } else {
+      print("Created the first organization. Its admin API key (shown once, keep it safe):");
+      print(`  ${created.adminKeySecret}`);
+    }
+  } catch (e) {
+    // Another instance bootstrapped the same empty database first.
+    if (!isUniqueViolation(e) && !(e instanceof Error && e.message.includes("already exists"))) throw e;
+  }
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  config: Config,
+  print: (line: string) => void = console.log,
+): Promise<RunningServer> {
+  const store = openConfiguredStore(config);
+  await migrateToLatest(store);
+  const box = loadSecretBox(config);
+  await bootstrap(store, box, config, print);
+  const app = await buildApp({
+    config,
+    store,
+    box,
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
+    },
+  });
+  await app.listen({ host: config.host, port: config.apiPort });
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

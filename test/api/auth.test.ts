@@ -1,0 +1,182 @@
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { describeEachDialect } from "../helpers/app.ts";
+
+describeEachDialect("authentication and scopes", (env) => {
+  const keys: Record<string, string> = {};
+
+  before(async () => {
+    const { acme, call } = env();
+    const other = await call(acme.adminKey, "POST", "/v2/projects", { key: "other", name: "Other" });
+    assert.equal(other.status, 200);
+    const make = async (name: string, body: Record<string, unknown>) => {
+      const res = await call(acme.adminKey, "POST", "/v2/api-key", { name, ...body });
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      keys[name] = res.json.secret;
+    };
+    await make("project", { object_type: "project", project_id: acme.projectId });
+    await make("env", {
+      object_type: "env",
+      project_id: acme.projectId,
+      environment_id: acme.envs.production,
+    });
+    await make("envByKey", { object_type: "env", project_id: "default", environment_id: "development" });
+    await make("readEnv", {
+      object_type: "env",
+      project_id: acme.projectId,
+      environment_id: acme.envs.production,
+      access_level: "read",
+    });
+  });
+
+  test("scope endpoint returns ids for org, project and environment keys", async () => {
+    const { acme, call } = env();
+    assert.deepEqual((await call(acme.adminKey, "GET", "/v2/api-key/scope")).json, {
+      organization_id: acme.id,
+      project_id: null,
+      environment_id: null,
+    });
+    assert.deepEqual((await call(keys["project"]!, "GET", "/v2/api-key/scope")).json, {
+      organization_id: acme.id,
+      project_id: acme.projectId,
+      environment_id: null,
+    });
+    assert.deepEqual((await call(keys["env"]!, "GET", "/v2/api-key/scope")).json, {
+      organization_id: acme.id,
+      project_id: acme.projectId,
+      environment_id: acme.envs.production,
+    });
+    assert.equal(
+      (await call(keys["envByKey"]!, "GET", "/v2/api-key/scope")).json.environment_id,
+      acme.envs.development,
+    );
+  });
+
+  test("401 for a missing header, a malformed header and an unknown key, with the error body", async () => {
+    const { app } = env();
+    const cases: Record<string, string>[] = [
+      {},
+      { authorization: "Token abc" },
+      { authorization: "Bearer" },
+      { authorization: "Bearer gh_doesnotexist" },
+      { authorization: "bearer " + "x".repeat(40) },
+    ];
+    for (const headers of cases) {
+      const res = await app.inject({ method: "GET", url: "/v2/projects", headers });
+      assert.equal(res.statusCode, 401, JSON.stringify(headers));
+      const body = res.json();
+      assert.equal(body.error_code, "UNAUTHORIZED");
+      assert.ok(body.id && body.title && body.message && body.support_link);
+    }
+  });
+
+  test("a revoked key and a rotated secret stop working at once", async () => {
+    const { acme, call } = env();
+    const created = (await call(acme.adminKey, "POST", "/v2/api-key", { object_type: "org", name: "temp" }))
+      .json;
+    assert.equal((await call(created.secret, "GET", "/v2/projects")).status, 200);
+    const rotated = await call(acme.adminKey, "POST", `/v2/api-key/${created.id}/rotate-secret`);
+    assert.equal(rotated.status, 200);
+    assert.notEqual(rotated.json.secret, created.secret);
+    assert.equal((await call(created.secret, "GET", "/v2/projects")).status, 401);
+    assert.equal((await call(rotated.json.secret, "GET", "/v2/projects")).status, 200);
+    assert.equal((await call(acme.adminKey, "DELETE", `/v2/api-key/${created.id}`)).status, 204);
+    assert.equal((await call(rotated.json.secret, "GET", "/v2/projects")).status, 401);
+  });
+
+  test("403 for every key scope and path the key does not cover", async () => {
+    const { acme, globex, call } = env();
+    const P = acme.projectId;
+    const prod = acme.envs.production;
+    const dev = acme.envs.development;
+    const cases: [string, "GET" | "POST" | "PATCH" | "DELETE", string, unknown?][] = [
+      // environment key: other environment, other project, anything of project or organization level
+      ["env", "GET", `/v2/projects/${P}/envs/${dev}`],
+      ["env", "GET", `/v2/projects/default/envs/development`],
+      ["env", "PATCH", `/v2/projects/${P}/envs/${dev}`, { name: "x" }],
+      ["env", "GET", `/v2/projects/other`],
+      ["env", "GET", `/v2/projects/other/envs`],
+      ["env", "GET", `/v2/projects/${globex.projectId}`],
+      ["env", "GET", `/v2/projects/${globex.projectId}/envs/${globex.envs.production}`],
+      ["env", "POST", `/v2/projects`, { key: "nope", name: "nope" }],
+      ["env", "POST", `/v2/projects/${P}/envs`, { key: "nope", name: "nope" }],
+      ["env", "PATCH", `/v2/projects/${P}`, { name: "x" }],
+      ["env", "DELETE", `/v2/projects/${P}`],
+      ["env", "DELETE", `/v2/projects/${P}/envs/${prod}`],
+      ["env", "GET", `/v2/api-key`],
+      ["env", "POST", `/v2/api-key`, { object_type: "org" }],
+      ["env", "GET", `/v2/api-key/${acme.adminKeyId}`],
+      ["env", "GET", `/v2/api-key/${P}/${prod}`],
+      ["env", "PATCH", `/v2/orgs/${acme.id}`, { name: "x" }],
+      ["env", "POST", `/v2/orgs`, { key: "x1", name: "x" }],
+      // project key: other project, organization level
+      ["project", "GET", `/v2/projects/other`],
+      ["project", "PATCH", `/v2/projects/other`, { name: "x" }],
+      ["project", "GET", `/v2/projects/other/envs`],
+      ["project", "GET", `/v2/projects/${globex.projectId}`],
+      ["project", "POST", `/v2/projects`, { key: "nope", name: "nope" }],
+      ["project", "GET", `/v2/api-key`],
+      ["project", "DELETE", `/v2/api-key/${acme.adminKeyId}`],
+      ["project", "POST", `/v2/api-key/${acme.adminKeyId}/rotate-secret`],
+      ["project", "PATCH", `/v2/orgs/${acme.id}`, { name: "x" }],
+      // read-only key: no writes, even inside its scope
+      ["readEnv", "PATCH", `/v2/projects/${P}/envs/${prod}`, { name: "x" }],
+    ];
+    for (const [who, method, url, body] of cases) {
+      const res = await call(keys[who]!, method, url, body);
+      assert.equal(res.status, 403, `${who} ${method} ${url} -> ${res.status} ${res.body}`);
+      assert.equal(res.json.error_code, "FORBIDDEN_ACCESS");
+    }
+    // ... and nothing changed: the other project still has its name.
+    assert.equal((await call(acme.adminKey, "GET", "/v2/projects/other")).json.name, "Other");
+  });
+
+  test("keys reach what their scope covers", async () => {
+    const { acme, call } = env();
+    const P = acme.projectId;
+    const prod = acme.envs.production;
+    assert.equal((await call(keys["env"]!, "GET", `/v2/projects/${P}/envs/${prod}`)).status, 200);
+    assert.equal((await call(keys["env"]!, "GET", `/v2/projects/default/envs/production`)).status, 200);
+    assert.equal((await call(keys["readEnv"]!, "GET", `/v2/projects/${P}/envs/${prod}`)).status, 200);
+    assert.equal(
+      (await call(keys["project"]!, "GET", `/v2/projects/${P}/envs/${acme.envs.development}`)).status,
+      200,
+    );
+    const envList = await call(keys["env"]!, "GET", `/v2/projects/${P}/envs`);
+    assert.deepEqual(
+      envList.json.map((e: { id: string }) => e.id),
+      [prod],
+    );
+    const projList = await call(keys["project"]!, "GET", `/v2/projects`);
+    assert.deepEqual(
+      projList.json.map((p: { id: string }) => p.id),
+      [P],
+    );
+    assert.equal((await call(keys["env"]!, "GET", `/v2/orgs/active/org`)).json.id, acme.id);
+  });
+
+  test("an organization key never sees another organization's objects", async () => {
+    const { acme, globex, call } = env();
+    const cases: ["GET" | "PATCH" | "DELETE", string, unknown?][] = [
+      ["GET", `/v2/projects/${globex.projectId}`],
+      ["PATCH", `/v2/projects/${globex.projectId}`, { name: "stolen" }],
+      ["DELETE", `/v2/projects/${globex.projectId}`],
+      ["GET", `/v2/projects/${globex.projectId}/envs`],
+      ["GET", `/v2/projects/${globex.projectId}/envs/${globex.envs.production}`],
+      ["DELETE", `/v2/projects/${globex.projectId}/envs/${globex.envs.production}`],
+      ["GET", `/v2/orgs/${globex.id}`],
+      ["PATCH", `/v2/orgs/${globex.id}`, { name: "stolen" }],
+      ["GET", `/v2/api-key/${globex.adminKeyId}`],
+      ["DELETE", `/v2/api-key/${globex.adminKeyId}`],
+      ["GET", `/v2/api-key/${globex.projectId}/${globex.envs.production}`],
+    ];
+    for (const [method, url, body] of cases) {
+      const res = await call(acme.adminKey, method, url, body);
+      assert.equal(res.status, 404, `${method} ${url} -> ${res.status}`);
+      assert.equal(res.json.error_code, "NOT_FOUND");
+    }
+    const theirs = await call(globex.adminKey, "GET", `/v2/projects/${globex.projectId}`);
+    assert.equal(theirs.json.name, "Default Project");
+    assert.equal((await call(globex.adminKey, "GET", `/v2/api-key/${globex.adminKeyId}`)).status, 200);
+  });
+});
