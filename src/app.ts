@@ -11,6 +11,7 @@ import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
+import { revisionsPlugin } from "./plugins/revisions.ts";
 import { createScopeService } from "./modules/scope/scope.service.ts";
 import { createOrganizationsService } from "./modules/organizations/organizations.service.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
@@ -86,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: "/docs" });
   await app.register(errorsPlugin, { publicUrl: config.publicUrl });
   await app.register(authPlugin, { db: store.db });
+  await app.register(revisionsPlugin, { notifier });
 
   const scope = createScopeService(store.db);
   const organizations = createOrganizationsService({ db: store.db, box });

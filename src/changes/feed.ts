@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "../db/types.ts";
 import { now } from "../lib/time.ts";
+import { recordRevision } from "./context.ts";
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
@@ -35,6 +36,7 @@ export async function appendChanges(
     .returning("revision")
     .executeTakeFirstOrThrow();
   const revision = Number(row.revision);
+  recordRevision(environmentId, revision);
   if (records.length > 0) {
     const createdAt = now();
     // Chunked so that very large bulk writes stay under the databases' bound-parameter limits.
