@@ -33,13 +33,10 @@ describeEachDialect("authentication and scopes", (env) => {
     const { acme, call } = env();
     assert.deepEqual((await call(acme.adminKey, "GET", "/v2/api-key/scope")).json, {
       organization_id: acme.id,
-      project_id: null,
-      environment_id: null,
     });
     assert.deepEqual((await call(keys["project"]!, "GET", "/v2/api-key/scope")).json, {
       organization_id: acme.id,
       project_id: acme.projectId,
-      environment_id: null,
     });
     assert.deepEqual((await call(keys["env"]!, "GET", "/v2/api-key/scope")).json, {
       organization_id: acme.id,

@@ -1,5 +1,5 @@
 import { Type, type Static } from "typebox";
-import { Name, Nullable, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Name, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
 import { ProjectRead } from "../projects/projects.schemas.ts";
 import { EnvironmentRead } from "../environments/environments.schemas.ts";
 
@@ -22,25 +22,24 @@ export const OwnerTypeSchema = Type.Union([
 
 export const APIKeyScopeRead = Type.Object({
   organization_id: Uuid,
-  project_id: Type.Optional(Nullable(Uuid)),
-  environment_id: Type.Optional(Nullable(Uuid)),
+  project_id: Type.Optional(Uuid),
+  environment_id: Type.Optional(Uuid),
 });
 
 export const APIKeyRead = Type.Object({
   id: Uuid,
   organization_id: Uuid,
-  project_id: Type.Optional(Nullable(Uuid)),
-  environment_id: Type.Optional(Nullable(Uuid)),
+  project_id: Type.Optional(Uuid),
+  environment_id: Type.Optional(Uuid),
   object_type: ScopeLevelSchema,
   access_level: AccessLevelSchema,
   owner_type: OwnerTypeSchema,
-  name: Type.Optional(Nullable(Type.String())),
+  name: Type.Optional(Type.String()),
   secret: Type.Optional(
     Type.String({ description: "shown on creation, rotation and to organization admins" }),
   ),
-  secret_prefix: Type.String({ description: "the first characters of the secret, to tell keys apart" }),
   created_at: Timestamp,
-  last_used_at: Type.Optional(Nullable(Timestamp)),
+  last_used_at: Type.Optional(Timestamp),
   project: Type.Optional(ProjectRead),
   env: Type.Optional(EnvironmentRead),
 });

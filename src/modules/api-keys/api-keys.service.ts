@@ -71,15 +71,14 @@ export function createApiKeysService(deps: { db: Kysely<Database>; box: SecretBo
     const out: APIKeyRead = {
       id: row.id,
       organization_id: row.organization_id,
-      project_id: row.project_id,
-      environment_id: row.environment_id,
+      ...(row.project_id !== null && { project_id: row.project_id }),
+      ...(row.environment_id !== null && { environment_id: row.environment_id }),
       object_type: row.object_type as ScopeLevel,
       access_level: row.access_level as AccessLevel,
       owner_type: row.owner_type as APIKeyRead["owner_type"],
-      name: row.name,
-      secret_prefix: row.secret_prefix,
+      ...(row.name !== null && { name: row.name }),
       created_at: row.created_at,
-      last_used_at: row.last_used_at,
+      ...(row.last_used_at !== null && { last_used_at: row.last_used_at }),
     };
     if (secret !== undefined) out.secret = secret;
     if (row.project_id) {
@@ -123,8 +122,8 @@ export function createApiKeysService(deps: { db: Kysely<Database>; box: SecretBo
     scopeOf(principal: Principal) {
       return {
         organization_id: principal.organizationId,
-        project_id: principal.projectId,
-        environment_id: principal.environmentId,
+        ...(principal.projectId !== null && { project_id: principal.projectId }),
+        ...(principal.environmentId !== null && { environment_id: principal.environmentId }),
       };
     },
 

@@ -22,15 +22,16 @@ import {
 } from "./projects.repo.ts";
 import type { ProjectCreate, ProjectRead, ProjectUpdate } from "./projects.schemas.ts";
 
+/** Optional fields that were never set are left out, as Permit's clients expect (`== undefined` checks). */
 export const projectRead = (row: ProjectRow): ProjectRead => ({
   id: row.id,
   key: row.key,
   organization_id: row.organization_id,
   name: row.name,
-  description: row.description,
-  urn_namespace: row.urn_namespace,
+  ...(row.description !== null && { description: row.description }),
+  ...(row.urn_namespace !== null && { urn_namespace: row.urn_namespace }),
   settings: fromJsonObject(row.settings),
-  active_policy_repo_id: row.active_policy_repo_id,
+  ...(row.active_policy_repo_id !== null && { active_policy_repo_id: row.active_policy_repo_id }),
   created_at: row.created_at,
   updated_at: row.updated_at,
 });
