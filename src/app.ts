@@ -3,6 +3,8 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import secureJson from "secure-json-parse";
+import { Ajv, type Options as AjvOptions } from "ajv";
+import addFormats from "ajv-formats";
 import { Type } from "typebox";
 import type { Store } from "./db/store.ts";
 import { AppError, ERROR_CODES } from "./lib/errors.ts";
@@ -54,8 +56,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimitBytes,
     // Request ids go into every log line, so an "unexpected error" body can be matched with its log entry.
     genReqId: () => crypto.randomUUID(),
-    ajv: { customOptions: { coerceTypes: "array", useDefaults: true, removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Query strings and paths are text, so they are coerced ("5" -> 5, a repeated key -> array); JSON bodies are
+  // not: {"key": 42} is a type error, not the string "42".
+  const makeAjv = (options: AjvOptions) => {
+    const ajv = new Ajv({
+      useDefaults: true,
+      removeAdditional: false,
+      allErrors: false,
+      strict: false,
+      ...options,
+    });
+    addFormats.default(ajv);
+    return ajv;
+  };
+  const textAjv = makeAjv({ coerceTypes: "array" });
+  const jsonAjv = makeAjv({ coerceTypes: false });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object),
+  );
 
   // An empty body is "no body" (some clients send a Content-Type on DELETE); anything else must be JSON.
   app.removeContentTypeParser("application/json");

@@ -88,11 +88,17 @@ export async function ensurePgSchema(databaseUrl: string, schema: string): Promi
 }
 
 export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+  // Name the schema explicitly: otherwise the migrator may see another schema's bookkeeping tables as its own.
+  const schema =
+    store.dialect === "postgres"
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: store.db,
     provider: { getMigrations: async () => migrations },
     migrationTableName: "gatehouse_migrations",
     migrationLockTableName: "gatehouse_migrations_lock",
+    ...(schema && { migrationTableSchema: schema }),
   });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;

@@ -1,0 +1,173 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { describeEachDialect } from "../helpers/app.ts";
+import { validatePermitResponse } from "../helpers/permit-contract.ts";
+
+describeEachDialect("projects and environments", (env) => {
+  test("create, get by UUID and by key, list, update and delete a project", async () => {
+    const { acme, call } = env();
+    const created = await call(acme.adminKey, "POST", "/v2/projects", {
+      key: "billing",
+      name: "Billing",
+      initial_environments: [{ key: "dev", name: "Dev" }],
+    });
+    assert.equal(created.status, 200);
+    assert.deepEqual(validatePermitResponse("post", "/v2/projects", 200, created.json), []);
+    assert.equal(created.json.key, "billing");
+    assert.equal(created.json.organization_id, acme.id);
+    assert.equal("description" in created.json, false, "an unset description is left out");
+    assert.match(created.json.created_at, /\+00:00$/);
+
+    const byId = await call(acme.adminKey, "GET", `/v2/projects/${created.json.id}`);
+    const byKey = await call(acme.adminKey, "GET", `/v2/projects/billing`);
+    assert.deepEqual(byId.json, created.json);
+    assert.deepEqual(byKey.json, created.json);
+    assert.deepEqual(validatePermitResponse("get", "/v2/projects/{proj_id}", 200, byKey.json), []);
+
+    const envs = await call(acme.adminKey, "GET", `/v2/projects/billing/envs`);
+    assert.deepEqual(
+      envs.json.map((e: { key: string }) => e.key),
+      ["dev"],
+    );
+
+    const list = await call(acme.adminKey, "GET", "/v2/projects");
+    assert.deepEqual(list.json.map((p: { key: string }) => p.key).sort(), ["billing", "default"]);
+    const paged = await call(acme.adminKey, "GET", "/v2/projects?page=2&per_page=1");
+    assert.equal(paged.json.length, 1);
+
+    const patched = await call(acme.adminKey, "PATCH", `/v2/projects/billing`, {
+      name: "Billing 2",
+      description: "money",
+    });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.json.name, "Billing 2");
+    assert.equal(patched.json.description, "money");
+    assert.equal(patched.json.key, "billing");
+
+    assert.equal((await call(acme.adminKey, "DELETE", `/v2/projects/${created.json.id}`)).status, 204);
+    assert.equal((await call(acme.adminKey, "GET", `/v2/projects/billing`)).status, 404);
+    const envRows = await env()
+      .store.db.selectFrom("environments")
+      .select("id")
+      .where("project_id", "=", created.json.id)
+      .execute();
+    assert.equal(envRows.length, 0, "deleting a project removes its environments");
+  });
+
+  test("project keys are unique per organization: 409 on a duplicate, fine in another organization", async () => {
+    const { acme, globex, call } = env();
+    assert.equal(
+      (await call(acme.adminKey, "POST", "/v2/projects", { key: "shared", name: "A" })).status,
+      200,
+    );
+    const dup = await call(acme.adminKey, "POST", "/v2/projects", { key: "shared", name: "B" });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.json.error_code, "DUPLICATE_ENTITY");
+    assert.equal((await call(acme.adminKey, "GET", "/v2/projects/shared")).json.name, "A");
+    assert.equal(
+      (await call(globex.adminKey, "POST", "/v2/projects", { key: "shared", name: "G" })).status,
+      200,
+    );
+  });
+
+  test("404 for unknown projects and environments, by UUID and by key", async () => {
+    const { acme, call } = env();
+    const missing = "00000000-0000-4000-8000-000000000000";
+    for (const url of [
+      `/v2/projects/${missing}`,
+      `/v2/projects/nope`,
+      `/v2/projects/nope/envs`,
+      `/v2/projects/default/envs/nope`,
+      `/v2/projects/default/envs/${missing}`,
+    ]) {
+      const res = await call(acme.adminKey, "GET", url);
+      assert.equal(res.status, 404, url);
+      assert.equal(res.json.error_code, "NOT_FOUND");
+    }
+    assert.equal((await call(acme.adminKey, "PATCH", `/v2/projects/nope`, { name: "x" })).status, 404);
+    assert.equal((await call(acme.adminKey, "DELETE", `/v2/projects/default/envs/nope`)).status, 404);
+  });
+
+  test("an environment has the specification's fields and starts with exactly the default tenant", async () => {
+    const { acme, call, store } = env();
+    const created = await call(acme.adminKey, "POST", `/v2/projects/default/envs`, {
+      key: "staging",
+      name: "Staging",
+    });
+    assert.equal(created.status, 200);
+    assert.deepEqual(validatePermitResponse("post", "/v2/projects/{proj_id}/envs", 200, created.json), []);
+    assert.deepEqual(Object.keys(created.json).sort(), [
+      "avp_policy_store_id",
+      "created_at",
+      "custom_branch_name",
+      "description",
+      "id",
+      "jwks",
+      "key",
+      "name",
+      "organization_id",
+      "project_id",
+      "settings",
+      "updated_at",
+    ]);
+    assert.equal(created.json.description, "");
+    assert.equal(created.json.avp_policy_store_id, "");
+    assert.equal(created.json.custom_branch_name, "");
+    assert.deepEqual(created.json.jwks, {});
+    assert.deepEqual(created.json.settings, {});
+    assert.equal(created.json.project_id, acme.projectId);
+    const tenants = await store.db
+      .selectFrom("tenants")
+      .select("key")
+      .where("environment_id", "=", created.json.id)
+      .execute();
+    assert.deepEqual(tenants, [{ key: "default" }]);
+    assert.ok(
+      Number(created.headers["x-gatehouse-revision"]) >= 1,
+      "a write answers with the environment's revision",
+    );
+
+    const byKey = await call(acme.adminKey, "GET", `/v2/projects/default/envs/staging`);
+    const byIds = await call(acme.adminKey, "GET", `/v2/projects/${acme.projectId}/envs/${created.json.id}`);
+    assert.deepEqual(byKey.json, created.json);
+    assert.deepEqual(byIds.json, created.json);
+
+    const patched = await call(acme.adminKey, "PATCH", `/v2/projects/default/envs/staging`, {
+      description: "pre-prod",
+      settings: { a: 1 },
+    });
+    assert.equal(patched.json.description, "pre-prod");
+    assert.deepEqual(patched.json.settings, { a: 1 });
+    assert.equal(patched.json.name, "Staging");
+
+    const dup = await call(acme.adminKey, "POST", `/v2/projects/default/envs`, {
+      key: "staging",
+      name: "Again",
+    });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.json.error_code, "DUPLICATE_ENTITY");
+
+    assert.equal((await call(acme.adminKey, "DELETE", `/v2/projects/default/envs/staging`)).status, 204);
+    assert.equal((await call(acme.adminKey, "GET", `/v2/projects/default/envs/staging`)).status, 404);
+    const left = await store.db
+      .selectFrom("tenants")
+      .select("id")
+      .where("environment_id", "=", created.json.id)
+      .execute();
+    assert.equal(left.length, 0, "deleting an environment removes what is in it");
+  });
+
+  test("organizations: active, get by id and key, update; other organizations do not exist for a key", async () => {
+    const { acme, globex, call } = env();
+    const active = await call(acme.adminKey, "GET", "/v2/orgs/active/org");
+    assert.equal(active.status, 200);
+    assert.equal(active.json.id, acme.id);
+    assert.deepEqual(validatePermitResponse("get", "/v2/orgs/active/org", 200, active.json), []);
+    assert.deepEqual((await call(acme.adminKey, "GET", `/v2/orgs/acme`)).json, active.json);
+    const patched = await call(acme.adminKey, "PATCH", `/v2/orgs/${acme.id}`, { name: "Acme Corp" });
+    assert.equal(patched.json.name, "Acme Corp");
+    assert.deepEqual(validatePermitResponse("patch", "/v2/orgs/{org_id}", 200, patched.json), []);
+    assert.equal((await call(acme.adminKey, "GET", `/v2/orgs/globex`)).status, 404);
+    assert.equal((await call(globex.adminKey, "GET", `/v2/orgs/globex`)).json.name, "globex inc");
+  });
+});

@@ -1,0 +1,52 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { ConfigError, loadConfig, SETTINGS } from "../../src/config.ts";
+
+test("defaults match the architecture's configuration table", () => {
+  const c = loadConfig([], {});
+  assert.equal(c.host, "127.0.0.1");
+  assert.equal(c.apiPort, 8000);
+  assert.equal(c.pdpPort, 7766);
+  assert.equal(c.opaPort, 8181);
+  assert.equal(c.dataDir, path.resolve("./data"));
+  assert.equal(c.databaseUrl, undefined);
+  assert.equal(c.redisUrl, undefined);
+  assert.equal(c.rateLimitPerMinute, 1000);
+  assert.equal(c.logLevel, "info");
+  assert.equal(c.publicUrl, "http://127.0.0.1:8000");
+});
+
+test("every setting works as an environment variable and as a flag, and the flag wins", () => {
+  const sample: Record<string, string> = {
+    host: "0.0.0.0",
+    apiPort: "9000",
+    pdpPort: "0",
+    opaPort: "9181",
+    dataDir: "/tmp/gh",
+    databaseUrl: "postgres://u@h/db",
+    redisUrl: "redis://127.0.0.1:6379",
+    bootstrapApiKey: "b".repeat(32),
+    rateLimitPerMinute: "50",
+    logLevel: "debug",
+    publicUrl: "https://gatehouse.example",
+    secretKey: "s".repeat(32),
+  };
+  for (const s of SETTINGS) {
+    const value = sample[s.key] ?? (s.kind === "string" ? "x".repeat(40) : "7");
+    const expected = s.kind === "string" ? value : Number(value);
+    assert.equal(loadConfig([], { [s.env]: value })[s.key], expected, s.env);
+    assert.equal(loadConfig([`--${s.flag}`, value], {})[s.key], expected, `--${s.flag}`);
+    const other = s.kind === "string" ? `${value}-env` : "8";
+    assert.equal(loadConfig([`--${s.flag}`, value], { [s.env]: other })[s.key], expected, `--${s.flag} wins`);
+  }
+});
+
+test("invalid settings are clear errors", () => {
+  assert.throws(() => loadConfig(["--api-port", "70000"], {}), ConfigError);
+  assert.throws(() => loadConfig([], { GATEHOUSE_RATE_LIMIT_PER_MINUTE: "-1" }), /non-negative integer/);
+  assert.throws(() => loadConfig([], { GATEHOUSE_BOOTSTRAP_API_KEY: "short" }), /at least 32/);
+  assert.throws(() => loadConfig([], { DATABASE_URL: "mysql://x" }), /postgres/);
+  assert.throws(() => loadConfig([], { GATEHOUSE_LOG_LEVEL: "loud" }), /GATEHOUSE_LOG_LEVEL/);
+  assert.throws(() => loadConfig(["--no-such-flag", "1"], {}));
+});
