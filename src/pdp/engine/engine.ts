@@ -1,0 +1,286 @@
+// The decision engine: facts and schema in (createEngine, load, apply), decisions out. Pure: no I/O, no clock,
+// no randomness; the same data and query always give the same decision and reason.
+
+import { ConditionInput } from "./conditions.ts";
+import { deny, explainMiss } from "./deny-reasons.ts";
+import { DerivationSearch, NO_STATE } from "./derivation.ts";
+import { FactStore } from "./facts.ts";
+import { Interner } from "./interner.ts";
+import { authorizedUsers, tenantDetails, userPermissions, userTenants, type EngineView } from "./listings.ts";
+import { compileSchema, hasPermission, SchemaStore, setRuleKey } from "./schema.ts";
+import type {
+  AllowedTenant,
+  AuthorizedUsers,
+  AuthorizedUsersQuery,
+  Change,
+  CheckQuery,
+  Decision,
+  EnvironmentData,
+  QueryResource,
+  TenantDetails,
+  UserPermissions,
+  UserPermissionsQuery,
+} from "./types.ts";
+
+/** The tenant Permit's SDK sends when the caller names none. */
+export const DEFAULT_TENANT = "default";
+
+export interface Engine {
+  /** Applies one change to the indexes; deletes cascade like the API's. */
+  apply(change: Change): void;
+  applyAll(changes: Iterable<Change>): void;
+  /** Replaces everything the engine holds with `data`. */
+  load(data: EnvironmentData): void;
+  check(query: CheckQuery): Decision;
+  bulkCheck(queries: readonly CheckQuery[]): Decision[];
+  userPermissions(query: UserPermissionsQuery): UserPermissions;
+  /** The tenants in which the check is allowed, each with the reason. */
+  allTenants(query: CheckQuery): AllowedTenant[];
+  authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers;
+  /** Tenants in which the user holds any role (tenant or instance level). */
+  userTenants(userKey: string): TenantDetails[];
+}
+
+export function createEngine(data?: EnvironmentData): Engine {
+  const engine = new DecisionEngine();
+  if (data !== undefined) engine.load(data);
+  return engine;
+}
+
+type Resolved = { permission: number; instance: number; tenant: number | undefined; tenantKey: string };
+
+class DecisionEngine implements Engine {
+  private facts = new FactStore();
+  private schemaStore = new SchemaStore();
+  private permissionIds = new Interner();
+  /** Compiled schema and its derivation search; undefined after a schema change until the next decision. */
+  private compiled: EngineView | undefined;
+  private readonly conditionInput = new ConditionInput();
+
+  private view(): EngineView {
+    if (this.compiled === undefined) {
+      const schema = compileSchema(this.schemaStore, this.facts, this.permissionIds);
+      this.compiled = { facts: this.facts, schema, search: new DerivationSearch(this.facts, schema) };
+    }
+    return this.compiled;
+  }
+
+  private schemaChanged(): void {
+    this.compiled = undefined;
+  }
+
+  load(data: EnvironmentData): void {
+    this.facts = new FactStore();
+    this.schemaStore = new SchemaStore();
+    this.permissionIds = new Interner();
+    this.schemaChanged();
+    // Schema first, then facts in dependency order, exactly as incremental upserts would arrive.
+    for (const resource of data.resources ?? [])
+      this.apply({ kind: "resource", op: "upsert", data: resource });
+    for (const role of data.roles ?? []) this.apply({ kind: "role", op: "upsert", data: role });
+    for (const set of data.condition_sets ?? [])
+      this.apply({ kind: "condition_set", op: "upsert", data: set });
+    for (const rule of data.condition_set_rules ?? []) {
+      this.apply({ kind: "condition_set_rule", op: "upsert", data: rule });
+    }
+    for (const tenant of data.tenants ?? []) this.facts.upsertTenant(tenant);
+    for (const user of data.users ?? []) this.facts.upsertUser(user);
+    for (const instance of data.resource_instances ?? []) this.facts.upsertInstance(instance);
+    for (const tuple of data.relationship_tuples ?? []) this.facts.upsertTuple(tuple);
+    for (const assignment of data.role_assignments ?? []) this.facts.upsertAssignment(assignment);
+  }
+
+  applyAll(changes: Iterable<Change>): void {
+    for (const change of changes) this.apply(change);
+  }
+
+  apply(change: Change): void {
+    const { facts, schemaStore } = this;
+    switch (change.kind) {
+      case "resource": {
+        const key = change.data.key;
+        if (change.op === "upsert") {
+          const removedRoles = Object.keys(schemaStore.resources.get(key)?.roles ?? {}).filter(
+            (role) => !Object.hasOwn(change.data.roles ?? {}, role),
+          );
+          for (const role of removedRoles) facts.deleteResourceRoleAssignments(key, role);
+          schemaStore.resources.set(key, change.data);
+        } else {
+          facts.deleteInstancesOfType(key);
+          schemaStore.deleteResource(key);
+        }
+        return this.schemaChanged();
+      }
+      case "role":
+        if (change.op === "upsert") {
+          schemaStore.tenantRoles.set(change.data.key, change.data);
+        } else {
+          facts.deleteTenantRoleAssignments(change.data.key);
+          schemaStore.deleteTenantRole(change.data.key);
+        }
+        return this.schemaChanged();
+      case "condition_set":
+        if (change.op === "upsert") schemaStore.conditionSets.set(change.data.key, change.data);
+        else schemaStore.deleteConditionSet(change.data.key);
+        return this.schemaChanged();
+      case "condition_set_rule":
+        if (change.op === "upsert") schemaStore.setRules.set(setRuleKey(change.data), change.data);
+        else schemaStore.setRules.delete(setRuleKey(change.data));
+        return this.schemaChanged();
+      case "user":
+        return change.op === "upsert" ? facts.upsertUser(change.data) : facts.deleteUser(change.data.key);
+      case "tenant":
+        return change.op === "upsert" ? facts.upsertTenant(change.data) : facts.deleteTenant(change.data.key);
+      case "role_assignment":
+        return change.op === "upsert"
+          ? facts.upsertAssignment(change.data)
+          : facts.deleteAssignment(change.data);
+      case "resource_instance":
+        return change.op === "upsert"
+          ? facts.upsertInstance(change.data)
+          : facts.deleteInstance(change.data.resource, change.data.key);
+      case "relationship_tuple":
+        return change.op === "upsert" ? facts.upsertTuple(change.data) : facts.deleteTuple(change.data);
+    }
+  }
+
+  /** Resolves type, action, instance and tenant; returns a deny decision when one of them is wrong. */
+  private resolve(resource: QueryResource, action: string): Resolved | Decision {
+    const { facts, schema } = this.view();
+    const type = facts.types.get(resource.type);
+    const actions = type === undefined ? undefined : schema.actionPermissions[type];
+    if (type === undefined || actions === undefined) {
+      return deny("UNKNOWN_RESOURCE_TYPE", `resource type "${resource.type}" is not defined`);
+    }
+    const permission = actions.get(action);
+    if (permission === undefined) {
+      return deny("UNKNOWN_ACTION", `action "${action}" is not defined on resource type "${resource.type}"`);
+    }
+    if (!resource.key) {
+      const tenantKey = resource.tenant || DEFAULT_TENANT;
+      return { permission, instance: -1, tenant: facts.tenants.get(tenantKey), tenantKey };
+    }
+    const instance = facts.instanceId(type, resource.key);
+    if (instance === undefined) {
+      return deny("UNKNOWN_INSTANCE", `resource instance "${resource.type}:${resource.key}" does not exist`);
+    }
+    const tenant = facts.instanceTenant[instance] as number;
+    const tenantKey = facts.tenants.keyOf(tenant);
+    const requested = resource.tenant;
+    // The SDK fills in "default" when the caller gave no tenant, so "default" cannot contradict the instance.
+    if (requested && requested !== DEFAULT_TENANT && requested !== tenantKey) {
+      return deny(
+        "TENANT_MISMATCH",
+        `resource instance "${resource.type}:${resource.key}" belongs to tenant "${tenantKey}", not "${requested}"`,
+      );
+    }
+    return { permission, instance, tenant, tenantKey };
+  }
+
+  check(query: CheckQuery): Decision {
+    const resolved = this.resolve(query.resource, query.action);
+    return "allow" in resolved ? resolved : this.decide(query, resolved);
+  }
+
+  bulkCheck(queries: readonly CheckQuery[]): Decision[] {
+    return queries.map((query) => this.check(query));
+  }
+
+  /** RBAC, then ReBAC, then ABAC: cheapest first, first grant wins. */
+  private decide(query: CheckQuery, target: Resolved): Decision {
+    const { facts, schema, search } = this.view();
+    const { permission, instance, tenant, tenantKey } = target;
+    const user = facts.users.get(query.user.key);
+    if (user !== undefined && tenant !== undefined) {
+      const assigned = facts.userTenantRoles[user];
+      if (assigned !== undefined) {
+        for (let i = 0; i < assigned.length; i += 2) {
+          const role = assigned[i + 1] as number;
+          if (assigned[i] === tenant && hasPermission(schema.rolePermissionBits[role], permission)) {
+            return { allow: true, reason: { kind: "rbac", role: facts.roleKey(role), tenant: tenantKey } };
+          }
+        }
+      }
+      if (instance >= 0) {
+        const start = search.startState(permission);
+        if (start !== NO_STATE && search.holds(user, instance, tenant, start)) {
+          const { role, via } = search.explainGrant(user, tenant);
+          const instanceName = facts.instanceName(instance);
+          return {
+            allow: true,
+            reason: {
+              kind: "rebac",
+              role: facts.roleKey(role),
+              instance: instanceName,
+              tenant: tenantKey,
+              via,
+            },
+          };
+        }
+      }
+    }
+    const rules = schema.abacRules[permission];
+    if (rules !== undefined) {
+      const input = this.conditionInput;
+      input.userKey = query.user.key;
+      input.userRequest = query.user;
+      input.userStored = user === undefined ? undefined : facts.userProfiles[user];
+      input.resourceType = query.resource.type;
+      input.resourceKey = query.resource.key;
+      input.resourceTenant = tenantKey;
+      input.resourceRequest = query.resource.attributes;
+      input.resourceStored = instance >= 0 ? facts.instanceAttributes[instance] : undefined;
+      input.context = query.context;
+      for (const rule of rules) {
+        if (rule.matchesUser(input) && rule.matchesResource(input)) {
+          return {
+            allow: true,
+            reason: { kind: "abac", user_set: rule.userSet, resource_set: rule.resourceSet },
+          };
+        }
+      }
+    }
+    return explainMiss(facts, schema, search, { userKey: query.user.key, user, ...target });
+  }
+
+  allTenants(query: CheckQuery): AllowedTenant[] {
+    const resolved = this.resolve(query.resource, query.action);
+    if ("allow" in resolved) return [];
+    const { facts, schema } = this.view();
+    let candidates: number[];
+    if (resolved.instance >= 0) {
+      candidates = [resolved.tenant as number];
+    } else if (schema.abacRules[resolved.permission] !== undefined) {
+      // Attribute rules are not tied to a tenant: any tenant may allow.
+      candidates = facts.tenants.keys.map((_, id) => id);
+    } else {
+      const user = facts.users.get(query.user.key);
+      const assigned = (user === undefined ? undefined : facts.userTenantRoles[user]) ?? [];
+      candidates = [...new Set(assigned.filter((_, i) => i % 2 === 0))];
+    }
+    const allowed: AllowedTenant[] = [];
+    for (const tenant of candidates) {
+      if (!facts.tenantExists(tenant)) continue;
+      const decision = this.decide(query, { ...resolved, tenant, tenantKey: facts.tenants.keyOf(tenant) });
+      if (decision.allow) allowed.push({ tenant: tenantDetails(facts, tenant), reason: decision.reason });
+    }
+    return allowed.sort((a, b) => (a.tenant.key < b.tenant.key ? -1 : a.tenant.key > b.tenant.key ? 1 : 0));
+  }
+
+  userPermissions(query: UserPermissionsQuery): UserPermissions {
+    return userPermissions(this.view(), query);
+  }
+
+  authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers {
+    const resource = query.resource;
+    const resourceName = `${resource.type}:${resource.key || "*"}`;
+    const resolved = this.resolve(resource, query.action);
+    if ("allow" in resolved)
+      return { resource: resourceName, tenant: resource.tenant || DEFAULT_TENANT, users: {} };
+    return authorizedUsers(this.view(), resourceName, resolved);
+  }
+
+  userTenants(userKey: string): TenantDetails[] {
+    return userTenants(this.view(), userKey);
+  }
+}
