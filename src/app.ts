@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import secureJson from "secure-json-parse";
+import fastJson from "fast-json-stringify";
 import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
 import { Type } from "typebox";
@@ -14,8 +15,19 @@ import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
+import { apiLogPlugin } from "./plugins/api-log.ts";
+import { rateLimitPlugin } from "./plugins/rate-limit.ts";
 import { createScopeService } from "./modules/scope/scope.service.ts";
-import { createOrganizationsService } from "./modules/organizations/organizations.service.ts";
+import { createAuditLogsService } from "./modules/audit-logs/audit-logs.service.ts";
+import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";
+import { purgeDecisionLogsOlderThan } from "./modules/audit-logs/audit-logs.service.ts";
+import { schedulePeriodic } from "./lib/periodic.ts";
+import { createPdpSyncService } from "./modules/pdp-sync/pdp-sync.service.ts";
+import { pdpSyncRoutes } from "./modules/pdp-sync/pdp-sync.routes.ts";
+import {
+  createOrganizationsService,
+  organizationRateLimit,
+} from "./modules/organizations/organizations.service.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { createProjectsService } from "./modules/projects/projects.service.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
@@ -23,11 +35,57 @@ import { createEnvironmentsService } from "./modules/environments/environments.s
 import { environmentsRoutes } from "./modules/environments/environments.routes.ts";
 import { createApiKeysService } from "./modules/api-keys/api-keys.service.ts";
 import { apiKeysRoutes } from "./modules/api-keys/api-keys.routes.ts";
+import { createHistoryService } from "./modules/history/history.service.ts";
+import { historyRoutes } from "./modules/history/history.routes.ts";
+import { createTasksService, type TasksService } from "./modules/tasks/tasks.service.ts";
+import { createTaskRunner, type TaskRunner } from "./modules/tasks/task-runner.ts";
+import { createEnvironmentCopyService } from "./modules/environment-copy/environment-copy.service.ts";
+import { environmentCopyRoutes } from "./modules/environment-copy/environment-copy.routes.ts";
+import { createUsersService } from "./modules/users/users.service.ts";
+import { usersRoutes } from "./modules/users/users.routes.ts";
+import { createTenantsService } from "./modules/tenants/tenants.service.ts";
+import { tenantsRoutes } from "./modules/tenants/tenants.routes.ts";
+import { createRoleAssignmentsService } from "./modules/role-assignments/role-assignments.service.ts";
+import { roleAssignmentsRoutes } from "./modules/role-assignments/role-assignments.routes.ts";
+import { createResourceInstancesService } from "./modules/resource-instances/resource-instances.service.ts";
+import { resourceInstancesRoutes } from "./modules/resource-instances/resource-instances.routes.ts";
+import { createRelationshipTuplesService } from "./modules/relationship-tuples/relationship-tuples.service.ts";
+import { relationshipTuplesRoutes } from "./modules/relationship-tuples/relationship-tuples.routes.ts";
+import { createSetRulesService } from "./modules/set-rules/set-rules.service.ts";
+import { setRulesRoutes } from "./modules/set-rules/set-rules.routes.ts";
+import { createBulkService } from "./modules/bulk/bulk.service.ts";
+import { bulkRoutes } from "./modules/bulk/bulk.routes.ts";
+import { createResourcesService } from "./modules/resources/resources.service.ts";
+import { resourcesRoutes } from "./modules/resources/resources.routes.ts";
+import { createResourceActionsService } from "./modules/resource-actions/resource-actions.service.ts";
+import { resourceActionsRoutes } from "./modules/resource-actions/resource-actions.routes.ts";
+import { createActionGroupsService } from "./modules/action-groups/action-groups.service.ts";
+import { actionGroupsRoutes } from "./modules/action-groups/action-groups.routes.ts";
+import { createResourceAttributesService } from "./modules/resource-attributes/resource-attributes.service.ts";
+import { resourceAttributesRoutes } from "./modules/resource-attributes/resource-attributes.routes.ts";
+import { createResourceRolesService } from "./modules/resource-roles/resource-roles.service.ts";
+import { resourceRolesRoutes } from "./modules/resource-roles/resource-roles.routes.ts";
+import { createRelationsService } from "./modules/relations/relations.service.ts";
+import { relationsRoutes } from "./modules/relations/relations.routes.ts";
+import { createRolesService } from "./modules/roles/roles.service.ts";
+import { rolesRoutes } from "./modules/roles/roles.routes.ts";
+import { createConditionSetsService } from "./modules/condition-sets/condition-sets.service.ts";
+import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.routes.ts";
 
 export interface AppConfig {
   publicUrl: string;
   bodyLimitBytes: number;
   logLevel: string;
+  /** Defaults as in src/config.ts when left out. */
+  rateLimitPerMinute?: number;
+  redisUrl?: string | undefined;
+  apiLog?: string;
+  apiLogMaxBodyBytes?: number;
+  apiLogFlushMs?: number;
+  apiLogRetentionDays?: number;
+  taskRetentionDays?: number;
+  taskLeaseSeconds?: number;
+  decisionLogRetentionDays?: number;
 }
 
 export interface AppDeps {
@@ -35,8 +93,12 @@ export interface AppDeps {
   store: Store;
   box: SecretBox;
   notifier?: ChangeNotifier;
+  /** Told when keys are revoked or rotated and when environments go away (the embedded PDP drops its caches). */
+  hooks?: { onKeysChanged?: () => void; onEnvironmentDeleted?: (environmentId: string) => void };
   /** Tests pass `false`; the server passes pino options. */
   logger?: FastifyServerOptions["logger"];
+  /** Milliseconds since the epoch for rate-limit windows; Date.now when left out. */
+  clock?: () => number;
 }
 
 export const OPENAPI_INFO = {
@@ -73,6 +135,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   };
   const textAjv = makeAjv({ coerceTypes: "array" });
   const jsonAjv = makeAjv({ coerceTypes: false });
+  // Error bodies come from one handler in one shape: compiling a serializer for every route and error status
+  // cost seconds at start. Success bodies keep compiled serializers, which also drop fields a schema does not list.
+  app.setSerializerCompiler(({ schema, httpStatus }) =>
+    Number(httpStatus) >= 400 ? (data) => JSON.stringify(data) : fastJson(schema as object),
+  );
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object),
   );
@@ -106,19 +173,100 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   await app.register(errorsPlugin, { publicUrl: config.publicUrl });
+  await app.register(apiLogPlugin, {
+    db: store.db,
+    enabled: config.apiLog !== "off",
+    maxBodyBytes: config.apiLogMaxBodyBytes ?? 65_536,
+    flushIntervalMs: config.apiLogFlushMs ?? 100,
+    retentionDays: config.apiLogRetentionDays ?? 30,
+  });
   await app.register(authPlugin, { db: store.db });
+  await app.register(rateLimitPlugin, {
+    defaultLimit: config.rateLimitPerMinute ?? 1000,
+    limitOf: (organizationId) => organizationRateLimit(store.db, organizationId),
+    redisUrl: config.redisUrl,
+    ...(deps.clock && { clock: deps.clock }),
+  });
   await app.register(revisionsPlugin, { notifier });
 
   const scope = createScopeService(store.db);
-  const organizations = createOrganizationsService({ db: store.db, box });
-  const projects = createProjectsService({ db: store.db, box, scope });
-  const environments = createEnvironmentsService({ db: store.db, box, scope });
-  const apiKeys = createApiKeysService({ db: store.db, box, scope });
+  const organizations = createOrganizationsService({
+    db: store.db,
+    box,
+    onSettingsChanged: (organizationId) => app.rateLimits.forget(organizationId),
+  });
+  const hooks = deps.hooks ?? {};
+  const projects = createProjectsService({
+    db: store.db,
+    box,
+    scope,
+    ...(hooks.onEnvironmentDeleted && { onEnvironmentDeleted: hooks.onEnvironmentDeleted }),
+  });
+  const environments = createEnvironmentsService({
+    db: store.db,
+    box,
+    scope,
+    ...(hooks.onEnvironmentDeleted && { onDeleted: hooks.onEnvironmentDeleted }),
+  });
+  const apiKeys = createApiKeysService({
+    db: store.db,
+    box,
+    scope,
+    ...(hooks.onKeysChanged && { onKeysChanged: hooks.onKeysChanged }),
+  });
+  const history = createHistoryService({ db: store.db });
 
   await app.register(organizationsRoutes, { organizations });
   await app.register(projectsRoutes, { projects });
   await app.register(environmentsRoutes, { environments });
   await app.register(apiKeysRoutes, { apiKeys });
+  await app.register(historyRoutes, { history });
+
+  // Background tasks: the worker is created here and started by the server (tests start it themselves).
+  const tasks = createTasksService({ db: store.db, dialect: store.dialect, publicUrl: config.publicUrl });
+  const environmentCopy = createEnvironmentCopyService({
+    db: store.db,
+    dialect: store.dialect,
+    box,
+    scope,
+    tasks,
+  });
+  tasks.registry.register("environment_copy", environmentCopy.handler);
+  const taskRunner = createTaskRunner(tasks, {
+    retentionDays: config.taskRetentionDays ?? 7,
+    leaseMs: (config.taskLeaseSeconds ?? 30) * 1000,
+    notifier,
+    log: app.log,
+  });
+  await app.register(environmentCopyRoutes, { environmentCopy });
+  app.addHook("preClose", async () => tasks.close());
+  app.addHook("onClose", () => taskRunner.stop());
+  app.decorate("tasks", tasks);
+  app.decorate("taskRunner", taskRunner);
+  await app.register(auditLogsRoutes, { auditLogs: createAuditLogsService({ db: store.db, scope }) });
+  schedulePeriodic(app, "decision log purge", 3_600_000, () =>
+    purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays ?? 30),
+  );
+  await app.register(pdpSyncRoutes, { pdpSync: createPdpSyncService({ store, scope, notifier }) });
+
+  const facts = { db: store.db, scope };
+  await app.register(usersRoutes, { users: createUsersService(facts) });
+  await app.register(tenantsRoutes, { tenants: createTenantsService(facts) });
+  await app.register(roleAssignmentsRoutes, { roleAssignments: createRoleAssignmentsService(facts) });
+  await app.register(resourceInstancesRoutes, { instances: createResourceInstancesService(facts) });
+  await app.register(relationshipTuplesRoutes, { tuples: createRelationshipTuplesService(facts) });
+  await app.register(setRulesRoutes, { setRules: createSetRulesService(facts) });
+  await app.register(bulkRoutes, { bulk: createBulkService(facts) });
+
+  const schema = { db: store.db, scope };
+  await app.register(resourcesRoutes, { resources: createResourcesService(schema) });
+  await app.register(resourceActionsRoutes, { actions: createResourceActionsService(schema) });
+  await app.register(actionGroupsRoutes, { actionGroups: createActionGroupsService(schema) });
+  await app.register(resourceAttributesRoutes, { attributes: createResourceAttributesService(schema) });
+  await app.register(resourceRolesRoutes, { resourceRoles: createResourceRolesService(schema) });
+  await app.register(relationsRoutes, { relations: createRelationsService(schema) });
+  await app.register(rolesRoutes, { roles: createRolesService(schema) });
+  await app.register(conditionSetsRoutes, { conditionSets: createConditionSetsService(schema) });
 
   const hidden = { hide: true };
   app.get(
@@ -142,5 +290,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 declare module "fastify" {
   interface FastifyInstance {
     notifier: ChangeNotifier;
+    tasks: TasksService;
+    taskRunner: TaskRunner;
   }
 }

@@ -17,6 +17,14 @@ export interface Config {
   secretKey: string | undefined;
   bodyLimitBytes: number;
   apiLogRetentionDays: number;
+  taskRetentionDays: number;
+  taskLeaseSeconds: number;
+  apiLog: string;
+  apiLogMaxBodyBytes: number;
+  apiLogFlushMs: number;
+  decisionLogRetentionDays: number;
+  controlPlaneUrl: string | undefined;
+  pdpApiKey: string | undefined;
 }
 
 interface Setting {
@@ -135,7 +143,70 @@ export const SETTINGS: readonly Setting[] = [
     key: "apiLogRetentionDays",
     kind: "int",
     default: "30",
-    describe: "days the API log is kept",
+    describe: "days the API log is kept (0 keeps it forever)",
+  },
+  {
+    env: "GATEHOUSE_TASK_RETENTION_DAYS",
+    flag: "task-retention-days",
+    key: "taskRetentionDays",
+    kind: "int",
+    default: "7",
+    describe: "days a finished background task stays readable (0 keeps it forever)",
+  },
+  {
+    env: "GATEHOUSE_TASK_LEASE_SECONDS",
+    flag: "task-lease-seconds",
+    key: "taskLeaseSeconds",
+    kind: "int",
+    default: "30",
+    describe:
+      "how long a worker's claim on a background task lasts without renewal (renewed every third of it)",
+  },
+  {
+    env: "GATEHOUSE_API_LOG",
+    flag: "api-log",
+    key: "apiLog",
+    kind: "string",
+    default: "on",
+    describe: "record every /v2 call in the API log (on) or not (off)",
+  },
+  {
+    env: "GATEHOUSE_API_LOG_MAX_BODY_BYTES",
+    flag: "api-log-max-body-bytes",
+    key: "apiLogMaxBodyBytes",
+    kind: "int",
+    default: "65536",
+    describe: "request and response bodies larger than this are stored truncated in the API log",
+  },
+  {
+    env: "GATEHOUSE_API_LOG_FLUSH_MS",
+    flag: "api-log-flush-ms",
+    key: "apiLogFlushMs",
+    kind: "int",
+    default: "100",
+    describe: "how often queued API log records are written (also at 500 queued, and on shutdown)",
+  },
+  {
+    env: "GATEHOUSE_DECISION_LOG_RETENTION_DAYS",
+    flag: "decision-log-retention-days",
+    key: "decisionLogRetentionDays",
+    kind: "int",
+    default: "30",
+    describe: "days the PDP decision log is kept (0 keeps it forever)",
+  },
+  {
+    env: "GATEHOUSE_CONTROL_PLANE_URL",
+    flag: "control-plane",
+    key: "controlPlaneUrl",
+    kind: "string",
+    describe: "gatehouse pdp: the control plane a standalone PDP follows",
+  },
+  {
+    env: "GATEHOUSE_PDP_API_KEY",
+    flag: "api-key",
+    key: "pdpApiKey",
+    kind: "string",
+    describe: "gatehouse pdp: the environment API key the standalone PDP serves and syncs with",
   },
 ];
 
@@ -191,8 +262,15 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   if (config.databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(config.databaseUrl)) {
     throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
   }
+  if (config.taskLeaseSeconds < 1) throw new ConfigError("GATEHOUSE_TASK_LEASE_SECONDS must be at least 1");
   if (config.rateLimitPerMinute < 1)
     throw new ConfigError("GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 1");
+  if (config.apiLog !== "on" && config.apiLog !== "off") {
+    throw new ConfigError(`GATEHOUSE_API_LOG must be "on" or "off", got "${config.apiLog}"`);
+  }
+  if (config.apiLogMaxBodyBytes < 1)
+    throw new ConfigError("GATEHOUSE_API_LOG_MAX_BODY_BYTES must be at least 1");
+  if (config.apiLogFlushMs < 1) throw new ConfigError("GATEHOUSE_API_LOG_FLUSH_MS must be at least 1");
   config.dataDir = path.resolve(config.dataDir);
   config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
   return config;

@@ -1,11 +1,14 @@
 import { ConfigError, configHelp, loadConfig } from "./config.ts";
 import { migrateToLatest } from "./db/store.ts";
 import { openConfiguredStore, startServer } from "./server.ts";
+import { startStandalonePdp } from "./pdp/standalone.ts";
 
 const USAGE = `Usage: gatehouse [command] [flags]
 
 Commands:
-  serve     run the control plane API (default)
+  serve     run the control plane API with the embedded PDP (default)
+  pdp       run a standalone PDP for one environment:
+            gatehouse pdp --control-plane URL --api-key ENVIRONMENT_KEY
   migrate   apply database migrations and exit
   help      show this text
 
@@ -30,6 +33,28 @@ async function main(argv: string[]): Promise<number> {
       `migrations applied: ${result.results?.map((r) => r.migrationName).join(", ") || "none (up to date)"}`,
     );
     return 0;
+  }
+  if (command === "pdp") {
+    if (!config.controlPlaneUrl || !config.pdpApiKey) {
+      throw new ConfigError("gatehouse pdp needs --control-plane URL and --api-key KEY");
+    }
+    const pdp = await startStandalonePdp({
+      controlPlaneUrl: config.controlPlaneUrl,
+      apiKey: config.pdpApiKey,
+      host: config.host,
+      pdpPort: config.pdpPort,
+      opaPort: config.opaPort,
+      dataDir: config.dataDir,
+      logLevel: config.logLevel,
+    });
+    const stop = () =>
+      pdp.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+    return -1;
   }
   if (command !== "serve") {
     process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);

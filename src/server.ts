@@ -7,6 +7,9 @@ import { migrateToLatest, openStore, type Store } from "./db/store.ts";
 import { isUniqueViolation } from "./db/errors.ts";
 import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
+import { ChangeNotifier } from "./changes/feed.ts";
+import { createEmbeddedPdp } from "./pdp/embedded.ts";
+import { buildOpaApp, buildPdpApp } from "./pdp/server.ts";
 
 export function openConfiguredStore(config: Config): Store {
   return openStore({
@@ -70,21 +73,61 @@ export async function startServer(
   await migrateToLatest(store);
   const box = loadSecretBox(config);
   await bootstrap(store, box, config, print);
+  const notifier = new ChangeNotifier();
+  const logger = {
+    level: config.logLevel,
+    redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
+  };
+  // The PDP's facts proxy forwards into the control plane, which is built after the PDP it notifies.
+  const controlPlane: { app?: FastifyInstance } = {};
+  const pdp =
+    config.pdpPort === 0
+      ? undefined
+      : createEmbeddedPdp({
+          store,
+          notifier,
+          publicUrl: config.publicUrl,
+          controlPlane: () => {
+            if (!controlPlane.app) throw new Error("the control plane is not running");
+            return controlPlane.app;
+          },
+          onError: (err) => controlPlane.app?.log.error({ err }, "embedded PDP error"),
+        });
   const app = await buildApp({
     config,
     store,
     box,
-    logger: {
-      level: config.logLevel,
-      redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
-    },
+    notifier,
+    logger,
+    ...(pdp && {
+      hooks: {
+        onKeysChanged: () => pdp.invalidateKeys(),
+        onEnvironmentDeleted: (id) => pdp.dropEnvironment(id),
+      },
+    }),
   });
+  controlPlane.app = app;
   await app.listen({ host: config.host, port: config.apiPort });
+  // Background task workers run in every instance; app.close() stops them (the running task is given back).
+  app.taskRunner.start();
+  const pdpApps: FastifyInstance[] = [];
+  if (pdp) {
+    const pdpApp = await buildPdpApp({ ...pdp, logger: { level: config.logLevel } });
+    await pdpApp.listen({ host: config.host, port: config.pdpPort });
+    pdpApps.push(pdpApp);
+    if (config.opaPort !== 0) {
+      const opaApp = await buildOpaApp({ ...pdp, logger: { level: config.logLevel } });
+      await opaApp.listen({ host: config.host, port: config.opaPort });
+      pdpApps.push(opaApp);
+    }
+  }
   let closing: Promise<void> | undefined;
   return {
     app,
     close() {
       closing ??= (async () => {
+        for (const pdpApp of pdpApps) await pdpApp.close();
+        await pdp?.close();
         await app.close();
         await store.close();
       })();

@@ -18,7 +18,8 @@ export interface StoredChange extends ChangeRecord {
   created_at: string;
 }
 
-type Listener = (environmentId: string, revision: number) => void;
+/** A listener may return a promise: `notify` resolves when every listener has caught up (or failed). */
+type Listener = (environmentId: string, revision: number) => void | Promise<unknown>;
 
 /**
  * Appends the records of one write as the environment's next revision. Call it inside the write's transaction:
@@ -60,20 +61,21 @@ export async function appendChanges(
   return revision;
 }
 
+/** The records of revisions afterRevision < r <= upToRevision, in order (whole revisions, never a part of one). */
 export async function readChangesAfter(
   db: Db,
   environmentId: string,
   afterRevision: number,
-  limit: number,
+  upToRevision: number,
 ): Promise<StoredChange[]> {
   const rows = await db
     .selectFrom("changes")
     .selectAll()
     .where("environment_id", "=", environmentId)
     .where("revision", ">", afterRevision)
+    .where("revision", "<=", upToRevision)
     .orderBy("revision")
     .orderBy("seq")
-    .limit(limit)
     .execute();
   return rows.map((r) => ({
     revision: Number(r.revision),
@@ -92,7 +94,12 @@ export class ChangeNotifier {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-  notify(environmentId: string, revision: number): void {
-    for (const listener of this.listeners) listener(environmentId, revision);
+  notify(environmentId: string, revision: number): Promise<void> {
+    const pending: Promise<unknown>[] = [];
+    for (const listener of this.listeners) {
+      const result = listener(environmentId, revision);
+      if (result) pending.push(result);
+    }
+    return pending.length === 0 ? Promise.resolve() : Promise.allSettled(pending).then(() => undefined);
   }
 }

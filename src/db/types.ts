@@ -223,6 +223,75 @@ export interface ConditionSetRulesTable extends Scoped, Stamped {
   resource_set_id: string;
 }
 
+/** One external /v2 call; see migration 0005. */
+export interface ApiLogTable {
+  id: string;
+  organization_id: string | null;
+  project_id: string | null;
+  project_key: string | null;
+  environment_id: string | null;
+  environment_key: string | null;
+  timestamp: string;
+  method: string;
+  path: string;
+  query: string | null;
+  status: number;
+  success: number;
+  duration_ms: number;
+  client_ip: string;
+  request_id: string | null;
+  actor_type: string;
+  actor_id: string | null;
+  actor_display_name: string | null;
+  request_body: string | null;
+  response_body: string | null;
+}
+
+export interface DecisionLogsTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  environment_id: string;
+  pdp_id: string;
+  /** check | bulk_check | get_user_permissions | get_authorized_users | all_tenants | user_tenants */
+  query: string;
+  user_key: string | null;
+  action: string | null;
+  resource_type: string | null;
+  resource_key: string | null;
+  tenant: string | null;
+  decision: number | null;
+  reason: string | null;
+  input: string | null;
+  result: string | null;
+  revision: number;
+  latency_us: number;
+  timestamp: string;
+  created_at: string;
+}
+
+/** A background task; see migration 0006. `params`, `result` and `error` are JSON. */
+export interface TasksTable {
+  id: string;
+  organization_id: string;
+  project_id: string;
+  /** the environment the task belongs to (for a copy: the source) */
+  environment_id: string;
+  type: string;
+  params: string;
+  status: string;
+  result: string | null;
+  error: string | null;
+  progress: number;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -246,4 +315,7 @@ export interface Database {
   relationship_tuples: RelationshipTuplesTable;
   condition_sets: ConditionSetsTable;
   condition_set_rules: ConditionSetRulesTable;
+  api_log: ApiLogTable;
+  tasks: TasksTable;
+  decision_logs: DecisionLogsTable;
 }

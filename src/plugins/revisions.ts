@@ -4,6 +4,7 @@ import { enterWriteContext, type WriteContext } from "../changes/context.ts";
 import type { ChangeNotifier } from "../changes/feed.ts";
 
 export const REVISION_HEADER = "x-gatehouse-revision";
+const READ_YOUR_WRITES_BOUND_MS = 1000;
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -26,7 +27,17 @@ export const revisionsPlugin = fp(
       const revisions = request.writes?.revisions;
       if (!revisions || revisions.size === 0 || reply.statusCode >= 400) return payload;
       if (revisions.size === 1) void reply.header(REVISION_HEADER, String([...revisions.values()][0]));
-      for (const [environmentId, revision] of revisions) opts.notifier.notify(environmentId, revision);
+      // The embedded PDP applies the change before the client hears of it, so a check made right after a write
+      // sees it (bounded, so a slow catch-up never holds a write's response for long).
+      const caughtUp = Promise.all(
+        [...revisions].map(([id, revision]) => opts.notifier.notify(id, revision)),
+      );
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        caughtUp,
+        new Promise((resolve) => (timer = setTimeout(resolve, READ_YOUR_WRITES_BOUND_MS))),
+      ]);
+      clearTimeout(timer);
       return payload;
     });
   },

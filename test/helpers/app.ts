@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { describe, before, after } from "node:test";
 import { buildApp } from "../../src/app.ts";
-import type { Dialect } from "../../src/db/store.ts";
+import type { Dialect, Store } from "../../src/db/store.ts";
 import { createSecretBox, type SecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
 import { DIALECTS, freshStore, type TestStore } from "./stores.ts";
@@ -31,7 +31,7 @@ export interface TestEnv {
 export interface Reply {
   status: number;
   headers: Record<string, unknown>;
-  body: unknown;
+  body: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json: any;
 }
@@ -59,15 +59,45 @@ async function seedOrg(store: TestStore, box: SecretBox, key: string): Promise<S
   };
 }
 
-export async function createTestEnv(dialect: Dialect): Promise<TestEnv> {
-  const store = await freshStore(dialect);
-  const box = createSecretBox("test-secret-key-that-is-long-enough-000");
+/** What a suite may set on its app; everything else is as in production. */
+export interface TestAppOptions {
+  /** default: far above what any suite sends */
+  rateLimitPerMinute?: number;
+  redisUrl?: string;
+  apiLogFlushMs?: number;
+  apiLogMaxBodyBytes?: number;
+  /** rate-limit clock (ms since the epoch) */
+  clock?: () => number;
+}
+
+/** A ready app over `store`; a second one over the same store is a second instance of the service. */
+export async function buildTestApp(
+  store: Store,
+  box: SecretBox,
+  options: TestAppOptions = {},
+): Promise<FastifyInstance> {
   const app = await buildApp({
-    config: { publicUrl: PUBLIC_URL, bodyLimitBytes: 1024 * 1024, logLevel: "silent" },
+    config: {
+      publicUrl: PUBLIC_URL,
+      bodyLimitBytes: 1024 * 1024,
+      logLevel: "silent",
+      rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
+      redisUrl: options.redisUrl,
+      ...(options.apiLogFlushMs !== undefined && { apiLogFlushMs: options.apiLogFlushMs }),
+      ...(options.apiLogMaxBodyBytes !== undefined && { apiLogMaxBodyBytes: options.apiLogMaxBodyBytes }),
+    },
     store,
     box,
+    ...(options.clock && { clock: options.clock }),
   });
   await app.ready();
+  return app;
+}
+
+export async function createTestEnv(dialect: Dialect, options: TestAppOptions = {}): Promise<TestEnv> {
+  const store = await freshStore(dialect);
+  const box = createSecretBox("test-secret-key-that-is-long-enough-000");
+  const app = await buildTestApp(store, box, options);
   const acme = await seedOrg(store, box, "acme");
   const globex = await seedOrg(store, box, "globex");
   return {
@@ -98,12 +128,16 @@ export async function createTestEnv(dialect: Dialect): Promise<TestEnv> {
 /**
  * Runs a suite once per database. Each run gets a fresh database (file or schema) shared by the suite's tests.
  */
-export function describeEachDialect(name: string, fn: (env: () => TestEnv) => void): void {
+export function describeEachDialect(
+  name: string,
+  fn: (env: () => TestEnv) => void,
+  options: TestAppOptions = {},
+): void {
   for (const { dialect, skip } of DIALECTS) {
     describe(`${name} [${dialect}]`, { skip }, () => {
       let env: TestEnv | undefined;
       before(async () => {
-        env = await createTestEnv(dialect);
+        env = await createTestEnv(dialect, options);
       });
       after(async () => {
         await env?.app.close();

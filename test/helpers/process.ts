@@ -33,15 +33,37 @@ export async function startServerProcess(
   args: string[] = [],
 ): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "serve", ...args], {
+  return startGatehouse(
+    ["serve", ...args],
+    { GATEHOUSE_API_PORT: String(port), GATEHOUSE_PDP_PORT: "0", ...env },
+    port,
+    "/readyz",
+  );
+}
+
+/** Starts `gatehouse pdp` (a standalone PDP) and waits until its /ready answers. */
+export async function startPdpProcess(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<ServerProcess> {
+  const port = await freePort();
+  return startGatehouse(
+    ["pdp", ...args],
+    { GATEHOUSE_PDP_PORT: String(port), GATEHOUSE_OPA_PORT: "0", ...env },
+    port,
+    "/ready",
+  );
+}
+
+async function startGatehouse(
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  readyPath: string,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      GATEHOUSE_API_PORT: String(port),
-      GATEHOUSE_PDP_PORT: "0",
-      GATEHOUSE_LOG_LEVEL: "warn",
-      ...env,
-    },
+    env: { ...process.env, GATEHOUSE_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -49,11 +71,11 @@ export async function startServerProcess(
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${out}`);
     try {
-      const res = await fetch(`${baseUrl}/readyz`);
+      const res = await fetch(`${baseUrl}${readyPath}`);
       if (res.ok) break;
     } catch {
       // not listening yet

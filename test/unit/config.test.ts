@@ -31,6 +31,7 @@ test("every setting works as an environment variable and as a flag, and the flag
     logLevel: "debug",
     publicUrl: "https://gatehouse.example",
     secretKey: "s".repeat(32),
+    apiLog: "off",
   };
   for (const s of SETTINGS) {
     const value = sample[s.key] ?? (s.kind === "string" ? "x".repeat(40) : "7");
@@ -49,4 +50,6 @@ test("invalid settings are clear errors", () => {
   assert.throws(() => loadConfig([], { DATABASE_URL: "mysql://x" }), /postgres/);
   assert.throws(() => loadConfig([], { GATEHOUSE_LOG_LEVEL: "loud" }), /GATEHOUSE_LOG_LEVEL/);
   assert.throws(() => loadConfig(["--no-such-flag", "1"], {}));
+  assert.throws(() => loadConfig([], { GATEHOUSE_API_LOG: "maybe" }), /GATEHOUSE_API_LOG must be/);
+  assert.throws(() => loadConfig(["--api-log-max-body-bytes", "0"], {}), /at least 1/);
 });

@@ -1,9 +1,17 @@
 import type { Migration } from "kysely";
 import * as m0001 from "./0001_foundation.ts";
 import * as m0002 from "./0002_facts_and_schema.ts";
+import * as m0004 from "./0004_facts_indexes.ts";
+import * as m0005 from "./0005_api_log.ts";
+import * as m0006 from "./0006_tasks.ts";
+import * as m0007 from "./0007_decision_log.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
   "0001_foundation": m0001,
   "0002_facts_and_schema": m0002,
+  "0004_facts_indexes": m0004,
+  "0005_api_log": m0005,
+  "0006_tasks": m0006,
+  "0007_decision_log": m0007,
 };

@@ -64,7 +64,12 @@ export async function createKeyRecord(
 
 const ORG_ADMIN = { level: "org", access: "admin" } as const;
 
-export function createApiKeysService(deps: { db: Kysely<Database>; box: SecretBox; scope: ScopeService }) {
+export function createApiKeysService(deps: {
+  db: Kysely<Database>;
+  box: SecretBox;
+  scope: ScopeService;
+  onKeysChanged?: () => void;
+}) {
   const { db, box, scope } = deps;
 
   async function read(row: ApiKeyRow, secret?: string): Promise<APIKeyRead> {
@@ -207,6 +212,7 @@ export function createApiKeysService(deps: { db: Kysely<Database>; box: SecretBo
         }
         await deleteApiKey(trx, row.id);
       });
+      deps.onKeysChanged?.();
     },
 
     async rotate(principal: Principal, id: string): Promise<APIKeyRead> {
@@ -217,6 +223,7 @@ export function createApiKeysService(deps: { db: Kysely<Database>; box: SecretBo
         prefix: displayPrefix(secret),
         sealed: box.seal(secret),
       });
+      deps.onKeysChanged?.();
       return read(updated, secret);
     },
 

@@ -18,16 +18,30 @@ export const OrganizationReadWithAPIKey = Type.Object({
   api_key_secret: Type.String({ description: "the new organization's admin key; shown once" }),
 });
 
+/** Free-form, except for the settings Gatehouse acts on. */
+export const OrganizationSettings = Type.Object(
+  {
+    rate_limit_per_minute: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000_000,
+        description: "requests per minute per API key of this organization (default: the server's setting)",
+      }),
+    ),
+  },
+  { additionalProperties: true },
+);
+
 export const OrganizationCreate = Type.Object({
   key: Key(),
   name: Name,
-  settings: Type.Optional(JsonObject),
+  settings: Type.Optional(OrganizationSettings),
 });
 export type OrganizationCreate = Static<typeof OrganizationCreate>;
 
 export const OrganizationUpdate = Type.Object({
   name: Type.Optional(Name),
-  settings: Type.Optional(JsonObject),
+  settings: Type.Optional(OrganizationSettings),
 });
 export type OrganizationUpdate = Static<typeof OrganizationUpdate>;
 

@@ -67,7 +67,26 @@ export async function createOrganizationRecords(
   return { organization, adminKeyId: key.id, adminKeySecret: key.secret };
 }
 
-export function createOrganizationsService(deps: { db: Kysely<Database>; box: SecretBox }) {
+/** The organization's own rate limit (settings.rate_limit_per_minute), when it has a valid one. */
+export async function organizationRateLimit(
+  db: Kysely<Database>,
+  organizationId: string,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom("organizations")
+    .select("settings")
+    .where("id", "=", organizationId)
+    .executeTakeFirst();
+  const value = fromJsonObject(row?.settings)["rate_limit_per_minute"];
+  return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+}
+
+export function createOrganizationsService(deps: {
+  db: Kysely<Database>;
+  box: SecretBox;
+  /** Told after an organization's settings change (the rate limiter drops its cached limit). */
+  onSettingsChanged?: (organizationId: string) => void;
+}) {
   const { db, box } = deps;
 
   /** Only the key's own organization exists for it: any other reference is "not found". */
@@ -105,6 +124,7 @@ export function createOrganizationsService(deps: { db: Kysely<Database>; box: Se
         .where("id", "=", current.id)
         .returningAll()
         .executeTakeFirstOrThrow();
+      if (input.settings !== undefined) deps.onSettingsChanged?.(row.id);
       return organizationRead(row);
     },
 

@@ -1,0 +1,87 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { errorResponses } from "../../lib/schemas.ts";
+import { ListQuery, ResourceParams } from "../schema/schema.schemas.ts";
+import {
+  ActionGroupParams,
+  ResourceActionGroupCreate,
+  ResourceActionGroupRead,
+  ResourceActionGroupUpdate,
+} from "./action-groups.schemas.ts";
+import type { ActionGroupsService } from "./action-groups.service.ts";
+
+export const actionGroupsRoutes: FastifyPluginAsyncTypebox<{ actionGroups: ActionGroupsService }> = async (
+  app,
+  { actionGroups },
+) => {
+  const tags = ["action groups"];
+  const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/action_groups";
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "List the action groups of a resource",
+        params: ResourceParams,
+        querystring: ListQuery,
+        response: { 200: Type.Array(ResourceActionGroupRead), ...errorResponses(404) },
+      },
+    },
+    (req) => actionGroups.list(principalOf(req), req.params, pageRequest(req.query)),
+  );
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Create an action group",
+        params: ResourceParams,
+        body: ResourceActionGroupCreate,
+        response: { 200: ResourceActionGroupRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => actionGroups.create(principalOf(req), req.params, req.body),
+  );
+  app.get(
+    `${base}/:action_group_id`,
+    {
+      schema: {
+        tags,
+        summary: "Get an action group",
+        params: ActionGroupParams,
+        response: { 200: ResourceActionGroupRead, ...errorResponses(404) },
+      },
+    },
+    (req) => actionGroups.get(principalOf(req), req.params),
+  );
+  app.patch(
+    `${base}/:action_group_id`,
+    {
+      schema: {
+        tags,
+        summary: "Update an action group",
+        params: ActionGroupParams,
+        body: ResourceActionGroupUpdate,
+        response: { 200: ResourceActionGroupRead, ...errorResponses(404) },
+      },
+    },
+    (req) => actionGroups.update(principalOf(req), req.params, req.body),
+  );
+  app.delete(
+    `${base}/:action_group_id`,
+    {
+      schema: {
+        tags,
+        summary: "Delete an action group",
+        params: ActionGroupParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await actionGroups.remove(principalOf(req), req.params);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,164 @@
+import type { Kysely } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { Database } from "../../db/types.ts";
+import type { Principal } from "../../lib/access.ts";
+import { notFound } from "../../lib/errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
+import { now } from "../../lib/time.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import { schemaWrite } from "../schema/schema.changes.ts";
+import type { ActionGroupRow, ResourceRow } from "../schema/schema.repo.ts";
+import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
+import {
+  insertUnique,
+  requireResource,
+  resolveResourceActions,
+  scopeColumns,
+  writableResource,
+} from "../schema/schema.service.ts";
+import {
+  actionGroupMembers,
+  deleteActionGroup,
+  findActionGroup,
+  insertActionGroup,
+  listActionGroupsPage,
+  replaceActionGroupMembers,
+  updateActionGroup,
+} from "./action-groups.repo.ts";
+import type {
+  ActionGroupPath,
+  ResourceActionGroupCreate,
+  ResourceActionGroupRead,
+  ResourceActionGroupUpdate,
+} from "./action-groups.schemas.ts";
+
+const actionGroupRead = (row: ActionGroupRow, actions: string[]): ResourceActionGroupRead => ({
+  id: row.id,
+  key: row.key,
+  name: row.name,
+  ...(row.description !== null && { description: row.description }),
+  ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
+  actions,
+  organization_id: row.organization_id,
+  project_id: row.project_id,
+  environment_id: row.environment_id,
+  resource_id: row.resource_id,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+});
+
+export function createActionGroupsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
+  const { db, scope } = deps;
+  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
+    scope.environment(principal, path.proj_id, path.env_id, { access });
+
+  async function requireGroup(db: Db, envId: string, resource: ResourceRow, ref: string) {
+    const row = await findActionGroup(db, envId, resource.id, ref);
+    if (!row) throw notFound("action group", `${resource.key}:${ref}`);
+    return row;
+  }
+
+  async function read(db: Db, envId: string, row: ActionGroupRow): Promise<ResourceActionGroupRead> {
+    const members = await actionGroupMembers(db, envId, [row.id]);
+    return actionGroupRead(row, members.get(row.id) ?? []);
+  }
+
+  return {
+    async list(
+      principal: Principal,
+      path: ResourcePath,
+      page: PageRequest,
+    ): Promise<ResourceActionGroupRead[]> {
+      const { environment } = await envScope(principal, path, "read");
+      const resource = await requireResource(db, environment.id, path.resource_id);
+      const rows = await listActionGroupsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
+      const members = await actionGroupMembers(
+        db,
+        environment.id,
+        rows.map((r) => r.id),
+      );
+      return rows.map((r) => actionGroupRead(r, members.get(r.id) ?? []));
+    },
+
+    async get(principal: Principal, path: ActionGroupPath): Promise<ResourceActionGroupRead> {
+      const { environment } = await envScope(principal, path, "read");
+      const resource = await requireResource(db, environment.id, path.resource_id);
+      return read(db, environment.id, await requireGroup(db, environment.id, resource, path.action_group_id));
+    },
+
+    async create(
+      principal: Principal,
+      path: ResourcePath,
+      input: ResourceActionGroupCreate,
+    ): Promise<ResourceActionGroupRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const resource = await writableResource(trx, envId, path.resource_id);
+        const actionIds = await resolveResourceActions(trx, envId, resource, input.actions ?? [], [
+          "body",
+          "actions",
+        ]);
+        const at = now();
+        const row: ActionGroupRow = {
+          id: newId(),
+          ...scopeColumns(env),
+          resource_id: resource.id,
+          key: input.key,
+          name: input.name,
+          description: input.description ?? null,
+          attributes: toJson(input.attributes),
+          created_at: at,
+          updated_at: at,
+        };
+        await insertUnique("action group", `${resource.key}:${input.key}`, () => insertActionGroup(trx, row));
+        await replaceActionGroupMembers(trx, envId, row.id, actionIds);
+        changes.resource(resource.id);
+        return read(trx, envId, row);
+      });
+    },
+
+    async update(
+      principal: Principal,
+      path: ActionGroupPath,
+      input: ResourceActionGroupUpdate,
+    ): Promise<ResourceActionGroupRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const resource = await writableResource(trx, envId, path.resource_id);
+        const group = await requireGroup(trx, envId, resource, path.action_group_id);
+        if (input.actions !== undefined) {
+          const actionIds = await resolveResourceActions(trx, envId, resource, input.actions, [
+            "body",
+            "actions",
+          ]);
+          await replaceActionGroupMembers(trx, envId, group.id, actionIds);
+        }
+        const row = await updateActionGroup(trx, group.id, {
+          ...(input.name !== undefined && { name: input.name }),
+          ...(input.description !== undefined && { description: input.description }),
+          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
+          updated_at: now(),
+        });
+        changes.resource(resource.id);
+        return read(trx, envId, row);
+      });
+    },
+
+    async remove(principal: Principal, path: ActionGroupPath): Promise<void> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      await schemaWrite(db, envId, async (trx, changes) => {
+        const resource = await writableResource(trx, envId, path.resource_id);
+        const group = await requireGroup(trx, envId, resource, path.action_group_id);
+        await deleteActionGroup(trx, group.id);
+        changes.resource(resource.id);
+      });
+    },
+  };
+}
+
+export type ActionGroupsService = ReturnType<typeof createActionGroupsService>;

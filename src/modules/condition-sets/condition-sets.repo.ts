@@ -1,0 +1,34 @@
+import type { Insertable, Updateable } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { ConditionSetsTable } from "../../db/types.ts";
+import { matchesSearch } from "../schema/schema.repo.ts";
+
+export async function listConditionSetIdsPage(
+  db: Db,
+  envId: string,
+  filter: { search?: string | undefined; type?: string | undefined },
+  offset: number,
+  limit: number,
+): Promise<{ ids: string[]; total: number }> {
+  let q = db.selectFrom("condition_sets").where("environment_id", "=", envId);
+  if (filter.type) q = q.where("type", "=", filter.type);
+  if (filter.search) q = q.where(matchesSearch(["key", "name"], filter.search));
+  const rows = await q
+    .select("id")
+    .orderBy("created_at")
+    .orderBy("key")
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { ids: rows.map((r) => r.id), total: Number(count.n) };
+}
+
+export const insertConditionSet = (db: Db, row: Insertable<ConditionSetsTable>) =>
+  db.insertInto("condition_sets").values(row).execute();
+
+export const updateConditionSet = (db: Db, id: string, patch: Updateable<ConditionSetsTable>) =>
+  db.updateTable("condition_sets").set(patch).where("id", "=", id).execute();
+
+export const deleteConditionSet = (db: Db, id: string) =>
+  db.deleteFrom("condition_sets").where("id", "=", id).execute();

@@ -1,0 +1,330 @@
+import type { Kysely } from "kysely";
+import { appendChanges, type Db } from "../../changes/feed.ts";
+import type { Dialect } from "../../db/store.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
+import type { Database } from "../../db/types.ts";
+import type { Principal } from "../../lib/access.ts";
+import { AppError, invalid } from "../../lib/errors.ts";
+import { now } from "../../lib/time.ts";
+import type { Change } from "../../pdp/engine/types.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { conditionSetData, resourceData, tenantRoleData } from "../schema/schema.changes.ts";
+import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../schema/schema.repo.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import { findProject } from "../projects/projects.repo.ts";
+import {
+  findEnvironment,
+  findEnvironmentById,
+  type EnvironmentRow,
+} from "../environments/environments.repo.ts";
+import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
+import { createEnvironmentRecords, environmentRead } from "../environments/environments.service.ts";
+import type { TaskHandler } from "../tasks/task-runner.ts";
+import { taskRecord, type TaskRecord, type TasksService } from "../tasks/tasks.service.ts";
+import type { TaskRow } from "../tasks/tasks.repo.ts";
+import {
+  deleteByIds,
+  deleteLinks,
+  insertRows,
+  listEngineObjectIds,
+  listRuleKeys,
+  POLICY_TABLES,
+  readPolicyRows,
+  updateRow,
+  type PolicyRows,
+} from "./environment-copy.repo.ts";
+import { planCopy, type CopyPlan, type CopyScope } from "./environment-copy.plan.ts";
+import type { EnvironmentCopy } from "./environment-copy.schemas.ts";
+
+/** What an environment copy task stores: the request, validated, with its defaults. */
+export interface CopyParams {
+  target_env: { new: EnvironmentCreate } | { existing: string };
+  conflict_strategy: "fail" | "overwrite";
+  scope: CopyScope;
+}
+
+declare module "../tasks/task-runner.ts" {
+  interface TaskTypes {
+    environment_copy: { params: CopyParams; result: EnvironmentRead };
+  }
+}
+
+export const COPY_TASK = "environment_copy";
+
+export interface CopyRun {
+  signal?: AbortSignal;
+  progress?: (percent: number) => Promise<void>;
+  /** Records the outcome in the copy's own transaction (the task runner's `succeedWithin`). */
+  succeedWithin?: (trx: Db, result: EnvironmentRead) => Promise<void>;
+}
+
+const chunks = <T>(items: T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+async function applyPlan(
+  trx: Db,
+  dialect: Dialect,
+  envId: string,
+  plan: CopyPlan,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (const table of [
+    "relations",
+    "roles",
+    "action_groups",
+    "resource_attributes",
+    "resource_actions",
+  ] as const) {
+    await deleteByIds(trx, envId, table, plan.deletes[table]);
+  }
+  for (const table of [
+    "action_group_actions",
+    "role_permissions",
+    "role_extends",
+    "role_derivations",
+  ] as const) {
+    await deleteLinks(trx, envId, table, plan.clearLinks[table]);
+  }
+  for (const table of POLICY_TABLES) await insertRows(trx, dialect, table, plan.inserts[table], signal);
+  for (const [i, u] of plan.updates.entries()) {
+    if (i % 200 === 0) signal?.throwIfAborted();
+    await updateRow(trx, envId, u.table, u.id, u.patch);
+  }
+  for (const p of plan.parents) {
+    await updateRow(trx, envId, "condition_sets", p.id, { parent_id: p.parent_id, updated_at: now() });
+  }
+}
+
+/**
+ * The change records that make a PDP hold the target's policy as it now is: every resource, tenant role,
+ * condition set and set rule (upserts replace whole objects), and deletes for the set rules that went away.
+ */
+async function engineRecords(
+  trx: Db,
+  envId: string,
+  rulesBefore: { user_set: string; permission: string; resource_set: string }[],
+): Promise<Change[]> {
+  const ids = await listEngineObjectIds(trx, envId);
+  const records: Change[] = [];
+  for (const chunk of chunks(ids.resources, 200)) {
+    for (const graph of await loadResourceGraphs(trx, envId, chunk)) {
+      records.push({ kind: "resource", op: "upsert", data: resourceData(graph) });
+    }
+  }
+  for (const chunk of chunks(ids.tenantRoles, 500)) {
+    for (const graph of await loadRoleGraphs(trx, envId, chunk)) {
+      records.push({ kind: "role", op: "upsert", data: tenantRoleData(graph) });
+    }
+  }
+  for (const chunk of chunks(ids.conditionSets, 500)) {
+    for (const row of await loadConditionSets(trx, envId, chunk)) {
+      records.push({ kind: "condition_set", op: "upsert", data: conditionSetData(row, row.resource_key) });
+    }
+  }
+  const rulesAfter = await listRuleKeys(trx, envId);
+  const ruleId = (r: (typeof rulesAfter)[number]) =>
+    `${r.user_set}\u0000${r.permission}\u0000${r.resource_set}`;
+  const remaining = new Set(rulesAfter.map(ruleId));
+  for (const rule of rulesBefore) {
+    if (!remaining.has(ruleId(rule))) records.push({ kind: "condition_set_rule", op: "delete", data: rule });
+  }
+  for (const rule of rulesAfter) records.push({ kind: "condition_set_rule", op: "upsert", data: rule });
+  return records;
+}
+
+export function createEnvironmentCopyService(deps: {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  box: SecretBox;
+  scope: ScopeService;
+  tasks: TasksService;
+}) {
+  const { db, dialect, box, scope, tasks } = deps;
+
+  /** A consistent read of the source: one snapshot, outside the write (PostgreSQL: repeatable read). */
+  const readSource = (envId: string): Promise<PolicyRows> => {
+    const tx =
+      dialect === "postgres" ? db.transaction().setIsolationLevel("repeatable read") : db.transaction();
+    return tx.execute((trx) => readPolicyRows(trx, envId));
+  };
+
+  async function resolveTarget(
+    trx: Db,
+    source: EnvironmentRow,
+    target: CopyParams["target_env"],
+  ): Promise<{ row: EnvironmentRow; created: boolean }> {
+    if ("new" in target) {
+      const project = await findProject(trx, source.organization_id, source.project_id);
+      if (!project) throw new AppError("NOT_FOUND", "the source environment's project was not found");
+      return { row: await createEnvironmentRecords(trx, box, project, target.new), created: true };
+    }
+    const row = await findEnvironment(trx, source.project_id, target.existing);
+    if (!row) {
+      throw new AppError(
+        "NOT_FOUND",
+        `the target environment '${target.existing}' was not found in the source environment's project`,
+        { object: "environment", ref: target.existing },
+      );
+    }
+    if (row.id === source.id)
+      throw invalid("an environment cannot be copied into itself", ["body", "target_env"]);
+    return { row, created: false };
+  }
+
+  /**
+   * Copies the policy of `sourceEnvId` as `params` says, in one transaction: the target has the whole copy or
+   * nothing of it. Facts (users, tenants other than `default`, instances, assignments, tuples) are not copied.
+   */
+  async function copy(sourceEnvId: string, params: CopyParams, run: CopyRun = {}): Promise<EnvironmentRead> {
+    const { signal, progress } = run;
+    const source = await findEnvironmentById(db, sourceEnvId);
+    if (!source) {
+      throw new AppError(
+        "NOT_FOUND",
+        "the source environment of the copy was not found; it may have been deleted",
+        {
+          object: "environment",
+          ref: sourceEnvId,
+        },
+      );
+    }
+    const sourceRows = await readSource(source.id);
+    await progress?.(10);
+    signal?.throwIfAborted();
+    try {
+      return await db.transaction().execute(async (trx) => {
+        const target = await resolveTarget(trx, source, params.target_env);
+        const targetRows = await readPolicyRows(trx, target.row.id);
+        const plan = planCopy({
+          source: sourceRows,
+          target: targetRows,
+          targetEnv: target.row,
+          scope: params.scope,
+          strategy: params.conflict_strategy,
+          at: now(),
+        });
+        const { conflicts } = plan;
+        if (
+          params.conflict_strategy === "fail" &&
+          conflicts.resources.length + conflicts.roles.length + conflicts.condition_sets.length > 0
+        ) {
+          const names = [
+            ...conflicts.resources.map((k) => `resource '${k}'`),
+            ...conflicts.roles.map((k) => `role '${k}'`),
+            ...conflicts.condition_sets.map((k) => `condition set '${k}'`),
+          ];
+          throw new AppError(
+            "DUPLICATE_ENTITY",
+            `the target environment already has ${names.slice(0, 5).join(", ")}${names.length > 5 ? ` and ${names.length - 5} more` : ""}; ` +
+              "nothing was copied (conflict_strategy 'overwrite' replaces them)",
+            { conflicts },
+          );
+        }
+        const rulesBefore = target.created ? [] : await listRuleKeys(trx, target.row.id);
+        await applyPlan(trx, dialect, target.row.id, plan, signal);
+        signal?.throwIfAborted();
+        await appendChanges(trx, target.row.id, await engineRecords(trx, target.row.id, rulesBefore));
+        // PostgreSQL: another connection can note the progress while this transaction is open (SQLite has one).
+        if (dialect === "postgres") await progress?.(90);
+        const row = await findEnvironmentById(trx, target.row.id);
+        const result = environmentRead(row ?? target.row);
+        signal?.throwIfAborted();
+        await run.succeedWithin?.(trx, result);
+        return result;
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) {
+        throw new AppError(
+          "DUPLICATE_ENTITY",
+          "an object with the same key was created in the target environment while copying; nothing was copied",
+        );
+      }
+      throw e;
+    }
+  }
+
+  /** Request-time checks: the body's shape beyond its schema, and the defaults. */
+  function validated(body: EnvironmentCopy, source: EnvironmentRow): CopyParams {
+    const target = body.target_env;
+    if ((target.new === undefined) === (target.existing === undefined)) {
+      throw invalid("target_env needs exactly one of 'new' and 'existing'", ["body", "target_env"]);
+    }
+    if (
+      target.existing !== undefined &&
+      (target.existing === source.key || target.existing.toLowerCase() === source.id)
+    ) {
+      throw invalid("an environment cannot be copied into itself", ["body", "target_env", "existing"]);
+    }
+    const scope = body.scope ?? {};
+    return {
+      target_env: target.new ? { new: target.new } : { existing: target.existing ?? "" },
+      conflict_strategy: body.conflict_strategy ?? "fail",
+      scope: {
+        resources: scope.resources,
+        roles: scope.roles,
+        user_sets: scope.user_sets,
+        resource_sets: scope.resource_sets,
+      },
+    };
+  }
+
+  /** Copying creates or changes environments of the project: a project (or organization) key with write access. */
+  const sourceForCopy = (principal: Principal, projRef: string, envRef: string) =>
+    scope.environment(principal, projRef, envRef, { level: "project", access: "write" });
+
+  const handler: TaskHandler<CopyParams, EnvironmentRead> = (context) =>
+    copy(context.task.environment_id, context.params, {
+      signal: context.signal,
+      progress: (percent) => context.progress(percent),
+      succeedWithin: (trx, result) => context.succeedWithin(trx, result),
+    });
+
+  return {
+    handler,
+    copyEnvironment: copy,
+
+    async copy(principal: Principal, projRef: string, envRef: string, body: EnvironmentCopy) {
+      const { environment } = await sourceForCopy(principal, projRef, envRef);
+      return copy(environment.id, validated(body, environment));
+    },
+
+    /** 202 with the new task; 200 with the finished task when it finishes within `wait` seconds. */
+    async copyAsync(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      body: EnvironmentCopy,
+      wait: number,
+    ): Promise<{ finished: boolean; record: TaskRecord<EnvironmentRead> }> {
+      const { organizationId, project, environment } = await sourceForCopy(principal, projRef, envRef);
+      const params = validated(body, environment);
+      let row: TaskRow = await tasks.submit({
+        type: COPY_TASK,
+        params,
+        organizationId,
+        projectId: project.id,
+        environmentId: environment.id,
+      });
+      if (wait > 0) row = await tasks.wait(environment.id, row.id, COPY_TASK, wait);
+      return { finished: row.status !== "processing", record: taskRecord<EnvironmentRead>(row) };
+    },
+
+    /** The task as it is, or (with `wait`) as soon as it finishes. Only under its source environment. */
+    async result(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      taskId: string,
+      wait: number,
+    ): Promise<TaskRecord<EnvironmentRead>> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const row = await tasks.wait(environment.id, taskId, COPY_TASK, wait);
+      return taskRecord<EnvironmentRead>(row);
+    },
+  };
+}
+
+export type EnvironmentCopyService = ReturnType<typeof createEnvironmentCopyService>;

@@ -1,0 +1,225 @@
+import { sql, type Expression, type Selectable, type SqlBool } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type {
+  ConditionSetsTable,
+  RelationsTable,
+  ResourceActionsTable,
+  ResourceInstancesTable,
+  ResourcesTable,
+  RolesTable,
+  TenantsTable,
+  UsersTable,
+} from "../../db/types.ts";
+import { isUuid } from "../../lib/ids.ts";
+
+/**
+ * Lookups shared by the facts modules (users, tenants, assignments, instances, tuples, set rules). Every query
+ * names the environment first, so each is served by a unique index that starts with environment_id (or the
+ * primary key, for an id).
+ */
+export type TenantRow = Selectable<TenantsTable>;
+export type UserRow = Selectable<UsersTable>;
+export type ResourceRow = Selectable<ResourcesTable>;
+export type RoleRow = Selectable<RolesTable>;
+export type ActionRow = Selectable<ResourceActionsTable>;
+export type RelationRow = Selectable<RelationsTable>;
+export type ConditionSetRow = Selectable<ConditionSetsTable>;
+export type InstanceRow = Selectable<ResourceInstancesTable>;
+/** An instance with the keys of its resource and tenant, as every read shows them. */
+export type InstanceWithKeys = InstanceRow & { resource_key: string; tenant_key: string };
+
+/** A path or body reference: the object's uuid or its key. A key that looks like a uuid still works. */
+async function byRef<T>(
+  ref: string,
+  lookup: (column: "id" | "key", value: string) => Promise<T | undefined>,
+): Promise<T | undefined> {
+  if (isUuid(ref)) {
+    const byId = await lookup("id", ref.toLowerCase());
+    if (byId) return byId;
+  }
+  return lookup("key", ref);
+}
+
+export const findTenant = (db: Db, envId: string, ref: string): Promise<TenantRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("tenants")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+export const findUser = (db: Db, envId: string, ref: string): Promise<UserRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("users")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+export const findResource = (db: Db, envId: string, ref: string): Promise<ResourceRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("resources")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+/** A tenant-level role (resource_id null). */
+export const findTenantRole = (db: Db, envId: string, ref: string): Promise<RoleRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("roles")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("resource_id", "is", null)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+/** A role of one resource. */
+export const findResourceRole = (
+  db: Db,
+  envId: string,
+  resourceId: string,
+  ref: string,
+): Promise<RoleRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("roles")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("resource_id", "=", resourceId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+export const findAction = (
+  db: Db,
+  envId: string,
+  resourceId: string,
+  ref: string,
+): Promise<ActionRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("resource_actions")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("resource_id", "=", resourceId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+/** A relation of the object resource. */
+export const findRelation = (
+  db: Db,
+  envId: string,
+  objectResourceId: string,
+  ref: string,
+): Promise<RelationRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("relations")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("object_resource_id", "=", objectResourceId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+export const findConditionSet = (db: Db, envId: string, ref: string): Promise<ConditionSetRow | undefined> =>
+  byRef(ref, (column, value) =>
+    db
+      .selectFrom("condition_sets")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where(column, "=", value)
+      .executeTakeFirst(),
+  );
+
+/** Keys of the instance's resource and tenant come along, so a read needs no further query. */
+export const instancesWithKeys = (db: Db, envId: string) =>
+  db
+    .selectFrom("resource_instances as ri")
+    .innerJoin("resources as res", "res.id", "ri.resource_id")
+    .innerJoin("tenants as t", "t.id", "ri.tenant_id")
+    .selectAll("ri")
+    .select(["res.key as resource_key", "t.key as tenant_key"])
+    .where("ri.environment_id", "=", envId);
+
+export const findInstanceById = (db: Db, envId: string, id: string): Promise<InstanceWithKeys | undefined> =>
+  instancesWithKeys(db, envId).where("ri.id", "=", id).executeTakeFirst();
+
+export const findInstanceByKey = (
+  db: Db,
+  envId: string,
+  resourceId: string,
+  key: string,
+): Promise<InstanceWithKeys | undefined> =>
+  instancesWithKeys(db, envId)
+    .where("ri.resource_id", "=", resourceId)
+    .where("ri.key", "=", key)
+    .executeTakeFirst();
+
+/** How a client names an instance: its uuid, `type:key`, or (when unambiguous) its bare key. */
+export type InstanceRef = { id: string } | { type: string; key: string } | { key: string };
+
+export function parseInstanceRef(ref: string): InstanceRef {
+  const colon = ref.indexOf(":");
+  if (colon > 0 && colon < ref.length - 1) return { type: ref.slice(0, colon), key: ref.slice(colon + 1) };
+  if (isUuid(ref)) return { id: ref.toLowerCase() };
+  return { key: ref };
+}
+
+/**
+ * Resolves an instance reference. A bare key that more than one resource uses is ambiguous: the caller gets
+ * every match and decides.
+ */
+export async function findInstances(db: Db, envId: string, ref: string): Promise<InstanceWithKeys[]> {
+  const parsed = parseInstanceRef(ref);
+  if ("id" in parsed) {
+    const row = await findInstanceById(db, envId, parsed.id);
+    if (row) return [row];
+    return instancesWithKeys(db, envId).where("ri.key", "=", ref).execute();
+  }
+  if ("type" in parsed) {
+    const resource = await findResource(db, envId, parsed.type);
+    if (!resource) return [];
+    const row = await findInstanceByKey(db, envId, resource.id, parsed.key);
+    return row ? [row] : [];
+  }
+  return instancesWithKeys(db, envId).where("ri.key", "=", parsed.key).execute();
+}
+
+export const instanceName = (row: { resource_key: string; key: string }): string =>
+  `${row.resource_key}:${row.key}`;
+
+export type SearchOperator = "contains" | "startswith" | "endswith";
+
+/** Case-insensitive match of any of the columns; LIKE wildcards in the text are taken literally. */
+export function searchAny(
+  columns: Expression<unknown>[],
+  text: string,
+  operator: SearchOperator = "contains",
+) {
+  const escaped = text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+  const pattern =
+    operator === "startswith" ? `${escaped}%` : operator === "endswith" ? `%${escaped}` : `%${escaped}%`;
+  const parts = columns.map((column) => sql<SqlBool>`lower(${column}) like ${pattern} escape '\\'`);
+  return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
+}
+
+/** Runs a statement per slice, so large bulk writes stay under the databases' bound-parameter limits. */
+export async function inChunks<T, R>(items: T[], fn: (slice: T[]) => Promise<R[] | unknown>): Promise<R[]> {
+  const out: R[] = [];
+  for (let start = 0; start < items.length; start += 500) {
+    const result = await fn(items.slice(start, start + 500));
+    if (Array.isArray(result)) out.push(...(result as R[]));
+  }
+  return out;
+}

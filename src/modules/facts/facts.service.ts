@@ -1,0 +1,274 @@
+import type { Kysely } from "kysely";
+import { appendChanges, type Db } from "../../changes/feed.ts";
+import type { Database } from "../../db/types.ts";
+import type { EnvironmentRow } from "../environments/environments.repo.ts";
+import { AppError, invalid, notFound } from "../../lib/errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { fromJson, fromJsonObject, toJson } from "../../lib/json.ts";
+import { KEY_PATTERN } from "../../lib/schemas.ts";
+import { now } from "../../lib/time.ts";
+import type { Change } from "../../pdp/engine/types.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
+import {
+  findInstances,
+  findResource,
+  findResourceRole,
+  findTenant,
+  findTenantRole,
+  findUser,
+  instanceName,
+  parseInstanceRef,
+  type InstanceWithKeys,
+  type ResourceRow,
+  type RoleRow,
+  type TenantRow,
+  type UserRow,
+} from "./facts.repo.ts";
+
+/** What a facts write needs of its environment: the ids every row carries. */
+export type Env = Pick<EnvironmentRow, "id" | "organization_id" | "project_id">;
+
+export const scopedIds = (env: Env) => ({
+  organization_id: env.organization_id,
+  project_id: env.project_id,
+  environment_id: env.id,
+});
+
+const KEY_RE = new RegExp(KEY_PATTERN);
+
+export function assertKey(key: string, what: string, loc: (string | number)[]): void {
+  if (!KEY_RE.test(key) || key.length > 255) {
+    throw invalid(`${what} key '${key}' must match ${KEY_PATTERN}`, loc);
+  }
+}
+
+// ---- change records: keys, never uuids (see src/pdp/engine/types.ts) ----
+
+export const userChange = (row: UserRow): Change => ({
+  kind: "user",
+  op: "upsert",
+  data: {
+    key: row.key,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    attributes: fromJsonObject(row.attributes),
+  },
+});
+
+export const tenantChange = (row: TenantRow): Change => ({
+  kind: "tenant",
+  op: "upsert",
+  data: { key: row.key, attributes: fromJsonObject(row.attributes) },
+});
+
+export const instanceChange = (row: InstanceWithKeys): Change => ({
+  kind: "resource_instance",
+  op: "upsert",
+  data: {
+    resource: row.resource_key,
+    key: row.key,
+    tenant: row.tenant_key,
+    attributes: fromJsonObject(row.attributes),
+  },
+});
+
+export const instanceDeleteChange = (row: { resource_key: string; key: string }): Change => ({
+  kind: "resource_instance",
+  op: "delete",
+  data: { resource: row.resource_key, key: row.key },
+});
+
+/**
+ * Request-scoped lookups with a memory, so a bulk write of a thousand assignments reads each user, role and
+ * tenant once. `require*` answers 404 naming the missing object.
+ */
+export class Resolver {
+  private readonly users = new Map<string, UserRow | undefined>();
+  private readonly tenants = new Map<string, TenantRow | undefined>();
+  private readonly resources = new Map<string, ResourceRow | undefined>();
+  private readonly tenantRoles = new Map<string, RoleRow | undefined>();
+  private readonly resourceRoles = new Map<string, RoleRow | undefined>();
+  private readonly instances = new Map<string, InstanceWithKeys[]>();
+
+  constructor(
+    readonly db: Db,
+    readonly env: Env,
+  ) {}
+
+  private async memo<T>(map: Map<string, T>, key: string, load: () => Promise<T>): Promise<T> {
+    if (map.has(key)) return map.get(key) as T;
+    const value = await load();
+    map.set(key, value);
+    return value;
+  }
+
+  user = (ref: string) => this.memo(this.users, ref, () => findUser(this.db, this.env.id, ref));
+  tenant = (ref: string) => this.memo(this.tenants, ref, () => findTenant(this.db, this.env.id, ref));
+  resource = (ref: string) => this.memo(this.resources, ref, () => findResource(this.db, this.env.id, ref));
+  tenantRole = (ref: string) =>
+    this.memo(this.tenantRoles, ref, () => findTenantRole(this.db, this.env.id, ref));
+  resourceRole = (resourceId: string, ref: string) =>
+    this.memo(this.resourceRoles, `${resourceId}\u0000${ref}`, () =>
+      findResourceRole(this.db, this.env.id, resourceId, ref),
+    );
+  instanceMatches = (ref: string) =>
+    this.memo(this.instances, ref, () => findInstances(this.db, this.env.id, ref));
+
+  async requireUser(ref: string): Promise<UserRow> {
+    const row = await this.user(ref);
+    if (!row) throw notFound("user", ref);
+    return row;
+  }
+
+  async requireTenant(ref: string): Promise<TenantRow> {
+    const row = await this.tenant(ref);
+    if (!row) throw notFound("tenant", ref);
+    return row;
+  }
+
+  async requireResource(ref: string): Promise<ResourceRow> {
+    const row = await this.resource(ref);
+    if (!row) throw notFound("resource", ref);
+    return row;
+  }
+
+  async requireTenantRole(ref: string): Promise<RoleRow> {
+    const row = await this.tenantRole(ref);
+    if (!row) {
+      throw new AppError("NOT_FOUND", `tenant-level role '${ref}' was not found`, { object: "role", ref });
+    }
+    return row;
+  }
+
+  async requireResourceRole(resource: ResourceRow, ref: string): Promise<RoleRow> {
+    const row = await this.resourceRole(resource.id, ref);
+    if (!row) {
+      throw new AppError("NOT_FOUND", `role '${ref}' was not found on resource '${resource.key}'`, {
+        object: "role",
+        ref,
+        resource: resource.key,
+      });
+    }
+    return row;
+  }
+
+  /** The instance, or undefined when it does not exist; 422 when a bare key names several instances. */
+  async instance(ref: string): Promise<InstanceWithKeys | undefined> {
+    const rows = await this.instanceMatches(ref);
+    if (rows.length > 1) {
+      throw invalid(`resource instance '${ref}' is ambiguous: name it as 'type:key'`, [
+        "body",
+        "resource_instance",
+      ]);
+    }
+    return rows[0];
+  }
+
+  async requireInstance(ref: string): Promise<InstanceWithKeys> {
+    const row = await this.instance(ref);
+    if (row) return row;
+    const parsed = parseInstanceRef(ref);
+    if ("type" in parsed) await this.requireResource(parsed.type);
+    throw notFound("resource instance", ref);
+  }
+
+  remember(kind: "user", ref: string, row: UserRow | undefined): void;
+  remember(kind: "tenant", ref: string, row: TenantRow | undefined): void;
+  remember(kind: "instance", ref: string, row: InstanceWithKeys | undefined): void;
+  remember(kind: "user" | "tenant" | "instance", ref: string, row: unknown): void {
+    if (kind === "user") this.users.set(ref, row as UserRow | undefined);
+    else if (kind === "tenant") this.tenants.set(ref, row as TenantRow | undefined);
+    else this.instances.set(ref, row ? [row as InstanceWithKeys] : []);
+  }
+
+  /** After deletes: anything may have gone. */
+  forget(): void {
+    for (const map of [this.users, this.tenants, this.instances]) map.clear();
+  }
+}
+
+/** Inserts an instance, records its change and teaches the resolver about it. */
+export async function insertInstance(
+  resolver: Resolver,
+  input: {
+    resource: ResourceRow;
+    tenant: TenantRow;
+    key: string;
+    attributes?: Record<string, unknown> | null;
+  },
+  changes: Change[],
+): Promise<InstanceWithKeys> {
+  const at = now();
+  const row: InstanceWithKeys = {
+    id: newId(),
+    ...scopedIds(resolver.env),
+    resource_id: input.resource.id,
+    tenant_id: input.tenant.id,
+    key: input.key,
+    attributes: toJson(input.attributes),
+    created_at: at,
+    updated_at: at,
+    resource_key: input.resource.key,
+    tenant_key: input.tenant.key,
+  };
+  const { resource_key: _r, tenant_key: _t, ...insertable } = row;
+  try {
+    await resolver.db.insertInto("resource_instances").values(insertable).execute();
+  } catch (e) {
+    if (isUniqueViolation(e)) {
+      throw new AppError("DUPLICATE_ENTITY", `resource instance '${instanceName(row)}' already exists`, {
+        object: "resource instance",
+        key: instanceName(row),
+      });
+    }
+    throw e;
+  }
+  changes.push(instanceChange(row));
+  resolver.remember("instance", instanceName(row), row);
+  resolver.remember("instance", row.id, row);
+  return row;
+}
+
+/**
+ * An instance named by `type:key`, created in `tenant` when it does not exist yet (the way Permit creates
+ * instances that a tuple or an assignment names). Without a tenant, a missing instance is a 404.
+ */
+export async function instanceOrCreate(
+  resolver: Resolver,
+  ref: string,
+  tenant: TenantRow | undefined,
+  changes: Change[],
+  loc: (string | number)[],
+): Promise<{ instance: InstanceWithKeys; created: boolean }> {
+  const existing = await resolver.instance(ref);
+  if (existing) return { instance: existing, created: false };
+  const parsed = parseInstanceRef(ref);
+  if (!("type" in parsed) || !tenant) {
+    if ("type" in parsed) await resolver.requireResource(parsed.type);
+    throw notFound("resource instance", ref);
+  }
+  const resource = await resolver.requireResource(parsed.type);
+  assertKey(parsed.key, "resource instance", loc);
+  const instance = await insertInstance(resolver, { resource, tenant, key: parsed.key }, changes);
+  return { instance, created: true };
+}
+
+export const attributesOrNull = (text: string | null): Record<string, unknown> | null =>
+  fromJson<Record<string, unknown>>(text);
+
+/**
+ * One facts write: one transaction, the resolver bound to it, and every change record appended at the end as one
+ * revision of the environment. A write that changed nothing adds no revision.
+ */
+export const writeFacts = <T>(
+  db: Kysely<Database>,
+  env: Env,
+  fn: (resolver: Resolver, changes: Change[]) => Promise<T>,
+): Promise<T> =>
+  db.transaction().execute(async (trx) => {
+    const changes: Change[] = [];
+    const result = await fn(new Resolver(trx, env), changes);
+    if (changes.length > 0) await appendChanges(trx, env.id, changes);
+    return result;
+  });

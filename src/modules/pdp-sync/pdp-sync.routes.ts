@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { errorResponses } from "../../lib/schemas.ts";
+import { ChangesQuery, ChangesResponse, SnapshotResponse, SyncParams } from "./pdp-sync.schemas.ts";
+import type { PdpSyncService } from "./pdp-sync.service.ts";
+
+export const pdpSyncRoutes: FastifyPluginAsyncTypebox<{ pdpSync: PdpSyncService }> = async (
+  app,
+  { pdpSync },
+) => {
+  const tags = ["pdp sync"];
+  app.get(
+    "/v2/pdp-sync/:proj_id/:env_id/snapshot",
+    {
+      schema: {
+        tags,
+        summary: "The environment's whole data at one revision, for a standalone PDP",
+        params: SyncParams,
+        response: { 200: SnapshotResponse, ...errorResponses(404) },
+      },
+    },
+    (req) => pdpSync.snapshot(principalOf(req), req.params.proj_id, req.params.env_id),
+  );
+  app.get(
+    "/v2/pdp-sync/:proj_id/:env_id/changes",
+    {
+      schema: {
+        tags,
+        summary: "The ordered changes after a revision; waits up to `wait` seconds for one",
+        params: SyncParams,
+        querystring: ChangesQuery,
+        response: { 200: ChangesResponse, ...errorResponses(404) },
+      },
+    },
+    (req) =>
+      pdpSync.changes(
+        principalOf(req),
+        req.params.proj_id,
+        req.params.env_id,
+        req.query.after,
+        req.query.wait ?? 0,
+      ),
+  );
+};

@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { errorResponses, Paginated } from "../../lib/schemas.ts";
+import { ListQuery, ResourceParams } from "../schema/schema.schemas.ts";
+import { RelationCreate, RelationParams, RelationRead } from "./relations.schemas.ts";
+import type { RelationsService } from "./relations.service.ts";
+
+export const relationsRoutes: FastifyPluginAsyncTypebox<{ relations: RelationsService }> = async (
+  app,
+  { relations },
+) => {
+  const tags = ["resource relations"];
+  const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/relations";
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "List the relations of a resource (the resource is their object)",
+        params: ResourceParams,
+        querystring: ListQuery,
+        response: { 200: Paginated(RelationRead), ...errorResponses(404) },
+      },
+    },
+    (req) => relations.list(principalOf(req), req.params, pageRequest(req.query)),
+  );
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Create a relation from a subject resource to this resource",
+        params: ResourceParams,
+        body: RelationCreate,
+        response: { 200: RelationRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => relations.create(principalOf(req), req.params, req.body),
+  );
+  app.get(
+    `${base}/:relation_id`,
+    {
+      schema: {
+        tags,
+        summary: "Get a relation",
+        params: RelationParams,
+        response: { 200: RelationRead, ...errorResponses(404) },
+      },
+    },
+    (req) => relations.get(principalOf(req), req.params),
+  );
+  app.delete(
+    `${base}/:relation_id`,
+    {
+      schema: {
+        tags,
+        summary: "Delete a relation with its tuples and the derivations through it",
+        params: RelationParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await relations.remove(principalOf(req), req.params);
+      return reply.code(204).send(null);
+    },
+  );
+};

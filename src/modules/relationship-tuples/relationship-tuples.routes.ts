@@ -1,0 +1,114 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
+import {
+  EmptyResult,
+  RelationshipTupleBulkCreate,
+  RelationshipTupleBulkDelete,
+  RelationshipTupleCreate,
+  RelationshipTupleDelete,
+  RelationshipTupleDetailedQuery,
+  RelationshipTupleList,
+  RelationshipTupleListQuery,
+  RelationshipTupleRead,
+} from "./relationship-tuples.schemas.ts";
+import type { RelationshipTuplesService } from "./relationship-tuples.service.ts";
+
+export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<{
+  tuples: RelationshipTuplesService;
+}> = async (app, { tuples }) => {
+  const tags = ["relationship-tuples"];
+  const base = "/v2/facts/:proj_id/:env_id/relationship_tuples";
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary:
+          "List relationship tuples: an array, or the paginated envelope with include_total_count=true",
+        params: EnvParams,
+        querystring: RelationshipTupleListQuery,
+        response: { 200: RelationshipTupleList, ...errorResponses(404) },
+      },
+    },
+    (req) =>
+      tuples.list(principalOf(req), req.params.proj_id, req.params.env_id, req.query, pageRequest(req.query)),
+  );
+  app.get(
+    `${base}/detailed`,
+    {
+      schema: {
+        tags,
+        summary: "List relationship tuples with subject, object, relation and tenant details (paginated)",
+        params: EnvParams,
+        querystring: RelationshipTupleDetailedQuery,
+        response: { 200: Paginated(RelationshipTupleRead), ...errorResponses(404) },
+      },
+    },
+    (req) =>
+      tuples.listDetailed(
+        principalOf(req),
+        req.params.proj_id,
+        req.params.env_id,
+        req.query,
+        pageRequest(req.query),
+      ),
+  );
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Create a relationship tuple (missing instances are created in its tenant)",
+        params: EnvParams,
+        body: RelationshipTupleCreate,
+        response: { 200: RelationshipTupleRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => tuples.create(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+  );
+  app.delete(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Delete a relationship tuple",
+        params: EnvParams,
+        body: RelationshipTupleDelete,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await tuples.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.body);
+      return reply.code(204).send(null);
+    },
+  );
+  app.post(
+    `${base}/bulk`,
+    {
+      schema: {
+        tags,
+        summary: "Create many relationship tuples; all or nothing, existing tuples are kept",
+        params: EnvParams,
+        body: RelationshipTupleBulkCreate,
+        response: { 200: EmptyResult, ...errorResponses(404) },
+      },
+    },
+    (req) => tuples.bulkCreate(principalOf(req), req.params.proj_id, req.params.env_id, req.body.operations),
+  );
+  app.delete(
+    `${base}/bulk`,
+    {
+      schema: {
+        tags,
+        summary: "Delete many relationship tuples; all or nothing",
+        params: EnvParams,
+        body: RelationshipTupleBulkDelete,
+        response: { 200: EmptyResult, ...errorResponses(404) },
+      },
+    },
+    (req) => tuples.bulkDelete(principalOf(req), req.params.proj_id, req.params.env_id, req.body.idents),
+  );
+};

@@ -1,0 +1,65 @@
+import type { Insertable, Updateable } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { ResourceAttributesTable, ResourcesTable } from "../../db/types.ts";
+import { idOrKey } from "../../lib/ids.ts";
+import type { AttributeRow } from "../schema/schema.repo.ts";
+
+export const findAttribute = (
+  db: Db,
+  envId: string,
+  resourceId: string,
+  ref: string,
+): Promise<AttributeRow | undefined> => {
+  const { column, value } = idOrKey(ref);
+  return db
+    .selectFrom("resource_attributes")
+    .selectAll()
+    .where("environment_id", "=", envId)
+    .where("resource_id", "=", resourceId)
+    .where(column, "=", value)
+    .executeTakeFirst();
+};
+
+export const listAttributes = (
+  db: Db,
+  envId: string,
+  resourceId: string,
+  page?: { offset: number; limit: number },
+): Promise<AttributeRow[]> => {
+  let q = db
+    .selectFrom("resource_attributes")
+    .selectAll()
+    .where("environment_id", "=", envId)
+    .where("resource_id", "=", resourceId)
+    .orderBy("created_at")
+    .orderBy("key");
+  if (page) q = q.offset(page.offset).limit(page.limit);
+  return q.execute();
+};
+
+export const insertAttribute = (db: Db, row: Insertable<ResourceAttributesTable>) =>
+  db.insertInto("resource_attributes").values(row).execute();
+
+export const updateAttribute = (
+  db: Db,
+  id: string,
+  patch: Updateable<ResourceAttributesTable>,
+): Promise<AttributeRow> =>
+  db
+    .updateTable("resource_attributes")
+    .set(patch)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+export const deleteAttributes = async (db: Db, ids: string[]): Promise<void> => {
+  if (ids.length > 0) await db.deleteFrom("resource_attributes").where("id", "in", ids).execute();
+};
+
+/** Inserts a built-in resource unless it is already there; safe against a concurrent first use. */
+export const insertBuiltInResource = (db: Db, row: Insertable<ResourcesTable>) =>
+  db
+    .insertInto("resources")
+    .values(row)
+    .onConflict((oc) => oc.columns(["environment_id", "key"]).doNothing())
+    .execute();

@@ -1,0 +1,234 @@
+import type { Kysely } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { Database } from "../../db/types.ts";
+import type { Principal } from "../../lib/access.ts";
+import { notFound } from "../../lib/errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
+import { now } from "../../lib/time.ts";
+import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
+import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
+import { findResource, type AttributeRow, type ResourceRow } from "../schema/schema.repo.ts";
+import type { EnvPath } from "../schema/schema.schemas.ts";
+import {
+  assertKeys,
+  insertUnique,
+  requireResource,
+  scopeColumns,
+  USER_RESOURCE_KEY,
+} from "../schema/schema.service.ts";
+import {
+  deleteAttributes,
+  findAttribute,
+  insertAttribute,
+  insertBuiltInResource,
+  listAttributes,
+  updateAttribute,
+} from "./resource-attributes.repo.ts";
+import type {
+  AttributeBlockEditable,
+  ResourceAttributeCreate,
+  ResourceAttributeRead,
+  ResourceAttributeUpdate,
+} from "./resource-attributes.schemas.ts";
+
+export const attributeRead = (row: AttributeRow, resourceKey: string): ResourceAttributeRead => ({
+  id: row.id,
+  key: row.key,
+  type: row.type as ResourceAttributeRead["type"],
+  ...(row.description !== null && { description: row.description }),
+  resource_id: row.resource_id,
+  resource_key: resourceKey,
+  organization_id: row.organization_id,
+  project_id: row.project_id,
+  environment_id: row.environment_id,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+  built_in: row.built_in === 1,
+});
+
+async function createAttributeRecord(
+  trx: Db,
+  scope: EnvScope,
+  resource: ResourceRow,
+  key: string,
+  block: AttributeBlockEditable,
+  at = now(),
+): Promise<AttributeRow> {
+  const row: AttributeRow = {
+    id: newId(),
+    ...scopeColumns(scope),
+    resource_id: resource.id,
+    key,
+    type: block.type,
+    description: block.description ?? null,
+    built_in: 0,
+    created_at: at,
+    updated_at: at,
+  };
+  await insertUnique("attribute", `${resource.key}:${key}`, () => insertAttribute(trx, row));
+  return row;
+}
+
+/** Makes the resource's attributes exactly `attributes` (a resource body's block); kept keys keep their ids. */
+export async function replaceAttributes(
+  trx: Db,
+  scope: EnvScope,
+  changes: SchemaChanges,
+  resource: ResourceRow,
+  attributes: Record<string, AttributeBlockEditable>,
+): Promise<void> {
+  assertKeys(attributes, "attribute", ["body", "attributes"]);
+  const at = now();
+  const existing = new Map(
+    (await listAttributes(trx, scope.environment.id, resource.id)).map((a) => [a.key, a]),
+  );
+  await deleteAttributes(
+    trx,
+    [...existing.values()].filter((a) => !Object.hasOwn(attributes, a.key)).map((a) => a.id),
+  );
+  for (const [key, block] of Object.entries(attributes)) {
+    const current = existing.get(key);
+    if (!current) await createAttributeRecord(trx, scope, resource, key, block, at);
+    else {
+      await updateAttribute(trx, current.id, {
+        type: block.type,
+        description: block.description ?? null,
+        updated_at: at,
+      });
+    }
+  }
+  changes.resource(resource.id);
+}
+
+/** Whose attributes a route manages: a resource named in the path, or the built-in user resource. */
+export type AttributeOwner = { resource: string } | { users: true };
+
+/**
+ * Attributes of resources, and user attributes, which are the attributes of the built-in `__user` resource.
+ * That resource is created by the first user-attribute write and stays hidden from resource lists.
+ */
+export function createResourceAttributesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
+  const { db, scope } = deps;
+  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
+    scope.environment(principal, path.proj_id, path.env_id, { access });
+
+  /** The owning resource; for user attributes undefined until the first write creates it. */
+  async function ownerForRead(
+    db: Db,
+    envId: string,
+    owner: AttributeOwner,
+  ): Promise<ResourceRow | undefined> {
+    if ("resource" in owner) return requireResource(db, envId, owner.resource);
+    return findResource(db, envId, USER_RESOURCE_KEY);
+  }
+
+  async function ownerForWrite(trx: Db, env: EnvScope, owner: AttributeOwner): Promise<ResourceRow> {
+    if ("resource" in owner) return requireResource(trx, env.environment.id, owner.resource);
+    const at = now();
+    await insertBuiltInResource(trx, {
+      id: newId(),
+      ...scopeColumns(env),
+      key: USER_RESOURCE_KEY,
+      name: "User",
+      description: "the attributes of users",
+      urn: null,
+      type_attributes: null,
+      built_in: 1,
+      created_at: at,
+      updated_at: at,
+    });
+    return requireResource(trx, env.environment.id, USER_RESOURCE_KEY);
+  }
+
+  async function requireAttribute(db: Db, envId: string, resource: ResourceRow | undefined, ref: string) {
+    const row = resource && (await findAttribute(db, envId, resource.id, ref));
+    if (!row) throw notFound("attribute", `${resource?.key ?? USER_RESOURCE_KEY}:${ref}`);
+    return row;
+  }
+
+  return {
+    async list(
+      principal: Principal,
+      path: EnvPath,
+      owner: AttributeOwner,
+      page: PageRequest,
+    ): Promise<ResourceAttributeRead[]> {
+      const { environment } = await envScope(principal, path, "read");
+      const resource = await ownerForRead(db, environment.id, owner);
+      if (!resource) return [];
+      const rows = await listAttributes(db, environment.id, resource.id, {
+        offset: offsetOf(page),
+        limit: page.perPage,
+      });
+      return rows.map((r) => attributeRead(r, resource.key));
+    },
+
+    async get(
+      principal: Principal,
+      path: EnvPath,
+      owner: AttributeOwner,
+      attributeRef: string,
+    ): Promise<ResourceAttributeRead> {
+      const { environment } = await envScope(principal, path, "read");
+      const resource = await ownerForRead(db, environment.id, owner);
+      const row = await requireAttribute(db, environment.id, resource, attributeRef);
+      return attributeRead(row, resource?.key ?? USER_RESOURCE_KEY);
+    },
+
+    async create(
+      principal: Principal,
+      path: EnvPath,
+      owner: AttributeOwner,
+      input: ResourceAttributeCreate,
+    ): Promise<ResourceAttributeRead> {
+      const env = await envScope(principal, path, "write");
+      return schemaWrite(db, env.environment.id, async (trx, changes) => {
+        const resource = await ownerForWrite(trx, env, owner);
+        const row = await createAttributeRecord(trx, env, resource, input.key, input);
+        changes.resource(resource.id);
+        return attributeRead(row, resource.key);
+      });
+    },
+
+    async update(
+      principal: Principal,
+      path: EnvPath,
+      owner: AttributeOwner,
+      attributeRef: string,
+      input: ResourceAttributeUpdate,
+    ): Promise<ResourceAttributeRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const resource = await ownerForRead(trx, envId, owner);
+        const attribute = await requireAttribute(trx, envId, resource, attributeRef);
+        const row = await updateAttribute(trx, attribute.id, {
+          ...(input.type !== undefined && { type: input.type }),
+          ...(input.description !== undefined && { description: input.description }),
+          updated_at: now(),
+        });
+        changes.resource(attribute.resource_id);
+        return attributeRead(row, resource?.key ?? USER_RESOURCE_KEY);
+      });
+    },
+
+    async remove(
+      principal: Principal,
+      path: EnvPath,
+      owner: AttributeOwner,
+      attributeRef: string,
+    ): Promise<void> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      await schemaWrite(db, envId, async (trx, changes) => {
+        const resource = await ownerForRead(trx, envId, owner);
+        const attribute = await requireAttribute(trx, envId, resource, attributeRef);
+        await deleteAttributes(trx, [attribute.id]);
+        changes.resource(attribute.resource_id);
+      });
+    },
+  };
+}
+
+export type ResourceAttributesService = ReturnType<typeof createResourceAttributesService>;

@@ -1,0 +1,69 @@
+import { Type, type Static } from "typebox";
+import { JsonObject, Key, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+
+export const RelationshipBlock = Type.Object({
+  subject: Type.String({ description: "`type:key`" }),
+  relation: Type.String(),
+  object: Type.String({ description: "`type:key`" }),
+});
+
+export const ResourceInstanceRead = Type.Object({
+  id: Uuid,
+  key: Type.String(),
+  tenant: Type.String({ description: "tenant key" }),
+  resource: Type.String({ description: "resource type key" }),
+  organization_id: Uuid,
+  project_id: Uuid,
+  environment_id: Uuid,
+  resource_id: Uuid,
+  tenant_id: Uuid,
+  attributes: JsonObject,
+  relationships: Type.Optional(
+    Type.Array(RelationshipBlock, { description: "with detailed=true: the tuples the instance is part of" }),
+  ),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type ResourceInstanceRead = Static<typeof ResourceInstanceRead>;
+
+export const ResourceInstanceCreate = Type.Object({
+  key: Key("instance key, unique within its resource type"),
+  tenant: Ref("tenant id or key"),
+  resource: Ref("resource type id or key"),
+  attributes: Type.Optional(JsonObject),
+});
+export type ResourceInstanceCreate = Static<typeof ResourceInstanceCreate>;
+
+export const ResourceInstanceUpdate = Type.Object({ attributes: Type.Optional(JsonObject) });
+export type ResourceInstanceUpdate = Static<typeof ResourceInstanceUpdate>;
+
+const filters = {
+  tenant: Type.Optional(Ref("tenant id or key")),
+  resource: Type.Optional(Ref("resource type id or key")),
+  search: Type.Optional(Type.Array(Ref("instance key or id"), { maxItems: 100, description: "repeatable" })),
+  ...PageQuery,
+};
+
+export const ResourceInstanceListQuery = Type.Object({
+  ...filters,
+  detailed: Type.Optional(Type.Boolean({ default: false })),
+  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+});
+export type ResourceInstanceListQuery = Static<typeof ResourceInstanceListQuery>;
+
+export const ResourceInstanceDetailedQuery = Type.Object(filters);
+
+export const ResourceInstanceList = Type.Union(
+  [Type.Array(ResourceInstanceRead), Paginated(ResourceInstanceRead)],
+  {
+    description: "a plain array, or the paginated envelope with include_total_count=true",
+  },
+);
+
+export const InstanceParams = Type.Object({
+  proj_id: Ref("project id or key"),
+  env_id: Ref("environment id or key"),
+  instance_id: Ref("instance id, `type:key` (URL-encoded as type%3Akey) or an unambiguous key"),
+});
+
+export const InstanceGetQuery = Type.Object({ detailed: Type.Optional(Type.Boolean({ default: false })) });

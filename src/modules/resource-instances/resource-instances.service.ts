@@ -1,0 +1,255 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/types.ts";
+import type { Db } from "../../changes/feed.ts";
+import type { Principal } from "../../lib/access.ts";
+import { duplicate, invalid } from "../../lib/errors.ts";
+import { isUuid } from "../../lib/ids.ts";
+import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { now } from "../../lib/time.ts";
+import type { Change } from "../../pdp/engine/types.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import { findInstanceByKey, type InstanceWithKeys } from "../facts/facts.repo.ts";
+import {
+  instanceChange,
+  instanceDeleteChange,
+  insertInstance,
+  Resolver,
+  writeFacts,
+  type Env,
+} from "../facts/facts.service.ts";
+import {
+  countInstances,
+  deleteInstances,
+  listInstancesQuery,
+  tuplesOfInstances,
+  updateInstance,
+  type InstanceFilter,
+} from "./resource-instances.repo.ts";
+import type {
+  ResourceInstanceCreate,
+  ResourceInstanceListQuery,
+  ResourceInstanceRead,
+  ResourceInstanceUpdate,
+} from "./resource-instances.schemas.ts";
+
+type Relationships = ResourceInstanceRead["relationships"];
+
+export const instanceRead = (row: InstanceWithKeys, relationships?: Relationships): ResourceInstanceRead => ({
+  id: row.id,
+  key: row.key,
+  tenant: row.tenant_key,
+  resource: row.resource_key,
+  organization_id: row.organization_id,
+  project_id: row.project_id,
+  environment_id: row.environment_id,
+  resource_id: row.resource_id,
+  tenant_id: row.tenant_id,
+  attributes: fromJsonObject(row.attributes),
+  ...(relationships !== undefined && { relationships }),
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+});
+
+/** Reads with `relationships`: the tuples each instance is part of. */
+async function detailedReads(
+  db: Db,
+  envId: string,
+  rows: InstanceWithKeys[],
+): Promise<ResourceInstanceRead[]> {
+  const tuples = await tuplesOfInstances(
+    db,
+    envId,
+    rows.map((r) => r.id),
+  );
+  return rows.map((row) =>
+    instanceRead(
+      row,
+      tuples
+        .filter((t) => t.subject_id === row.id || t.object_id === row.id)
+        .map(({ subject, relation, object }) => ({ subject, relation, object })),
+    ),
+  );
+}
+
+/**
+ * Creates or (same resource and key) updates instances inside the caller's transaction. `onExisting: "fail"`
+ * answers 409; "update" replaces the attributes. An instance never moves to another tenant: that is a 422.
+ */
+export async function writeInstanceRecords(
+  resolver: Resolver,
+  inputs: ResourceInstanceCreate[],
+  changes: Change[],
+  onExisting: "fail" | "update",
+  loc: (string | number)[] = ["body"],
+): Promise<{ row: InstanceWithKeys; created: boolean }[]> {
+  const out: { row: InstanceWithKeys; created: boolean }[] = [];
+  const seen = new Set<string>();
+  for (const [i, input] of inputs.entries()) {
+    const at = inputs.length > 1 ? [...loc, i] : loc;
+    const resource = await resolver.requireResource(input.resource);
+    const tenant = await resolver.requireTenant(input.tenant);
+    const name = `${resource.key}:${input.key}`;
+    if (seen.has(name)) throw invalid(`resource instance '${name}' appears twice`, at);
+    seen.add(name);
+    const existing = await findInstanceByKey(resolver.db, resolver.env.id, resource.id, input.key);
+    if (!existing) {
+      const row = await insertInstance(
+        resolver,
+        { resource, tenant, key: input.key, attributes: input.attributes },
+        changes,
+      );
+      out.push({ row, created: true });
+      continue;
+    }
+    if (onExisting === "fail") throw duplicate("resource instance", name);
+    if (existing.tenant_id !== tenant.id) {
+      throw invalid(
+        `resource instance '${name}' belongs to tenant '${existing.tenant_key}'; it cannot move to '${tenant.key}'`,
+        [...at, "tenant"],
+      );
+    }
+    const updated = await updateInstance(resolver.db, resolver.env.id, existing.id, {
+      attributes: toJson(input.attributes),
+      updated_at: now(),
+    });
+    const row = { ...existing, ...updated };
+    changes.push(instanceChange(row));
+    out.push({ row, created: false });
+  }
+  return out;
+}
+
+/** Deletes instances (with their tuples and role assignments) inside the caller's transaction. */
+export async function deleteInstanceRecords(
+  resolver: Resolver,
+  instances: InstanceWithKeys[],
+  changes: Change[],
+): Promise<void> {
+  await deleteInstances(
+    resolver.db,
+    resolver.env.id,
+    instances.map((i) => i.id),
+  );
+  for (const instance of instances) changes.push(instanceDeleteChange(instance));
+  resolver.forget();
+}
+
+export function createResourceInstancesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
+  const { db, scope } = deps;
+
+  /** Filters to ids; null when a named tenant or resource does not exist, so nothing can match. */
+  async function resolveFilter(env: Env, q: ResourceInstanceListQuery): Promise<InstanceFilter | null> {
+    const resolver = new Resolver(db, env);
+    const filter: InstanceFilter = {};
+    if (q.tenant !== undefined) {
+      const tenant = await resolver.tenant(q.tenant);
+      if (!tenant) return null;
+      filter.tenantId = tenant.id;
+    }
+    if (q.resource !== undefined) {
+      const resource = await resolver.resource(q.resource);
+      if (!resource) return null;
+      filter.resourceId = resource.id;
+    }
+    if (q.search !== undefined && q.search.length > 0) {
+      filter.search = { keys: q.search, ids: q.search.filter(isUuid).map((s) => s.toLowerCase()) };
+    }
+    return filter;
+  }
+
+  async function page(env: Env, q: ResourceInstanceListQuery, p: PageRequest, detailed: boolean) {
+    const filter = await resolveFilter(env, q);
+    if (!filter) return { data: [], total: async () => 0 };
+    const rows = await listInstancesQuery(db, env.id, filter, offsetOf(p), p.perPage).execute();
+    return {
+      data: detailed ? await detailedReads(db, env.id, rows) : rows.map((r) => instanceRead(r)),
+      total: () => countInstances(db, env.id, filter),
+    };
+  }
+
+  return {
+    async list(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      q: ResourceInstanceListQuery,
+      p: PageRequest,
+    ): Promise<ResourceInstanceRead[] | Page<ResourceInstanceRead>> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { data, total } = await page(environment, q, p, q.detailed === true);
+      return q.include_total_count ? envelope(data, await total(), p) : data;
+    },
+
+    async listDetailed(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      q: ResourceInstanceListQuery,
+      p: PageRequest,
+    ): Promise<Page<ResourceInstanceRead>> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { data, total } = await page(environment, q, p, true);
+      return envelope(data, await total(), p);
+    },
+
+    async get(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      instanceRef: string,
+      detailed: boolean,
+    ): Promise<ResourceInstanceRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const row = await new Resolver(db, environment).requireInstance(instanceRef);
+      if (!detailed) return instanceRead(row);
+      const [read] = await detailedReads(db, environment.id, [row]);
+      if (!read) throw new Error("instance read missing");
+      return read;
+    },
+
+    async create(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      input: ResourceInstanceCreate,
+    ): Promise<ResourceInstanceRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const [written] = await writeFacts(db, environment, (resolver, changes) =>
+        writeInstanceRecords(resolver, [input], changes, "fail"),
+      );
+      if (!written) throw new Error("instance not created");
+      return instanceRead(written.row);
+    },
+
+    async update(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      instanceRef: string,
+      input: ResourceInstanceUpdate,
+    ): Promise<ResourceInstanceRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return writeFacts(db, environment, async (resolver, changes) => {
+        const existing = await resolver.requireInstance(instanceRef);
+        if (input.attributes === undefined) return instanceRead(existing);
+        const updated = await updateInstance(resolver.db, environment.id, existing.id, {
+          attributes: toJson(input.attributes),
+          updated_at: now(),
+        });
+        const row = { ...existing, ...updated };
+        changes.push(instanceChange(row));
+        return instanceRead(row);
+      });
+    },
+
+    async remove(principal: Principal, projRef: string, envRef: string, instanceRef: string): Promise<void> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      await writeFacts(db, environment, async (resolver, changes) =>
+        deleteInstanceRecords(resolver, [await resolver.requireInstance(instanceRef)], changes),
+      );
+    },
+  };
+}
+
+export type ResourceInstancesService = ReturnType<typeof createResourceInstancesService>;

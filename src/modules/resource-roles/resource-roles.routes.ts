@@ -1,0 +1,188 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { errorResponses } from "../../lib/schemas.ts";
+import {
+  DerivationSettings,
+  DerivedRoleRuleCreate,
+  DerivedRoleRuleRead,
+  ListQuery,
+  ResourceParams,
+} from "../schema/schema.schemas.ts";
+import { RolePermissionsBody } from "../roles/roles.schemas.ts";
+import {
+  ResourceRoleCreate,
+  ResourceRoleList,
+  ResourceRoleParams,
+  ResourceRoleRead,
+  ResourceRoleUpdate,
+} from "./resource-roles.schemas.ts";
+import type { ResourceRolesService } from "./resource-roles.service.ts";
+
+export const resourceRolesRoutes: FastifyPluginAsyncTypebox<{ resourceRoles: ResourceRolesService }> = async (
+  app,
+  { resourceRoles },
+) => {
+  const tags = ["resource roles"];
+  const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/roles";
+  const one = `${base}/:role_id`;
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "List the roles of a resource",
+        params: ResourceParams,
+        querystring: ListQuery,
+        response: { 200: Type.Array(ResourceRoleRead), ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.list(principalOf(req), req.params, pageRequest(req.query)),
+  );
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Create a resource role, with its permissions, extends and derivations",
+        params: ResourceParams,
+        body: ResourceRoleCreate,
+        response: { 200: ResourceRoleRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => resourceRoles.create(principalOf(req), req.params, req.body),
+  );
+  app.get(
+    one,
+    {
+      schema: {
+        tags,
+        summary: "Get a resource role",
+        params: ResourceRoleParams,
+        response: { 200: ResourceRoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.get(principalOf(req), req.params),
+  );
+  app.patch(
+    one,
+    {
+      schema: {
+        tags,
+        summary: "Update a resource role; each field given replaces the stored one",
+        params: ResourceRoleParams,
+        body: ResourceRoleUpdate,
+        response: { 200: ResourceRoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.update(principalOf(req), req.params, req.body),
+  );
+  app.delete(
+    one,
+    {
+      schema: {
+        tags,
+        summary: "Delete a resource role with its assignments and derivations",
+        params: ResourceRoleParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await resourceRoles.remove(principalOf(req), req.params);
+      return reply.code(204).send(null);
+    },
+  );
+  app.post(
+    `${one}/permissions`,
+    {
+      schema: {
+        tags,
+        summary: "Grant actions of the resource to the role (already granted ones are skipped)",
+        params: ResourceRoleParams,
+        body: RolePermissionsBody,
+        response: { 200: ResourceRoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.assignPermissions(principalOf(req), req.params, req.body.permissions),
+  );
+  app.delete(
+    `${one}/permissions`,
+    {
+      schema: {
+        tags,
+        summary: "Revoke actions from the role (ones not granted are skipped)",
+        params: ResourceRoleParams,
+        body: RolePermissionsBody,
+        response: { 200: ResourceRoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.removePermissions(principalOf(req), req.params, req.body.permissions),
+  );
+  app.get(
+    `${one}/ancestors`,
+    {
+      schema: {
+        tags,
+        summary: "The roles this role extends, directly or through others",
+        params: ResourceRoleParams,
+        response: { 200: ResourceRoleList, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.ancestors(principalOf(req), req.params),
+  );
+  app.get(
+    `${one}/descendants`,
+    {
+      schema: {
+        tags,
+        summary: "The roles extending this role, directly or through others",
+        params: ResourceRoleParams,
+        response: { 200: ResourceRoleList, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.descendants(principalOf(req), req.params),
+  );
+  app.post(
+    `${one}/implicit_grants`,
+    {
+      schema: {
+        tags,
+        summary: "Derive this role from a role on a related resource",
+        params: ResourceRoleParams,
+        body: DerivedRoleRuleCreate,
+        response: { 200: DerivedRoleRuleRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => resourceRoles.createImplicitGrant(principalOf(req), req.params, req.body),
+  );
+  app.delete(
+    `${one}/implicit_grants`,
+    {
+      schema: {
+        tags,
+        summary: "Delete a derivation of this role",
+        params: ResourceRoleParams,
+        body: DerivedRoleRuleCreate,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await resourceRoles.deleteImplicitGrant(principalOf(req), req.params, req.body);
+      return reply.code(204).send(null);
+    },
+  );
+  app.put(
+    `${one}/implicit_grants/conditions`,
+    {
+      schema: {
+        tags,
+        summary: "Set when the role's derivations apply (no_direct_roles_on_object)",
+        params: ResourceRoleParams,
+        body: DerivationSettings,
+        response: { 200: DerivationSettings, ...errorResponses(404) },
+      },
+    },
+    (req) => resourceRoles.updateImplicitGrantConditions(principalOf(req), req.params, req.body),
+  );
+};

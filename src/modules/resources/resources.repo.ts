@@ -1,0 +1,34 @@
+import type { Insertable, Updateable } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { ResourcesTable } from "../../db/types.ts";
+import { matchesSearch, type ResourceRow } from "../schema/schema.repo.ts";
+
+export async function listResourceIdsPage(
+  db: Db,
+  envId: string,
+  filter: { search?: string | undefined; includeBuiltIn: boolean },
+  offset: number,
+  limit: number,
+): Promise<{ ids: string[]; total: number }> {
+  let q = db.selectFrom("resources").where("environment_id", "=", envId);
+  if (!filter.includeBuiltIn) q = q.where("built_in", "=", 0);
+  if (filter.search) q = q.where(matchesSearch(["key", "name"], filter.search));
+  const rows = await q
+    .select("id")
+    .orderBy("created_at")
+    .orderBy("key")
+    .offset(offset)
+    .limit(limit)
+    .execute();
+  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { ids: rows.map((r) => r.id), total: Number(count.n) };
+}
+
+export const insertResource = (db: Db, row: Insertable<ResourcesTable>) =>
+  db.insertInto("resources").values(row).execute();
+
+export const updateResource = (db: Db, id: string, patch: Updateable<ResourcesTable>): Promise<ResourceRow> =>
+  db.updateTable("resources").set(patch).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+
+export const deleteResource = (db: Db, id: string) =>
+  db.deleteFrom("resources").where("id", "=", id).execute();

@@ -1,0 +1,167 @@
+import type { Insertable, Selectable } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { RoleAssignmentsTable } from "../../db/types.ts";
+import { inChunks } from "../facts/facts.repo.ts";
+
+export type AssignmentRow = Selectable<RoleAssignmentsTable>;
+
+/** An assignment with the keys a read shows. */
+export interface AssignmentWithKeys extends AssignmentRow {
+  user_key: string;
+  role_key: string;
+  tenant_key: string;
+  instance_key: string | null;
+  resource_key: string | null;
+  /** What the detailed read shows of the user, role, tenant and instance. */
+  user_email: string | null;
+  user_first_name: string | null;
+  user_last_name: string | null;
+  user_attributes: string | null;
+  role_name: string;
+  tenant_name: string;
+  tenant_attributes: string | null;
+  instance_attributes: string | null;
+}
+
+export interface AssignmentFilter {
+  userIds?: string[] | undefined;
+  roleIds?: string[] | undefined;
+  tenantIds?: string[] | undefined;
+  /** Only roles on instances of this resource. */
+  resourceId?: string | undefined;
+  instanceId?: string | undefined;
+}
+
+function filtered(db: Db, envId: string, f: AssignmentFilter) {
+  let q = db.selectFrom("role_assignments as ra").where("ra.environment_id", "=", envId);
+  if (f.userIds) q = q.where("ra.user_id", "in", f.userIds);
+  if (f.roleIds) q = q.where("ra.role_id", "in", f.roleIds);
+  if (f.tenantIds) q = q.where("ra.tenant_id", "in", f.tenantIds);
+  if (f.instanceId) q = q.where("ra.resource_instance_id", "=", f.instanceId);
+  if (f.resourceId) {
+    const resourceId = f.resourceId;
+    q = q.where("ra.resource_instance_id", "in", (eb) =>
+      eb
+        .selectFrom("resource_instances as fri")
+        .select("fri.id")
+        .where("fri.environment_id", "=", envId)
+        .where("fri.resource_id", "=", resourceId),
+    );
+  }
+  return q;
+}
+
+const withKeys = (db: Db, envId: string, f: AssignmentFilter) =>
+  filtered(db, envId, f)
+    .innerJoin("users as u", "u.id", "ra.user_id")
+    .innerJoin("roles as r", "r.id", "ra.role_id")
+    .innerJoin("tenants as t", "t.id", "ra.tenant_id")
+    .leftJoin("resource_instances as ri", "ri.id", "ra.resource_instance_id")
+    .leftJoin("resources as res", "res.id", "ri.resource_id")
+    .selectAll("ra")
+    .select([
+      "u.key as user_key",
+      "r.key as role_key",
+      "t.key as tenant_key",
+      "ri.key as instance_key",
+      "res.key as resource_key",
+      "u.email as user_email",
+      "u.first_name as user_first_name",
+      "u.last_name as user_last_name",
+      "u.attributes as user_attributes",
+      "r.name as role_name",
+      "t.name as tenant_name",
+      "t.attributes as tenant_attributes",
+      "ri.attributes as instance_attributes",
+    ]);
+
+export const listAssignmentsQuery = (
+  db: Db,
+  envId: string,
+  f: AssignmentFilter,
+  offset: number,
+  limit: number,
+) => withKeys(db, envId, f).orderBy("ra.created_at").orderBy("ra.id").offset(offset).limit(limit);
+
+export const countAssignmentsQuery = (db: Db, envId: string, f: AssignmentFilter) =>
+  filtered(db, envId, f).select((eb) => eb.fn.countAll<number>().as("n"));
+
+export const listAssignments = (
+  db: Db,
+  envId: string,
+  f: AssignmentFilter,
+  offset: number,
+  limit: number,
+): Promise<AssignmentWithKeys[]> => listAssignmentsQuery(db, envId, f, offset, limit).execute();
+
+export async function countAssignments(db: Db, envId: string, f: AssignmentFilter): Promise<number> {
+  const row = await countAssignmentsQuery(db, envId, f).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export interface AssignmentKey {
+  userId: string;
+  roleId: string;
+  tenantId: string;
+  instanceId: string | null;
+}
+
+export async function findAssignment(
+  db: Db,
+  envId: string,
+  k: AssignmentKey,
+): Promise<AssignmentRow | undefined> {
+  const q = db
+    .selectFrom("role_assignments")
+    .selectAll()
+    .where("environment_id", "=", envId)
+    .where("user_id", "=", k.userId)
+    .where("role_id", "=", k.roleId);
+  return (
+    k.instanceId === null
+      ? q.where("tenant_id", "=", k.tenantId).where("resource_instance_id", "is", null)
+      : q.where("resource_instance_id", "=", k.instanceId)
+  ).executeTakeFirst();
+}
+
+export const insertAssignments = (db: Db, rows: Insertable<RoleAssignmentsTable>[]) =>
+  inChunks(rows, (slice) => db.insertInto("role_assignments").values(slice).execute());
+
+export const deleteAssignments = (db: Db, envId: string, ids: string[]) =>
+  inChunks(ids, (slice) =>
+    db.deleteFrom("role_assignments").where("environment_id", "=", envId).where("id", "in", slice).execute(),
+  );
+
+/** Every assignment of a user in a tenant (tenant roles and roles on the tenant's instances). */
+export const assignmentsOfUserInTenant = (db: Db, envId: string, userId: string, tenantId: string) =>
+  withKeys(db, envId, { userIds: [userId], tenantIds: [tenantId] }).execute();
+
+/**
+ * Permissions of the given roles as a role read shows them: `resource:action` for tenant roles, the bare
+ * action key for a resource's own roles.
+ */
+export async function permissionsOfRoles(
+  db: Db,
+  envId: string,
+  roleIds: string[],
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (roleIds.length === 0) return out;
+  const rows = await db
+    .selectFrom("role_permissions as rp")
+    .innerJoin("roles as r", "r.id", "rp.role_id")
+    .innerJoin("resource_actions as a", "a.id", "rp.action_id")
+    .innerJoin("resources as res", "res.id", "a.resource_id")
+    .select(["rp.role_id", "r.resource_id as role_resource_id", "a.key as action", "res.key as resource"])
+    .where("rp.environment_id", "=", envId)
+    .where("rp.role_id", "in", roleIds)
+    .orderBy("res.key")
+    .orderBy("a.key")
+    .execute();
+  for (const row of rows) {
+    const list = out.get(row.role_id) ?? [];
+    list.push(row.role_resource_id === null ? `${row.resource}:${row.action}` : row.action);
+    out.set(row.role_id, list);
+  }
+  return out;
+}

@@ -1,0 +1,488 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/types.ts";
+import type { Principal } from "../../lib/access.ts";
+import { AppError, invalid, notFound } from "../../lib/errors.ts";
+import { isUuid, newId } from "../../lib/ids.ts";
+import { fromJsonObject } from "../../lib/json.ts";
+import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { now } from "../../lib/time.ts";
+import type { Change } from "../../pdp/engine/types.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import { instanceName, type UserRow } from "../facts/facts.repo.ts";
+import {
+  instanceOrCreate,
+  Resolver,
+  scopedIds,
+  userChange,
+  writeFacts,
+  type Env,
+} from "../facts/facts.service.ts";
+import { insertUsers } from "../users/users.repo.ts";
+import { USER_KEY_PATTERN } from "../users/users.schemas.ts";
+import {
+  countAssignments,
+  deleteAssignments,
+  findAssignment,
+  insertAssignments,
+  listAssignments,
+  permissionsOfRoles,
+  type AssignmentFilter,
+  type AssignmentRow,
+  type AssignmentWithKeys,
+} from "./role-assignments.repo.ts";
+import type {
+  RoleAssignmentCreate,
+  RoleAssignmentDetailedRead,
+  RoleAssignmentListQuery,
+  RoleAssignmentRead,
+  RoleAssignmentRemove,
+} from "./role-assignments.schemas.ts";
+
+export const assignmentRead = (a: AssignmentWithKeys): RoleAssignmentRead => ({
+  id: a.id,
+  user: a.user_key,
+  role: a.role_key,
+  tenant: a.tenant_key,
+  ...(a.resource_instance_id !== null &&
+    a.resource_key !== null &&
+    a.instance_key !== null && {
+      resource_instance: `${a.resource_key}:${a.instance_key}`,
+      resource_instance_id: a.resource_instance_id,
+    }),
+  user_id: a.user_id,
+  role_id: a.role_id,
+  tenant_id: a.tenant_id,
+  organization_id: a.organization_id,
+  project_id: a.project_id,
+  environment_id: a.environment_id,
+  created_at: a.created_at,
+});
+
+const detailedRead = (a: AssignmentWithKeys, permissions: string[]): RoleAssignmentDetailedRead => ({
+  id: a.id,
+  role: { id: a.role_id, key: a.role_key, name: a.role_name, permissions },
+  user: {
+    id: a.user_id,
+    key: a.user_key,
+    ...(a.user_email !== null && { email: a.user_email }),
+    ...(a.user_first_name !== null && { first_name: a.user_first_name }),
+    ...(a.user_last_name !== null && { last_name: a.user_last_name }),
+    attributes: fromJsonObject(a.user_attributes),
+  },
+  tenant: {
+    id: a.tenant_id,
+    key: a.tenant_key,
+    name: a.tenant_name,
+    attributes: fromJsonObject(a.tenant_attributes),
+  },
+  ...(a.resource_instance_id !== null &&
+    a.instance_key !== null &&
+    a.resource_key !== null && {
+      resource_instance: {
+        id: a.resource_instance_id,
+        key: a.instance_key,
+        resource: a.resource_key,
+        attributes: fromJsonObject(a.instance_attributes),
+      },
+    }),
+  organization_id: a.organization_id,
+  project_id: a.project_id,
+  environment_id: a.environment_id,
+  created_at: a.created_at,
+});
+
+export const assignmentChange = (a: AssignmentWithKeys, op: "upsert" | "delete"): Change => ({
+  kind: "role_assignment",
+  op,
+  data: {
+    user: a.user_key,
+    role: a.role_key,
+    tenant: a.tenant_key,
+    resource_instance:
+      a.resource_key !== null && a.instance_key !== null ? `${a.resource_key}:${a.instance_key}` : null,
+  },
+});
+
+interface AssignmentTarget {
+  role: string;
+  tenant?: string | undefined;
+  resource_instance?: string | undefined;
+}
+
+/**
+ * Turns an assignment's references into rows, answering 404 for anything missing. A tenant role needs a tenant;
+ * an instance role takes its tenant from the instance, and when the instance does not exist yet it is created in
+ * the given tenant (as Permit does).
+ */
+async function resolveTarget(
+  resolver: Resolver,
+  user: UserRow,
+  input: AssignmentTarget,
+  changes: Change[] | null,
+  loc: (string | number)[],
+): Promise<AssignmentWithKeys> {
+  const base = (role: { id: string; key: string; name: string }, tenant: { id: string; key: string }) => ({
+    id: newId(),
+    ...scopedIds(resolver.env),
+    user_id: user.id,
+    role_id: role.id,
+    tenant_id: tenant.id,
+    created_at: now(),
+    user_key: user.key,
+    role_key: role.key,
+    tenant_key: tenant.key,
+    user_email: user.email,
+    user_first_name: user.first_name,
+    user_last_name: user.last_name,
+    user_attributes: user.attributes,
+    role_name: role.name,
+  });
+  if (input.resource_instance !== undefined) {
+    const tenant = input.tenant !== undefined ? await resolver.requireTenant(input.tenant) : undefined;
+    const { instance } =
+      changes === null
+        ? { instance: await resolver.requireInstance(input.resource_instance) }
+        : await instanceOrCreate(resolver, input.resource_instance, tenant, changes, [
+            ...loc,
+            "resource_instance",
+          ]);
+    if (tenant && tenant.id !== instance.tenant_id) {
+      throw invalid(
+        `resource instance '${instanceName(instance)}' belongs to tenant '${instance.tenant_key}', not '${tenant.key}'`,
+        [...loc, "tenant"],
+      );
+    }
+    const resource = await resolver.requireResource(instance.resource_id);
+    const role = await resolver.requireResourceRole(resource, input.role);
+    const instanceTenant = tenant ?? (await resolver.requireTenant(instance.tenant_id));
+    return {
+      ...base(role, instanceTenant),
+      resource_instance_id: instance.id,
+      instance_key: instance.key,
+      resource_key: instance.resource_key,
+      tenant_name: instanceTenant.name,
+      tenant_attributes: instanceTenant.attributes,
+      instance_attributes: instance.attributes,
+    };
+  }
+  if (input.tenant === undefined) {
+    throw invalid("tenant is required to assign or unassign a tenant-level role", [...loc, "tenant"]);
+  }
+  const role = await resolver.requireTenantRole(input.role);
+  const tenant = await resolver.requireTenant(input.tenant);
+  return {
+    ...base(role, tenant),
+    resource_instance_id: null,
+    instance_key: null,
+    resource_key: null,
+    tenant_name: tenant.name,
+    tenant_attributes: tenant.attributes,
+    instance_attributes: null,
+  };
+}
+
+const assignmentIdentity = (a: AssignmentWithKeys) =>
+  `${a.user_id}\u0000${a.role_id}\u0000${a.resource_instance_id ?? `tenant:${a.tenant_id}`}`;
+
+/**
+ * Assigns roles to one user inside the caller's transaction. `onExisting: "fail"` answers 409 for a role the user
+ * already holds; "skip" leaves it. Returns the assignments written.
+ */
+export async function assignRoles(
+  resolver: Resolver,
+  user: UserRow,
+  inputs: AssignmentTarget[],
+  changes: Change[],
+  onExisting: "fail" | "skip",
+  loc: (string | number)[] = ["body"],
+): Promise<AssignmentWithKeys[]> {
+  const written: AssignmentWithKeys[] = [];
+  const seen = new Set<string>();
+  for (const [i, input] of inputs.entries()) {
+    const target = await resolveTarget(resolver, user, input, changes, inputs.length > 1 ? [...loc, i] : loc);
+    const identity = assignmentIdentity(target);
+    if (seen.has(identity)) continue;
+    seen.add(identity);
+    const existing = await findAssignment(resolver.db, resolver.env.id, {
+      userId: target.user_id,
+      roleId: target.role_id,
+      tenantId: target.tenant_id,
+      instanceId: target.resource_instance_id,
+    });
+    if (existing) {
+      if (onExisting === "skip") continue;
+      const where = target.resource_instance_id
+        ? `resource instance '${target.resource_key}:${target.instance_key}'`
+        : `tenant '${target.tenant_key}'`;
+      throw new AppError(
+        "DUPLICATE_ENTITY",
+        `user '${user.key}' already has role '${target.role_key}' in ${where}`,
+        { object: "role assignment", user: user.key, role: target.role_key, tenant: target.tenant_key },
+      );
+    }
+    written.push(target);
+  }
+  const rows = written.map((a): AssignmentRow => ({
+    id: a.id,
+    organization_id: a.organization_id,
+    project_id: a.project_id,
+    environment_id: a.environment_id,
+    user_id: a.user_id,
+    role_id: a.role_id,
+    tenant_id: a.tenant_id,
+    resource_instance_id: a.resource_instance_id,
+    created_at: a.created_at,
+  }));
+  await insertAssignments(resolver.db, rows);
+  for (const a of written) changes.push(assignmentChange(a, "upsert"));
+  return written;
+}
+
+/**
+ * Removes one role of a user inside the caller's transaction; `onMissing: "fail"` answers 404 when the user does
+ * not hold it. Returns the assignment removed.
+ */
+export async function unassignRole(
+  resolver: Resolver,
+  user: UserRow,
+  input: AssignmentTarget,
+  changes: Change[],
+  onMissing: "fail" | "skip",
+  loc: (string | number)[] = ["body"],
+): Promise<AssignmentWithKeys | null> {
+  const target = await resolveTarget(resolver, user, input, null, loc);
+  const existing = await findAssignment(resolver.db, resolver.env.id, {
+    userId: target.user_id,
+    roleId: target.role_id,
+    tenantId: target.tenant_id,
+    instanceId: target.resource_instance_id,
+  });
+  if (!existing) {
+    if (onMissing === "skip") return null;
+    throw new AppError(
+      "NOT_FOUND",
+      `user '${user.key}' does not have role '${target.role_key}' in ${
+        target.resource_instance_id
+          ? `resource instance '${target.resource_key}:${target.instance_key}'`
+          : `tenant '${target.tenant_key}'`
+      }`,
+      { object: "role assignment", user: user.key, role: target.role_key, tenant: target.tenant_key },
+    );
+  }
+  await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+  const removed = { ...target, id: existing.id, created_at: existing.created_at };
+  changes.push(assignmentChange(removed, "delete"));
+  return removed;
+}
+
+/** Resolves list filters to ids; undefined means "no filter", an empty list means "nothing can match". */
+async function resolveFilter(
+  db: Kysely<Database>,
+  env: Env,
+  q: Pick<RoleAssignmentListQuery, "user" | "role" | "tenant" | "resource" | "resource_instance">,
+): Promise<AssignmentFilter | null> {
+  const resolver = new Resolver(db, env);
+  const ids = async <T extends { id: string }>(
+    refs: string[] | undefined,
+    find: (ref: string) => Promise<T | undefined>,
+  ) => {
+    if (refs === undefined || refs.length === 0) return undefined;
+    const rows = await Promise.all(refs.map(find));
+    return rows.flatMap((r) => (r ? [r.id] : []));
+  };
+  const filter: AssignmentFilter = {
+    userIds: await ids(q.user, resolver.user),
+    tenantIds: await ids(q.tenant, resolver.tenant),
+  };
+  if (q.role !== undefined && q.role.length > 0) {
+    // A role key may name a tenant role and roles of several resources: the filter matches all of them.
+    const keys = q.role.filter((r) => !isUuid(r));
+    const uuids = q.role.filter(isUuid).map((r) => r.toLowerCase());
+    const rows = await db
+      .selectFrom("roles")
+      .select("id")
+      .where("environment_id", "=", env.id)
+      .where((eb) =>
+        eb.or([
+          ...(keys.length > 0 ? [eb("key", "in", keys)] : []),
+          ...(uuids.length > 0 ? [eb("id", "in", uuids)] : []),
+        ]),
+      )
+      .execute();
+    filter.roleIds = rows.map((r) => r.id);
+  }
+  if (q.resource !== undefined) {
+    const resource = await resolver.resource(q.resource);
+    if (!resource) return null;
+    filter.resourceId = resource.id;
+  }
+  if (q.resource_instance !== undefined) {
+    const rows = await resolver.instanceMatches(q.resource_instance);
+    if (rows.length !== 1 || !rows[0]) return null;
+    filter.instanceId = rows[0].id;
+  }
+  for (const list of [filter.userIds, filter.tenantIds, filter.roleIds]) {
+    if (list !== undefined && list.length === 0) return null;
+  }
+  return filter;
+}
+
+export type RoleAssignmentList =
+  | RoleAssignmentRead[]
+  | RoleAssignmentDetailedRead[]
+  | Page<RoleAssignmentRead>
+  | Page<RoleAssignmentDetailedRead>;
+
+export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
+  const { db, scope } = deps;
+
+  async function page(
+    env: Env,
+    q: RoleAssignmentListQuery,
+    p: PageRequest,
+    detailed: boolean,
+  ): Promise<{ data: RoleAssignmentRead[] | RoleAssignmentDetailedRead[]; total: () => Promise<number> }> {
+    const filter = await resolveFilter(db, env, q);
+    if (!filter) return { data: [], total: async () => 0 };
+    const rows = await listAssignments(db, env.id, filter, offsetOf(p), p.perPage);
+    const total = () => countAssignments(db, env.id, filter);
+    if (!detailed) return { data: rows.map(assignmentRead), total };
+    const permissions = await permissionsOfRoles(db, env.id, [...new Set(rows.map((r) => r.role_id))]);
+    return { data: rows.map((r) => detailedRead(r, permissions.get(r.role_id) ?? [])), total };
+  }
+
+  const write = <T>(env: Env, fn: (resolver: Resolver, changes: Change[]) => Promise<T>): Promise<T> =>
+    writeFacts(db, env, fn);
+
+  return {
+    async list(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      q: RoleAssignmentListQuery,
+      p: PageRequest,
+    ): Promise<RoleAssignmentList> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { data, total } = await page(environment, q, p, q.detailed === true);
+      if (!q.include_total_count) return data;
+      return envelope<RoleAssignmentRead | RoleAssignmentDetailedRead>(
+        data,
+        await total(),
+        p,
+      ) as RoleAssignmentList;
+    },
+
+    async listDetailed(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      q: RoleAssignmentListQuery,
+      p: PageRequest,
+    ) {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { data, total } = await page(environment, q, p, true);
+      return envelope(data as RoleAssignmentDetailedRead[], await total(), p);
+    },
+
+    async assign(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      input: RoleAssignmentCreate,
+    ): Promise<RoleAssignmentRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return write(environment, async (resolver, changes) => {
+        const user = await resolver.requireUser(input.user);
+        const [written] = await assignRoles(resolver, user, [input], changes, "fail");
+        if (!written) throw new Error("assignment not written");
+        return assignmentRead(written);
+      });
+    },
+
+    async unassign(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      input: RoleAssignmentRemove,
+    ): Promise<RoleAssignmentRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return write(environment, async (resolver, changes) => {
+        const user = await resolver.requireUser(input.user);
+        const removed = await unassignRole(resolver, user, input, changes, "fail");
+        if (!removed) throw notFound("role assignment", input.role);
+        return assignmentRead(removed);
+      });
+    },
+
+    /** All or nothing: one unknown role or tenant (or user, under the "fail" policy) writes nothing. */
+    async bulkAssign(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      inputs: RoleAssignmentCreate[],
+      policy: "fail" | "ignore" | "create",
+    ): Promise<{ assignments_created: number }> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return write(environment, async (resolver, changes) => {
+        let created = 0;
+        for (const [i, input] of inputs.entries()) {
+          let user = await resolver.user(input.user);
+          if (!user) {
+            if (policy === "ignore") continue;
+            if (policy === "fail") throw notFound("user", input.user);
+            user = await createBareUser(resolver, input.user, changes, ["body", i, "user"]);
+          }
+          created += (await assignRoles(resolver, user, [input], changes, "skip", ["body", i])).length;
+        }
+        return { assignments_created: created };
+      });
+    },
+
+    async bulkUnassign(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      inputs: RoleAssignmentRemove[],
+    ): Promise<{ assignments_removed: number }> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return write(environment, async (resolver, changes) => {
+        let removed = 0;
+        for (const [i, input] of inputs.entries()) {
+          const user = await resolver.requireUser(input.user);
+          if (await unassignRole(resolver, user, input, changes, "skip", ["body", i])) removed += 1;
+        }
+        return { assignments_removed: removed };
+      });
+    },
+  };
+}
+
+/** missing_user_policy=create: a user with nothing but its key. */
+async function createBareUser(
+  resolver: Resolver,
+  key: string,
+  changes: Change[],
+  loc: (string | number)[],
+): Promise<UserRow> {
+  if (!new RegExp(USER_KEY_PATTERN).test(key) || key.length > 255) {
+    throw invalid(`user key '${key}' must match ${USER_KEY_PATTERN}`, loc);
+  }
+  const at = now();
+  const row: UserRow = {
+    id: newId(),
+    ...scopedIds(resolver.env),
+    key,
+    email: null,
+    first_name: null,
+    last_name: null,
+    attributes: null,
+    created_at: at,
+    updated_at: at,
+  };
+  await insertUsers(resolver.db, [row]);
+  changes.push(userChange(row));
+  resolver.remember("user", key, row);
+  return row;
+}
+
+export type RoleAssignmentsService = ReturnType<typeof createRoleAssignmentsService>;

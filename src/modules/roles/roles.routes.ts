@@ -1,0 +1,177 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
+import {
+  RoleCreate,
+  RoleCreateBulkOperation,
+  RoleCreateBulkOperationResult,
+  RoleList,
+  RoleListQuery,
+  RoleParams,
+  RoleParentParams,
+  RolePermissionsBody,
+  RoleRead,
+  RoleUpdate,
+} from "./roles.schemas.ts";
+import type { RolesService } from "./roles.service.ts";
+
+export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
+  const tags = ["roles"];
+  const base = "/v2/schema/:proj_id/:env_id/roles";
+  const one = `${base}/:role_id`;
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "List tenant roles (an array, or a page with include_total_count=true)",
+        params: EnvParams,
+        querystring: RoleListQuery,
+        response: { 200: Type.Union([Type.Array(RoleRead), Paginated(RoleRead)]), ...errorResponses(404) },
+      },
+    },
+    (req) => roles.list(principalOf(req), req.params, req.query, pageRequest(req.query)),
+  );
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Create a tenant role",
+        params: EnvParams,
+        body: RoleCreate,
+        response: { 200: RoleRead, ...errorResponses(404, 409) },
+      },
+    },
+    (req) => roles.create(principalOf(req), req.params, req.body),
+  );
+  app.get(
+    one,
+    {
+      schema: {
+        tags,
+        summary: "Get a tenant role",
+        params: RoleParams,
+        response: { 200: RoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.get(principalOf(req), req.params),
+  );
+  app.patch(
+    one,
+    {
+      schema: {
+        tags,
+        summary: "Update a tenant role; each field given replaces the stored one",
+        params: RoleParams,
+        body: RoleUpdate,
+        response: { 200: RoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.update(principalOf(req), req.params, req.body),
+  );
+  app.delete(
+    one,
+    {
+      schema: {
+        tags,
+        summary: "Delete a tenant role with its assignments",
+        params: RoleParams,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await roles.remove(principalOf(req), req.params);
+      return reply.code(204).send(null);
+    },
+  );
+  app.post(
+    `${one}/permissions`,
+    {
+      schema: {
+        tags,
+        summary: 'Grant "resource:action" permissions (already granted ones are skipped)',
+        params: RoleParams,
+        body: RolePermissionsBody,
+        response: { 200: RoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.assignPermissions(principalOf(req), req.params, req.body.permissions),
+  );
+  app.delete(
+    `${one}/permissions`,
+    {
+      schema: {
+        tags,
+        summary: 'Revoke "resource:action" permissions (ones not granted are skipped)',
+        params: RoleParams,
+        body: RolePermissionsBody,
+        response: { 200: RoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.removePermissions(principalOf(req), req.params, req.body.permissions),
+  );
+  app.put(
+    `${one}/parents/:parent_role_id`,
+    {
+      schema: {
+        tags,
+        summary: "Make the role extend a parent role (inherit its permissions)",
+        params: RoleParentParams,
+        response: { 200: RoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.addParent(principalOf(req), req.params),
+  );
+  app.delete(
+    `${one}/parents/:parent_role_id`,
+    {
+      schema: {
+        tags,
+        summary: "Stop the role extending a parent role",
+        params: RoleParentParams,
+        response: { 200: RoleRead, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.removeParent(principalOf(req), req.params),
+  );
+  app.get(
+    `${one}/ancestors`,
+    {
+      schema: {
+        tags,
+        summary: "The roles this role extends, directly or through others",
+        params: RoleParams,
+        response: { 200: RoleList, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.ancestors(principalOf(req), req.params),
+  );
+  app.get(
+    `${one}/descendants`,
+    {
+      schema: {
+        tags,
+        summary: "The roles extending this role, directly or through others",
+        params: RoleParams,
+        response: { 200: RoleList, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.descendants(principalOf(req), req.params),
+  );
+  app.put(
+    "/v2/schema/:proj_id/:env_id/bulk/roles",
+    {
+      schema: {
+        tags,
+        summary: "Create or replace tenant roles and resource roles in one transaction",
+        params: EnvParams,
+        body: RoleCreateBulkOperation,
+        response: { 200: RoleCreateBulkOperationResult, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.bulkReplace(principalOf(req), req.params, req.body.operations),
+  );
+};

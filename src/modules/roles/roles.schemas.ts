@@ -1,0 +1,68 @@
+import { Type, type Static } from "typebox";
+import { EnvParams, JsonObject, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { PermissionList, RoleFields } from "../schema/schema.schemas.ts";
+
+export const RoleParams = Type.Object({ ...EnvParams.properties, role_id: Ref("role id or key") });
+export type RolePath = Static<typeof RoleParams>;
+
+export const RoleParentParams = Type.Object({
+  ...RoleParams.properties,
+  parent_role_id: Ref("id or key of the role to extend"),
+});
+export type RoleParentPath = Static<typeof RoleParentParams>;
+
+export const RoleListQuery = Type.Object({
+  ...PageQuery,
+  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  search: Type.Optional(Type.String({ maxLength: 255, description: "part of the key or name" })),
+});
+
+/** A tenant-level role. */
+export const RoleRead = Type.Object({
+  id: Uuid,
+  key: Type.String(),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  permissions: Type.Array(Type.String(), { description: '"<resource key>:<action key>" strings' }),
+  attributes: Type.Optional(JsonObject),
+  extends: Type.Array(Type.String(), {
+    description: "keys of the roles whose permissions this role inherits",
+  }),
+  organization_id: Uuid,
+  project_id: Uuid,
+  environment_id: Uuid,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type RoleRead = Static<typeof RoleRead>;
+
+export const RoleCreate = Type.Object({ key: Key("role key"), ...RoleFields });
+export type RoleCreate = Static<typeof RoleCreate>;
+
+export const RoleUpdate = Type.Partial(Type.Object(RoleFields));
+export type RoleUpdate = Static<typeof RoleUpdate>;
+
+export const RolePermissionsBody = Type.Object({ permissions: PermissionList });
+export type RolePermissionsBody = Static<typeof RolePermissionsBody>;
+
+export const RoleList = Type.Object({ roles: Type.Array(RoleRead) });
+
+export const RoleCreateBulk = Type.Object({
+  key: Key("role key"),
+  ...RoleFields,
+  resource: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 512, description: "resource (id or key) for a resource role" }),
+  ),
+});
+export type RoleCreateBulk = Static<typeof RoleCreateBulk>;
+
+export const RoleCreateBulkOperation = Type.Object({
+  operations: Type.Array(RoleCreateBulk, { maxItems: 1000 }),
+});
+export type RoleCreateBulkOperation = Static<typeof RoleCreateBulkOperation>;
+
+export const RoleCreateBulkOperationResult = Type.Object({
+  created: Type.Array(Type.String()),
+  updated: Type.Array(Type.String()),
+});
+export type RoleCreateBulkOperationResult = Static<typeof RoleCreateBulkOperationResult>;

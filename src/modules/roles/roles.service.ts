@@ -1,0 +1,343 @@
+import type { Kysely } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { Database } from "../../db/types.ts";
+import type { Principal } from "../../lib/access.ts";
+import { invalid, notFound } from "../../lib/errors.ts";
+import { isUuid } from "../../lib/ids.ts";
+import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { now } from "../../lib/time.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import { schemaWrite } from "../schema/schema.changes.ts";
+import {
+  findRole,
+  listExtendsEdges,
+  loadRoleGraphs,
+  type RoleGraph,
+  type RoleRow,
+} from "../schema/schema.repo.ts";
+import type { DerivedRoleBlockEdit, EnvPath } from "../schema/schema.schemas.ts";
+import {
+  assertNoExtendsCycle,
+  createRoleRecord,
+  resolveRoleRefs,
+  unique,
+  walkRoles,
+} from "../schema/schema.service.ts";
+import { bulkReplaceResourceRoles } from "../resource-roles/resource-roles.service.ts";
+import {
+  actionsByIds,
+  actionsOfResources,
+  addRoleExtends,
+  addRolePermissions,
+  deleteRoles,
+  existingResourceKeys,
+  listTenantRolesPage,
+  removeRoleExtends,
+  removeRolePermissions,
+  replaceRoleExtends,
+  replaceRolePermissions,
+  updateRole,
+} from "./roles.repo.ts";
+import type {
+  RoleCreate,
+  RoleCreateBulk,
+  RoleCreateBulkOperationResult,
+  RoleParentPath,
+  RolePath,
+  RoleRead,
+  RoleUpdate,
+} from "./roles.schemas.ts";
+
+export const roleRead = (graph: RoleGraph): RoleRead => {
+  const { row } = graph;
+  return {
+    id: row.id,
+    key: row.key,
+    name: row.name,
+    ...(row.description !== null && { description: row.description }),
+    permissions: graph.permissions.map((p) => `${p.resourceKey}:${p.actionKey}`),
+    ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
+    extends: graph.extends.map((e) => e.key),
+    organization_id: row.organization_id,
+    project_id: row.project_id,
+    environment_id: row.environment_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+};
+
+/** "resource:action" strings (or action ids) into action ids; an unknown resource or action is a 404. */
+export async function resolveTenantPermissions(
+  db: Db,
+  envId: string,
+  refs: readonly string[],
+  loc: (string | number)[],
+): Promise<string[]> {
+  const parsed = unique(refs).map((ref, i) => {
+    if (isUuid(ref)) return { ref, id: ref.toLowerCase() };
+    const colon = ref.indexOf(":");
+    if (colon <= 0 || colon === ref.length - 1) {
+      throw invalid(`permission '${ref}' must have the form '<resource key>:<action key>'`, [...loc, i]);
+    }
+    return { ref, resource: ref.slice(0, colon), action: ref.slice(colon + 1) };
+  });
+  const resourceKeys = unique(parsed.flatMap((p) => p.resource ?? []));
+  const [byId, byKey, resources] = await Promise.all([
+    actionsByIds(
+      db,
+      envId,
+      parsed.flatMap((p) => p.id ?? []),
+    ),
+    actionsOfResources(db, envId, resourceKeys),
+    existingResourceKeys(db, envId, resourceKeys),
+  ]);
+  const ids = new Set(byId.map((a) => a.id));
+  const named = new Map(byKey.map((a) => [`${a.resource_key}:${a.key}`, a.id]));
+  return unique(
+    parsed.map((p) => {
+      if (p.id !== undefined) {
+        if (!ids.has(p.id)) throw notFound("action", p.ref);
+        return p.id;
+      }
+      const id = named.get(`${p.resource}:${p.action}`);
+      if (id === undefined) {
+        throw resources.has(p.resource ?? "")
+          ? notFound("action", p.ref)
+          : notFound("resource", p.resource ?? "");
+      }
+      return id;
+    }),
+  );
+}
+
+/** Derivations belong to resource roles: a tenant role has no object to derive onto. */
+function assertNoDerivations(grantedTo: DerivedRoleBlockEdit | undefined, loc: (string | number)[]): void {
+  if ((grantedTo?.users_with_role ?? []).length > 0) {
+    throw invalid("granted_to derivations are defined on resource roles, not on tenant roles", [
+      ...loc,
+      "granted_to",
+      "users_with_role",
+    ]);
+  }
+}
+
+interface TenantRoleBody {
+  permissions?: string[] | undefined;
+  extends?: string[] | undefined;
+  granted_to?: DerivedRoleBlockEdit | undefined;
+}
+
+/** Writes the given link parts of a tenant role (a part left out stays as it is). */
+async function writeTenantRoleLinks(trx: Db, envId: string, role: RoleRow, body: TenantRoleBody) {
+  assertNoDerivations(body.granted_to, ["body"]);
+  if (body.permissions !== undefined) {
+    const actionIds = await resolveTenantPermissions(trx, envId, body.permissions, ["body", "permissions"]);
+    await replaceRolePermissions(trx, envId, role.id, actionIds);
+  }
+  if (body.extends !== undefined) {
+    await replaceRoleExtends(trx, envId, role.id, await resolveRoleRefs(trx, envId, null, body.extends));
+  }
+}
+
+export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
+  const { db, scope } = deps;
+  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
+    scope.environment(principal, path.proj_id, path.env_id, { access });
+
+  async function requireRole(db: Db, envId: string, ref: string): Promise<RoleRow> {
+    const row = await findRole(db, envId, null, ref);
+    if (!row) throw notFound("role", ref);
+    return row;
+  }
+
+  async function read(db: Db, envId: string, id: string): Promise<RoleRead> {
+    const [graph] = await loadRoleGraphs(db, envId, [id]);
+    return roleRead(graph as RoleGraph);
+  }
+
+  async function related(
+    principal: Principal,
+    path: RolePath,
+    direction: "ancestors" | "descendants",
+  ): Promise<{ roles: RoleRead[] }> {
+    const { environment } = await envScope(principal, path, "read");
+    const role = await requireRole(db, environment.id, path.role_id);
+    const ids = walkRoles(await listExtendsEdges(db, environment.id, null), role.id, direction);
+    return { roles: (await loadRoleGraphs(db, environment.id, ids)).map(roleRead) };
+  }
+
+  return {
+    async list(
+      principal: Principal,
+      path: EnvPath,
+      query: { search?: string | undefined; include_total_count?: boolean | undefined },
+      page: PageRequest,
+    ): Promise<RoleRead[] | Page<RoleRead>> {
+      const { environment } = await envScope(principal, path, "read");
+      const { ids, total } = await listTenantRolesPage(
+        db,
+        environment.id,
+        query.search,
+        offsetOf(page),
+        page.perPage,
+      );
+      const roles = (await loadRoleGraphs(db, environment.id, ids)).map(roleRead);
+      return query.include_total_count ? envelope(roles, total, page) : roles;
+    },
+
+    async get(principal: Principal, path: RolePath): Promise<RoleRead> {
+      const { environment } = await envScope(principal, path, "read");
+      return read(db, environment.id, (await requireRole(db, environment.id, path.role_id)).id);
+    },
+
+    async create(principal: Principal, path: EnvPath, input: RoleCreate): Promise<RoleRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        assertNoDerivations(input.granted_to, ["body"]);
+        const role = await createRoleRecord(trx, env, null, input.key, input);
+        await writeTenantRoleLinks(trx, envId, role, input);
+        await assertNoExtendsCycle(trx, envId, null);
+        changes.role(role.id);
+        return read(trx, envId, role.id);
+      });
+    },
+
+    async update(principal: Principal, path: RolePath, input: RoleUpdate): Promise<RoleRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const role = await requireRole(trx, envId, path.role_id);
+        await writeTenantRoleLinks(trx, envId, role, input);
+        await assertNoExtendsCycle(trx, envId, null);
+        await updateRole(trx, role.id, {
+          ...(input.name !== undefined && { name: input.name }),
+          ...(input.description !== undefined && { description: input.description }),
+          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
+          updated_at: now(),
+        });
+        changes.role(role.id);
+        return read(trx, envId, role.id);
+      });
+    },
+
+    /** Removes the role with its assignments; roles extending it stop inheriting from it. */
+    async remove(principal: Principal, path: RolePath): Promise<void> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      await schemaWrite(db, envId, async (trx, changes) => {
+        const role = await requireRole(trx, envId, path.role_id);
+        await changes.tenantRoleRemoved(role);
+        await deleteRoles(trx, [role.id]);
+      });
+    },
+
+    /** Grants "resource:action" permissions; ones already granted are skipped. */
+    async assignPermissions(principal: Principal, path: RolePath, permissions: string[]): Promise<RoleRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const role = await requireRole(trx, envId, path.role_id);
+        const actionIds = await resolveTenantPermissions(trx, envId, permissions, ["body", "permissions"]);
+        await addRolePermissions(trx, envId, role.id, actionIds);
+        changes.role(role.id);
+        return read(trx, envId, role.id);
+      });
+    },
+
+    /** Revokes permissions; ones not granted are skipped, unknown resources or actions are a 404. */
+    async removePermissions(principal: Principal, path: RolePath, permissions: string[]): Promise<RoleRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const role = await requireRole(trx, envId, path.role_id);
+        const actionIds = await resolveTenantPermissions(trx, envId, permissions, ["body", "permissions"]);
+        await removeRolePermissions(trx, envId, role.id, actionIds);
+        changes.role(role.id);
+        return read(trx, envId, role.id);
+      });
+    },
+
+    /** Makes the role extend (inherit the permissions of) the parent role. */
+    async addParent(principal: Principal, path: RoleParentPath): Promise<RoleRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const role = await requireRole(trx, envId, path.role_id);
+        const parent = await requireRole(trx, envId, path.parent_role_id);
+        await addRoleExtends(trx, envId, role.id, [parent.id]);
+        await assertNoExtendsCycle(trx, envId, null);
+        changes.role(role.id);
+        return read(trx, envId, role.id);
+      });
+    },
+
+    async removeParent(principal: Principal, path: RoleParentPath): Promise<RoleRead> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const role = await requireRole(trx, envId, path.role_id);
+        const parent = await requireRole(trx, envId, path.parent_role_id);
+        await removeRoleExtends(trx, envId, role.id, [parent.id]);
+        changes.role(role.id);
+        return read(trx, envId, role.id);
+      });
+    },
+
+    ancestors: (principal: Principal, path: RolePath) => related(principal, path, "ancestors"),
+    descendants: (principal: Principal, path: RolePath) => related(principal, path, "descendants"),
+
+    /**
+     * Creates or replaces tenant roles, and resource roles where `resource` is given, in one transaction. Every
+     * role row is written before any extends, so roles in one request may extend each other.
+     */
+    async bulkReplace(
+      principal: Principal,
+      path: EnvPath,
+      operations: RoleCreateBulk[],
+    ): Promise<RoleCreateBulkOperationResult> {
+      const env = await envScope(principal, path, "write");
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const created: string[] = [];
+        const updated: string[] = [];
+        const tenantRoles: { role: RoleRow; op: RoleCreateBulk; index: number }[] = [];
+        const resourceOps: { op: RoleCreateBulk; index: number }[] = [];
+        for (const [index, op] of operations.entries()) {
+          if (op.resource !== undefined) {
+            resourceOps.push({ op, index });
+            continue;
+          }
+          assertNoDerivations(op.granted_to, ["body", "operations", index]);
+          const existing = await findRole(trx, envId, null, op.key);
+          const fields = {
+            name: op.name,
+            description: op.description ?? null,
+            attributes: toJson(op.attributes),
+          };
+          const role = existing
+            ? await updateRole(trx, existing.id, { ...fields, updated_at: now() })
+            : await createRoleRecord(trx, env, null, op.key, op);
+          (existing ? updated : created).push(op.key);
+          tenantRoles.push({ role, op, index });
+        }
+        for (const { role, op } of tenantRoles) {
+          await writeTenantRoleLinks(trx, envId, role, {
+            permissions: op.permissions ?? [],
+            extends: op.extends ?? [],
+          });
+          changes.role(role.id);
+        }
+        await assertNoExtendsCycle(trx, envId, null);
+        const resourceResult = await bulkReplaceResourceRoles(trx, env, changes, resourceOps);
+        return {
+          created: [...created, ...resourceResult.created],
+          updated: [...updated, ...resourceResult.updated],
+        };
+      });
+    },
+  };
+}
+
+export type RolesService = ReturnType<typeof createRolesService>;

@@ -1,0 +1,64 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../../plugins/auth.ts";
+import { pageRequest } from "../../lib/pagination.ts";
+import { EnvParams, errorResponses } from "../../lib/schemas.ts";
+import { ConditionSetRuleCreate, ConditionSetRuleRead, SetRuleListQuery } from "./set-rules.schemas.ts";
+import type { SetRulesService } from "./set-rules.service.ts";
+
+export const setRulesRoutes: FastifyPluginAsyncTypebox<{ setRules: SetRulesService }> = async (
+  app,
+  { setRules },
+) => {
+  const tags = ["condition-set-rules"];
+  const base = "/v2/facts/:proj_id/:env_id/set_rules";
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "List condition set rules",
+        params: EnvParams,
+        querystring: SetRuleListQuery,
+        response: { 200: Type.Array(ConditionSetRuleRead), ...errorResponses(404) },
+      },
+    },
+    (req) =>
+      setRules.list(
+        principalOf(req),
+        req.params.proj_id,
+        req.params.env_id,
+        req.query,
+        pageRequest(req.query),
+      ),
+  );
+  app.post(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Grant a permission to a user set on a resource set (the response is an array)",
+        params: EnvParams,
+        body: ConditionSetRuleCreate,
+        response: { 200: Type.Array(ConditionSetRuleRead), ...errorResponses(404, 409) },
+      },
+    },
+    (req) => setRules.create(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+  );
+  app.delete(
+    base,
+    {
+      schema: {
+        tags,
+        summary: "Delete a condition set rule",
+        params: EnvParams,
+        body: ConditionSetRuleCreate,
+        response: { 204: Type.Null(), ...errorResponses(404) },
+      },
+    },
+    async (req, reply) => {
+      await setRules.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.body);
+      return reply.code(204).send(null);
+    },
+  );
+};

@@ -1,0 +1,33 @@
+import { Type, type Static } from "typebox";
+import { PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+
+export const ConditionSetRuleRead = Type.Object({
+  id: Uuid,
+  key: Type.String(),
+  user_set: Type.String({ description: "user set key" }),
+  permission: Type.String({ description: "`resource:action`" }),
+  resource_set: Type.String({ description: "resource set key" }),
+  organization_id: Uuid,
+  project_id: Uuid,
+  environment_id: Uuid,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type ConditionSetRuleRead = Static<typeof ConditionSetRuleRead>;
+
+export const ConditionSetRuleCreate = Type.Object({
+  user_set: Ref("user set key or id"),
+  permission: Ref("`resource:action`"),
+  resource_set: Ref("resource set key or id"),
+  is_role: Type.Optional(Type.Boolean({ default: false, description: "not supported: must be false" })),
+  is_resource: Type.Optional(Type.Boolean({ default: false, description: "not supported: must be false" })),
+});
+export type ConditionSetRuleCreate = Static<typeof ConditionSetRuleCreate>;
+
+export const SetRuleListQuery = Type.Object({
+  user_set: Type.Optional(Ref("user set key or id")),
+  permission: Type.Optional(Ref("`resource:action`")),
+  resource_set: Type.Optional(Ref("resource set key or id")),
+  ...PageQuery,
+});
+export type SetRuleListQuery = Static<typeof SetRuleListQuery>;

@@ -1,0 +1,347 @@
+import os from "node:os";
+import { randomUUID } from "node:crypto";
+import { runWithWriteContext, type WriteContext } from "../../changes/context.ts";
+import type { ChangeNotifier, Db } from "../../changes/feed.ts";
+import { AppError, errorBody } from "../../lib/errors.ts";
+import { now, toTimestamp } from "../../lib/time.ts";
+import {
+  claimTask,
+  finishTask,
+  purgeFinishedTasks,
+  releaseTask,
+  renewLease,
+  setProgress,
+  type TaskOutcome,
+  type TaskRow,
+} from "./tasks.repo.ts";
+import type { TasksService } from "./tasks.service.ts";
+
+/**
+ * Task types and their parameter and result shapes. Modules that define a task type add it here by
+ * declaration merging (`declare module ".../task-runner.ts" { interface TaskTypes { ... } }`), so creating a task
+ * and registering its handler are type-checked against each other.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface TaskTypes {}
+
+export type TaskType = keyof TaskTypes & string;
+export type TaskParams<K extends TaskType> = TaskTypes[K] extends { params: infer P } ? P : never;
+export type TaskResult<K extends TaskType> = TaskTypes[K] extends { result: infer R } ? R : never;
+
+export interface TaskContext<P, R> {
+  readonly task: TaskRow;
+  readonly params: P;
+  /** Aborted on shutdown, on the time limit and when the lease was lost: stop at the next safe point. */
+  readonly signal: AbortSignal;
+  /** Best effort, 0 to 100; written outside any transaction of the handler. */
+  progress(percent: number): Promise<void>;
+  /**
+   * Marks the task successful inside the handler's own transaction, so the work and its outcome commit together
+   * (a retry never repeats committed work). Throws when this worker no longer holds the task.
+   */
+  succeedWithin(trx: Db, result: R): Promise<void>;
+}
+
+export type TaskHandler<P, R> = (context: TaskContext<P, R>) => Promise<R>;
+
+/** Thrown into a handler whose task another worker has taken over: its work must not commit. */
+export class LeaseLostError extends Error {
+  constructor(taskId: string) {
+    super(`task ${taskId} is no longer held by this worker`);
+  }
+}
+
+class ShutdownSignal extends Error {}
+class TimeLimitSignal extends Error {}
+
+/** Handlers by task type. */
+export class TaskRegistry {
+  private readonly handlers = new Map<string, TaskHandler<unknown, unknown>>();
+
+  register<K extends TaskType>(type: K, handler: TaskHandler<TaskParams<K>, TaskResult<K>>): void {
+    if (this.handlers.has(type)) throw new Error(`task type '${type}' is already registered`);
+    this.handlers.set(type, handler as TaskHandler<unknown, unknown>);
+  }
+
+  get(type: string): TaskHandler<unknown, unknown> | undefined {
+    return this.handlers.get(type);
+  }
+}
+
+export interface TaskRunnerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface TaskRunnerOptions {
+  /** Names this worker in `lease_owner`; default host:pid:random. */
+  owner?: string;
+  /** How long a claim holds without renewal; default 30 s. */
+  leaseMs?: number;
+  /** default a third of the lease */
+  renewMs?: number;
+  /** How often an idle worker looks for work (a task created in this process wakes it at once); default 250 ms. */
+  pollMs?: number;
+  /** A task running longer than this (from its first start) ends failed; default 30 minutes. */
+  timeLimitMs?: number;
+  /** A task whose worker stopped this many times without finishing it ends failed; default 3. */
+  maxAttempts?: number;
+  /** Finished tasks are deleted after this many days; 0 keeps them; default 7. */
+  retentionDays?: number;
+  purgeIntervalMs?: number;
+  /** How long stop() lets a handler roll back before giving its task up; default 10 s. */
+  shutdownGraceMs?: number;
+  notifier?: ChangeNotifier;
+  log?: TaskRunnerLog;
+}
+
+export interface TaskRunner {
+  readonly owner: string;
+  /** Starts the worker loop and the retention purge. */
+  start(): void;
+  /** Stops claiming, abandons the running task (it rolls back and is given back) and waits for the loop. */
+  stop(): Promise<void>;
+  /** Look for work now. */
+  kick(): void;
+  /** Claims and runs at most one task; true when there was one. */
+  runOnce(): Promise<boolean>;
+  /** Deletes finished tasks older than the retention; returns how many. */
+  purge(): Promise<number>;
+}
+
+const silentLog: TaskRunnerLog = { info() {}, warn() {}, error() {} };
+
+const later = (ms: number) => toTimestamp(new Date(Date.now() + ms));
+const duration = (ms: number) => (ms >= 60_000 ? `${ms / 60_000} minutes` : `${ms / 1000} seconds`);
+
+/**
+ * A worker that runs in every API instance. It claims one task at a time with a lease, renews the lease while the
+ * handler works, and writes the outcome only while it still holds the lease; a task whose worker died is taken
+ * over by any worker once the lease expires, and fails after `maxAttempts` such takeovers or past its time limit.
+ */
+export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions = {}): TaskRunner {
+  const { db, dialect, registry, events } = tasks;
+  const owner = options.owner ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const renewMs = options.renewMs ?? Math.max(10, Math.floor(leaseMs / 3));
+  const pollMs = options.pollMs ?? 250;
+  const timeLimitMs = options.timeLimitMs ?? 30 * 60_000;
+  const maxAttempts = options.maxAttempts ?? 3;
+  const retentionDays = options.retentionDays ?? 7;
+  const purgeIntervalMs = options.purgeIntervalMs ?? 10 * 60_000;
+  const shutdownGraceMs = options.shutdownGraceMs ?? 10_000;
+  const log = options.log ?? silentLog;
+
+  let running = false;
+  let loopDone: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  let kicked = false;
+  let current: AbortController | undefined;
+  let purgeTimer: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  const failure = (error: AppError): TaskOutcome => ({
+    status: "failed",
+    result: null,
+    error: JSON.stringify(errorBody(error, tasks.publicUrl)),
+  });
+
+  async function finish(task: TaskRow, outcome: TaskOutcome): Promise<void> {
+    if (await finishTask(db, task.id, owner, outcome, now())) events.emitFinished(task.id);
+  }
+
+  async function execute(task: TaskRow): Promise<void> {
+    if (task.attempts > maxAttempts) {
+      log.warn({ taskId: task.id, attempts: task.attempts - 1 }, "task abandoned too often; failing it");
+      return finish(
+        task,
+        failure(
+          new AppError(
+            "UNEXPECTED_ERROR",
+            `the task was interrupted ${maxAttempts} times (its worker stopped before finishing it) and was not retried again`,
+          ),
+        ),
+      );
+    }
+    const startedMs = Date.parse(task.started_at ?? task.created_at);
+    const remainingMs = startedMs + timeLimitMs - Date.now();
+    const timeLimitError = new AppError(
+      "TIMEOUT",
+      `the task did not finish within ${duration(timeLimitMs)} of its start and was stopped`,
+    );
+    if (remainingMs <= 0) return finish(task, failure(timeLimitError));
+    const handler = registry.get(task.type);
+    if (!handler) {
+      return finish(
+        task,
+        failure(new AppError("UNEXPECTED_ERROR", `no worker handles tasks of type '${task.type}'`)),
+      );
+    }
+
+    const params = JSON.parse(task.params) as unknown;
+    const controller = new AbortController();
+    current = controller;
+    const aborted = new Promise<never>((_resolve, reject) =>
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), {
+        once: true,
+      }),
+    );
+    aborted.catch(() => {});
+    let committed = false;
+    let renewing = false;
+    const renewTimer = setInterval(() => {
+      if (renewing) return;
+      renewing = true;
+      renewLease(db, task.id, owner, now(), later(leaseMs))
+        .then((held) => {
+          // After our own outcome is written the row is no longer "processing": that is not a lost lease.
+          if (!held && !committed && !controller.signal.aborted)
+            controller.abort(new LeaseLostError(task.id));
+        })
+        .catch((err: unknown) => log.warn({ err, taskId: task.id }, "could not renew a task lease"))
+        .finally(() => (renewing = false));
+    }, renewMs);
+    const limitTimer = setTimeout(() => controller.abort(new TimeLimitSignal()), remainingMs);
+
+    const writes: WriteContext = { revisions: new Map() };
+    const context: TaskContext<unknown, unknown> = {
+      task,
+      params,
+      signal: controller.signal,
+      async progress(percent) {
+        const value = Math.max(0, Math.min(100, Math.round(percent)));
+        await setProgress(db, task.id, owner, value, now());
+      },
+      async succeedWithin(trx, result) {
+        const outcome: TaskOutcome = { status: "success", result: JSON.stringify(result), error: null };
+        if (!(await finishTask(trx, task.id, owner, outcome, now()))) throw new LeaseLostError(task.id);
+        committed = true;
+      },
+    };
+    const work = runWithWriteContext(writes, () => handler(context));
+    const succeeded = async (result: unknown) => {
+      if (committed) events.emitFinished(task.id);
+      else await finish(task, { status: "success", result: JSON.stringify(result ?? null), error: null });
+      for (const [environmentId, revision] of writes.revisions) {
+        options.notifier?.notify(environmentId, revision);
+      }
+    };
+    try {
+      await succeeded(await Promise.race([work, aborted]));
+    } catch (err) {
+      const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
+      if (reason instanceof ShutdownSignal) {
+        // Let the handler roll back (or finish, if it was past its last stop), then give the task back for
+        // another worker, or this one after a restart.
+        const settled = await Promise.race([
+          work.then(
+            (result) => ({ done: true, result }),
+            () => ({ done: false, result: null }),
+          ),
+          new Promise<{ done: false; result: null }>((r) =>
+            setTimeout(() => r({ done: false, result: null }), shutdownGraceMs),
+          ),
+        ]);
+        if (settled.done) await succeeded(settled.result);
+        else await releaseTask(db, task.id, owner, now());
+      } else if (reason instanceof LeaseLostError) {
+        log.warn({ taskId: task.id }, "lost the lease of a running task; another worker has it");
+      } else if (reason instanceof TimeLimitSignal) {
+        await finish(task, failure(timeLimitError));
+      } else if (reason instanceof AppError) {
+        await finish(task, failure(reason));
+      } else {
+        log.error({ err: reason, taskId: task.id, type: task.type }, "task failed unexpectedly");
+        await finish(
+          task,
+          failure(
+            new AppError(
+              "UNEXPECTED_ERROR",
+              "the task failed unexpectedly; the task id is in the server log",
+            ),
+          ),
+        );
+      }
+    } finally {
+      clearInterval(renewTimer);
+      clearTimeout(limitTimer);
+      current = undefined;
+    }
+  }
+
+  async function runOnce(): Promise<boolean> {
+    const task = await claimTask(db, dialect, owner, now(), later(leaseMs));
+    if (!task) return false;
+    await execute(task);
+    return true;
+  }
+
+  function idle(ms: number): Promise<void> {
+    if (kicked) {
+      kicked = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  }
+
+  async function loop(): Promise<void> {
+    while (running) {
+      let ran = false;
+      let failed = false;
+      try {
+        ran = await runOnce();
+      } catch (err) {
+        failed = true;
+        log.error({ err }, "task worker could not claim a task");
+      }
+      // A database that is away is retried every few seconds, not at the polling rate.
+      if (running && !ran) await idle(failed ? Math.max(pollMs, 5_000) : pollMs);
+    }
+  }
+
+  async function purge(): Promise<number> {
+    if (retentionDays <= 0) return 0;
+    return purgeFinishedTasks(db, toTimestamp(new Date(Date.now() - retentionDays * 86_400_000)));
+  }
+
+  function kick(): void {
+    kicked = true;
+    wake?.();
+  }
+
+  return {
+    owner,
+    start() {
+      if (running) return;
+      running = true;
+      unsubscribe = events.onCreated(kick);
+      loopDone = loop();
+      const purgeQuietly = () =>
+        purge().catch((err: unknown) => log.warn({ err }, "could not purge finished tasks"));
+      void purgeQuietly();
+      purgeTimer = setInterval(purgeQuietly, purgeIntervalMs);
+      purgeTimer.unref();
+    },
+    async stop() {
+      if (!running) return;
+      running = false;
+      unsubscribe?.();
+      clearInterval(purgeTimer);
+      current?.abort(new ShutdownSignal());
+      wake?.();
+      await loopDone;
+    },
+    kick,
+    runOnce,
+    purge,
+  };
+}

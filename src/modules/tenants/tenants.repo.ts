@@ -1,0 +1,70 @@
+import { sql, type Insertable, type Updateable } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { TenantsTable } from "../../db/types.ts";
+import { inChunks, searchAny, type TenantRow } from "../facts/facts.repo.ts";
+
+function filteredTenants(db: Db, envId: string, search: string | undefined) {
+  let q = db.selectFrom("tenants").where("environment_id", "=", envId);
+  if (search) q = q.where(searchAny([sql.ref("key"), sql.ref("name")], search));
+  return q;
+}
+
+export const listTenantsQuery = (
+  db: Db,
+  envId: string,
+  search: string | undefined,
+  offset: number,
+  limit: number,
+) =>
+  filteredTenants(db, envId, search)
+    .selectAll()
+    .orderBy("created_at")
+    .orderBy("id")
+    .offset(offset)
+    .limit(limit);
+
+export async function countTenants(db: Db, envId: string, search: string | undefined): Promise<number> {
+  const row = await filteredTenants(db, envId, search)
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export const insertTenants = (db: Db, rows: Insertable<TenantsTable>[]) =>
+  inChunks(rows, (slice) => db.insertInto("tenants").values(slice).execute());
+
+export const updateTenant = (
+  db: Db,
+  envId: string,
+  id: string,
+  patch: Updateable<TenantsTable>,
+): Promise<TenantRow> =>
+  db
+    .updateTable("tenants")
+    .set(patch)
+    .where("environment_id", "=", envId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+/** Assignments, instances (with their tuples and assignments) and tuples in the tenants go too. */
+export const deleteTenants = (db: Db, envId: string, ids: string[]) =>
+  inChunks(ids, (slice) =>
+    db.deleteFrom("tenants").where("environment_id", "=", envId).where("id", "in", slice).execute(),
+  );
+
+/** The instances a tenant delete takes with it, so the feed can say so. */
+export const instancesOfTenants = (
+  db: Db,
+  envId: string,
+  tenantIds: string[],
+): Promise<{ resource_key: string; key: string }[]> =>
+  inChunks(tenantIds, (slice) =>
+    db
+      .selectFrom("resource_instances as ri")
+      .innerJoin("resources as res", "res.id", "ri.resource_id")
+      .select(["res.key as resource_key", "ri.key"])
+      .where("ri.environment_id", "=", envId)
+      .where("ri.tenant_id", "in", slice)
+      .execute(),
+  );

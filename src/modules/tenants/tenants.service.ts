@@ -1,0 +1,284 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/types.ts";
+import { isUniqueViolation } from "../../db/errors.ts";
+import type { Principal } from "../../lib/access.ts";
+import { duplicate, invalid } from "../../lib/errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { toJson } from "../../lib/json.ts";
+import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { now } from "../../lib/time.ts";
+import type { Change } from "../../pdp/engine/types.ts";
+import type { ScopeService } from "../scope/scope.service.ts";
+import type { TenantRow } from "../facts/facts.repo.ts";
+import {
+  attributesOrNull,
+  instanceDeleteChange,
+  Resolver,
+  scopedIds,
+  tenantChange,
+  userChange,
+  writeFacts,
+  type Env,
+} from "../facts/facts.service.ts";
+import { assignmentChange, assignRoles } from "../role-assignments/role-assignments.service.ts";
+import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
+import { createUserRecord, listUserPage, userReads } from "../users/users.service.ts";
+import { updateUser } from "../users/users.repo.ts";
+import type { UserCreate, UserRead } from "../users/users.schemas.ts";
+import {
+  countTenants,
+  deleteTenants,
+  insertTenants,
+  instancesOfTenants,
+  listTenantsQuery,
+  updateTenant,
+} from "./tenants.repo.ts";
+import type {
+  TenantCreate,
+  TenantListQuery,
+  TenantRead,
+  TenantUpdate,
+  TenantUsersQuery,
+} from "./tenants.schemas.ts";
+
+/** `attributes` stays null for a tenant created without them; `description` is left out when never set. */
+export const tenantRead = (row: TenantRow): TenantRead => ({
+  id: row.id,
+  key: row.key,
+  organization_id: row.organization_id,
+  project_id: row.project_id,
+  environment_id: row.environment_id,
+  name: row.name,
+  ...(row.description !== null && { description: row.description }),
+  attributes: attributesOrNull(row.attributes),
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+  last_action_at: row.last_action_at,
+});
+
+export function newTenantRow(env: Env, input: TenantCreate): TenantRow {
+  const at = now();
+  return {
+    id: newId(),
+    ...scopedIds(env),
+    key: input.key,
+    name: input.name,
+    description: input.description ?? null,
+    attributes: toJson(input.attributes),
+    created_at: at,
+    updated_at: at,
+    last_action_at: at,
+  };
+}
+
+/** Inserts new tenants inside the caller's transaction; one existing key (or a repeated one) is a 409. */
+export async function createTenantRecords(
+  resolver: Resolver,
+  inputs: TenantCreate[],
+  changes: Change[],
+): Promise<TenantRow[]> {
+  const seen = new Set<string>();
+  for (const input of inputs) {
+    if (seen.has(input.key) || (await resolver.tenant(input.key))) throw duplicate("tenant", input.key);
+    seen.add(input.key);
+  }
+  const rows = inputs.map((input) => newTenantRow(resolver.env, input));
+  try {
+    await insertTenants(resolver.db, rows);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw duplicate("tenant", inputs.map((i) => i.key).join(", "));
+    throw e;
+  }
+  for (const row of rows) {
+    resolver.remember("tenant", row.key, row);
+    changes.push(tenantChange(row));
+  }
+  return rows;
+}
+
+/**
+ * Deletes tenants with everything in them. The feed gets the deleted instances (whose tuples and roles the engine
+ * drops with them) and then the tenants.
+ */
+export async function deleteTenantRecords(
+  resolver: Resolver,
+  tenants: TenantRow[],
+  changes: Change[],
+): Promise<void> {
+  const ids = tenants.map((t) => t.id);
+  for (const instance of await instancesOfTenants(resolver.db, resolver.env.id, ids)) {
+    changes.push(instanceDeleteChange(instance));
+  }
+  await deleteTenants(resolver.db, resolver.env.id, ids);
+  for (const t of tenants) changes.push({ kind: "tenant", op: "delete", data: { key: t.key } });
+  resolver.forget();
+}
+
+export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
+  const { db, scope } = deps;
+
+  return {
+    async list(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      q: TenantListQuery,
+      p: PageRequest,
+    ): Promise<TenantRead[] | Page<TenantRead>> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const rows = await listTenantsQuery(db, environment.id, q.search, offsetOf(p), p.perPage).execute();
+      const data = rows.map(tenantRead);
+      if (!q.include_total_count) return data;
+      return envelope(data, await countTenants(db, environment.id, q.search), p);
+    },
+
+    async get(principal: Principal, projRef: string, envRef: string, tenantRef: string): Promise<TenantRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      return tenantRead(await new Resolver(db, environment).requireTenant(tenantRef));
+    },
+
+    async create(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      input: TenantCreate,
+    ): Promise<TenantRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const [row] = await writeFacts(db, environment, (resolver, changes) =>
+        createTenantRecords(resolver, [input], changes),
+      );
+      if (!row) throw new Error("tenant not created");
+      return tenantRead(row);
+    },
+
+    async update(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      tenantRef: string,
+      input: TenantUpdate,
+    ): Promise<TenantRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return writeFacts(db, environment, async (resolver, changes) => {
+        const tenant = await resolver.requireTenant(tenantRef);
+        const row = await updateTenant(resolver.db, environment.id, tenant.id, {
+          ...(input.name !== undefined && { name: input.name }),
+          ...(input.description !== undefined && { description: input.description }),
+          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
+          updated_at: now(),
+        });
+        changes.push(tenantChange(row));
+        return tenantRead(row);
+      });
+    },
+
+    async remove(principal: Principal, projRef: string, envRef: string, tenantRef: string): Promise<void> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      await writeFacts(db, environment, async (resolver, changes) =>
+        deleteTenantRecords(resolver, [await resolver.requireTenant(tenantRef)], changes),
+      );
+    },
+
+    /** Users holding any role in the tenant; always paginated. */
+    async listUsers(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      tenantRef: string,
+      q: TenantUsersQuery,
+      p: PageRequest,
+    ): Promise<Page<UserRead>> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const tenant = await new Resolver(db, environment).requireTenant(tenantRef);
+      return listUserPage(
+        db,
+        environment.id,
+        {
+          tenantId: tenant.id,
+          search: q.search,
+          role: q.role,
+          includeInstanceRoles: q.include_resource_instance_roles,
+        },
+        p,
+      );
+    },
+
+    /**
+     * Creates the user when it does not exist (or updates the profile fields the body names) and assigns its
+     * `role_assignments` in this tenant.
+     */
+    async addUser(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      tenantRef: string,
+      input: UserCreate,
+    ): Promise<UserRead> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      return writeFacts(db, environment, async (resolver, changes) => {
+        const tenant = await resolver.requireTenant(tenantRef);
+        const assignments = (input.role_assignments ?? []).map((a, i) => {
+          if (a.tenant !== undefined && a.tenant !== tenant.key && a.tenant !== tenant.id) {
+            throw invalid(`role assignment names tenant '${a.tenant}', not '${tenant.key}'`, [
+              "body",
+              "role_assignments",
+              i,
+              "tenant",
+            ]);
+          }
+          return { ...a, tenant: tenant.key };
+        });
+        const existing = await resolver.user(input.key);
+        let user;
+        if (!existing) {
+          user = await createUserRecord(resolver, { ...input, role_assignments: assignments }, changes);
+        } else {
+          user = existing;
+          if (
+            input.email !== undefined ||
+            input.first_name !== undefined ||
+            input.last_name !== undefined ||
+            input.attributes !== undefined
+          ) {
+            user = await updateUser(resolver.db, environment.id, existing.id, {
+              ...(input.email !== undefined && { email: input.email }),
+              ...(input.first_name !== undefined && { first_name: input.first_name }),
+              ...(input.last_name !== undefined && { last_name: input.last_name }),
+              ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
+              updated_at: now(),
+            });
+            changes.push(userChange(user));
+          }
+          await assignRoles(resolver, user, assignments, changes, "skip", ["body", "role_assignments"]);
+        }
+        const [read] = await userReads(resolver.db, environment.id, [user]);
+        if (!read) throw new Error("user read missing");
+        return read;
+      });
+    },
+
+    /** Removes every role the user holds in the tenant (tenant roles and roles on the tenant's instances). */
+    async removeUser(
+      principal: Principal,
+      projRef: string,
+      envRef: string,
+      tenantRef: string,
+      userRef: string,
+    ): Promise<void> {
+      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      await writeFacts(db, environment, async (resolver, changes) => {
+        const tenant = await resolver.requireTenant(tenantRef);
+        const user = await resolver.requireUser(userRef);
+        const assignments = await assignmentsOfUserInTenant(resolver.db, environment.id, user.id, tenant.id);
+        await deleteAssignments(
+          resolver.db,
+          environment.id,
+          assignments.map((a) => a.id),
+        );
+        for (const a of assignments) changes.push(assignmentChange(a, "delete"));
+      });
+    },
+  };
+}
+
+export type TenantsService = ReturnType<typeof createTenantsService>;

@@ -1,0 +1,144 @@
+import { sql, type Insertable, type Updateable } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { UsersTable } from "../../db/types.ts";
+import { isUuid } from "../../lib/ids.ts";
+import { inChunks, searchAny, type SearchOperator, type UserRow } from "../facts/facts.repo.ts";
+
+export interface UserFilter {
+  search?: string | undefined;
+  searchOperator?: SearchOperator | undefined;
+  /** A role key or id; "" selects users without any role. */
+  role?: string | undefined;
+  /** Count instance roles as roles (the role filter, tenant membership). */
+  includeInstanceRoles?: boolean | undefined;
+  /** Only users holding a role in this tenant. */
+  tenantId?: string | undefined;
+}
+
+/** The filtered users of one environment; the list and its count share it, so total_count matches the pages. */
+function filteredUsers(db: Db, envId: string, f: UserFilter) {
+  let q = db.selectFrom("users").where("users.environment_id", "=", envId);
+  if (f.search) {
+    const columns = ["users.key", "users.email", "users.first_name", "users.last_name"].map((c) =>
+      sql.ref(c),
+    );
+    q = q.where(searchAny(columns, f.search, f.searchOperator));
+  }
+  if (f.tenantId !== undefined) {
+    const tenantId = f.tenantId;
+    q = q.where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("role_assignments as ra")
+          .select(sql.lit(1).as("one"))
+          .where("ra.environment_id", "=", envId)
+          .whereRef("ra.user_id", "=", "users.id")
+          .where("ra.tenant_id", "=", tenantId),
+      ),
+    );
+  }
+  if (f.role !== undefined) {
+    const role = f.role;
+    q = q.where((eb) => {
+      let sub = eb
+        .selectFrom("role_assignments as ra")
+        .innerJoin("roles as r", "r.id", "ra.role_id")
+        .select(sql.lit(1).as("one"))
+        .where("ra.environment_id", "=", envId)
+        .whereRef("ra.user_id", "=", "users.id");
+      if (f.tenantId !== undefined) sub = sub.where("ra.tenant_id", "=", f.tenantId);
+      if (role === "") return eb.not(eb.exists(sub));
+      if (!f.includeInstanceRoles) sub = sub.where("ra.resource_instance_id", "is", null);
+      sub = isUuid(role) ? sub.where("r.id", "=", role.toLowerCase()) : sub.where("r.key", "=", role);
+      return eb.exists(sub);
+    });
+  }
+  return q;
+}
+
+export const listUsersQuery = (db: Db, envId: string, f: UserFilter, offset: number, limit: number) =>
+  filteredUsers(db, envId, f)
+    .selectAll("users")
+    .orderBy("users.created_at")
+    .orderBy("users.id")
+    .offset(offset)
+    .limit(limit);
+
+export const countUsersQuery = (db: Db, envId: string, f: UserFilter) =>
+  filteredUsers(db, envId, f).select((eb) => eb.fn.countAll<number>().as("n"));
+
+export async function listUsers(
+  db: Db,
+  envId: string,
+  f: UserFilter,
+  offset: number,
+  limit: number,
+): Promise<{ rows: UserRow[]; total: number }> {
+  const rows = await listUsersQuery(db, envId, f, offset, limit).execute();
+  const count = await countUsersQuery(db, envId, f).executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
+}
+
+export interface UserAssignment {
+  user_id: string;
+  role: string;
+  tenant: string;
+  instance_key: string | null;
+  resource_key: string | null;
+}
+
+/** Every role of the given users, oldest first: what associated_tenants and roles are built from. */
+export async function assignmentsOfUsers(
+  db: Db,
+  envId: string,
+  userIds: string[],
+): Promise<UserAssignment[]> {
+  if (userIds.length === 0) return [];
+  return db
+    .selectFrom("role_assignments as ra")
+    .innerJoin("roles as r", "r.id", "ra.role_id")
+    .innerJoin("tenants as t", "t.id", "ra.tenant_id")
+    .leftJoin("resource_instances as ri", "ri.id", "ra.resource_instance_id")
+    .leftJoin("resources as res", "res.id", "ri.resource_id")
+    .select([
+      "ra.user_id",
+      "r.key as role",
+      "t.key as tenant",
+      "ri.key as instance_key",
+      "res.key as resource_key",
+    ])
+    .where("ra.environment_id", "=", envId)
+    .where("ra.user_id", "in", userIds)
+    .orderBy("ra.created_at")
+    .orderBy("ra.id")
+    .execute();
+}
+
+export const insertUsers = (db: Db, rows: Insertable<UsersTable>[]) =>
+  inChunks(rows, (slice) => db.insertInto("users").values(slice).execute());
+
+export const updateUser = (db: Db, envId: string, id: string, patch: Updateable<UsersTable>) =>
+  db
+    .updateTable("users")
+    .set(patch)
+    .where("environment_id", "=", envId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+/** Role assignments go with the user (foreign keys cascade). */
+export const deleteUsers = (db: Db, envId: string, ids: string[]) =>
+  inChunks(ids, (slice) =>
+    db.deleteFrom("users").where("environment_id", "=", envId).where("id", "in", slice).execute(),
+  );
+
+/** Users by key, in one indexed read. */
+export const usersByKeys = (db: Db, envId: string, keys: string[]): Promise<UserRow[]> =>
+  inChunks<string, UserRow>(keys, (slice) =>
+    db
+      .selectFrom("users")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("key", "in", slice)
+      .execute(),
+  );

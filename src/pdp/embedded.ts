@@ -1,0 +1,169 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Store } from "../db/store.ts";
+import type { ChangeNotifier } from "../changes/feed.ts";
+import { AppError } from "../lib/errors.ts";
+import { hashSecret } from "../lib/secrets.ts";
+import type { Principal } from "../lib/access.ts";
+import { findPrincipal } from "../plugins/auth.ts";
+import { findProject } from "../modules/projects/projects.repo.ts";
+import { findEnvironment } from "../modules/environments/environments.repo.ts";
+import { insertDecisionLogs } from "../modules/audit-logs/audit-logs.repo.ts";
+import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
+import { databaseSource } from "./db-source.ts";
+import { Replica } from "./replica.ts";
+import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./server.ts";
+
+export const ENVIRONMENT_HEADER = "x-gatehouse-environment";
+/** A key's lookup is remembered this long; revocations in this process clear it at once. */
+const AUTH_CACHE_MS = 5000;
+/** Writes made by other instances (PostgreSQL, scaled out) reach this PDP within one poll. */
+const POLL_MS = 500;
+
+const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
+
+export interface EmbeddedPdp extends PdpDeps {
+  /** Drops cached key lookups (after a key is revoked or rotated). */
+  invalidateKeys(): void;
+  dropEnvironment(environmentId: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The PDP inside `gatehouse serve`: one replica per environment that a key has asked about, fed from the database
+ * and woken by in-process notifications after every write.
+ */
+export function createEmbeddedPdp(deps: {
+  store: Store;
+  notifier: ChangeNotifier;
+  publicUrl: string;
+  controlPlane: () => FastifyInstance;
+  decisions?: DecisionLogger;
+  onError?: (error: unknown) => void;
+}): EmbeddedPdp {
+  const { store, notifier } = deps;
+  const pdpId = randomUUID();
+  const replicas = new Map<string, Promise<Replica>>();
+  const loaded = new Map<string, Replica>();
+  const authCache = new Map<string, { principal: Principal; expires: number }>();
+  const decisions =
+    deps.decisions ??
+    createDecisionLogger({ sink: (entries) => insertDecisionLogs(store.db, entries), onError: deps.onError });
+
+  function replicaFor(environmentId: string): Promise<Replica> {
+    let pending = replicas.get(environmentId);
+    if (!pending) {
+      const replica = new Replica(databaseSource(store, environmentId));
+      pending = replica.load().then(() => {
+        loaded.set(environmentId, replica);
+        return replica;
+      });
+      pending.catch(() => replicas.delete(environmentId));
+      replicas.set(environmentId, pending);
+    }
+    return pending;
+  }
+
+  const catchUp = (environmentId: string): Promise<void> | undefined => {
+    const pending = replicas.get(environmentId);
+    return pending?.then((r) => r.catchUp()).catch((e: unknown) => deps.onError?.(e));
+  };
+  const unsubscribe = notifier.subscribe((environmentId) => catchUp(environmentId));
+  const poll = setInterval(() => {
+    for (const environmentId of replicas.keys()) void catchUp(environmentId);
+  }, POLL_MS);
+  poll.unref();
+
+  async function principalFor(secret: string): Promise<Principal | null> {
+    const hash = hashSecret(secret);
+    const cached = authCache.get(hash);
+    const now = Date.now();
+    if (cached && cached.expires > now) return cached.principal;
+    const principal = await findPrincipal(store.db, secret);
+    if (principal) authCache.set(hash, { principal, expires: now + AUTH_CACHE_MS });
+    return principal;
+  }
+
+  async function environmentOf(
+    principal: Principal,
+    request: FastifyRequest,
+  ): Promise<{ id: string; projectId: string }> {
+    if (principal.level === "env" && principal.environmentId && principal.projectId) {
+      return { id: principal.environmentId, projectId: principal.projectId };
+    }
+    const named = request.headers[ENVIRONMENT_HEADER];
+    const [projRef, envRef] = typeof named === "string" ? named.split("/") : [];
+    if (!projRef || !envRef) {
+      throw new AppError(
+        "FORBIDDEN_ACCESS",
+        `a PDP answers for one environment: use an environment key, or name the environment in ${ENVIRONMENT_HEADER}: <project>/<environment>`,
+      );
+    }
+    if (
+      principal.level === "project" &&
+      projRef !== principal.projectId &&
+      projRef !== principal.projectKey
+    ) {
+      throw new AppError("FORBIDDEN_ACCESS", "the API key's scope does not cover this project");
+    }
+    const project = await findProject(store.db, principal.organizationId, projRef);
+    const env = project ? await findEnvironment(store.db, project.id, envRef) : undefined;
+    if (!project || !env) throw new AppError("NOT_FOUND", `environment '${named}' was not found`);
+    return { id: env.id, projectId: project.id };
+  }
+
+  return {
+    pdpId,
+    publicUrl: deps.publicUrl,
+    decisions,
+    async resolve(authorization, request): Promise<PdpTarget> {
+      if (authorization === undefined)
+        throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
+      const secret = BEARER_RE.exec(authorization)?.[1];
+      if (!secret) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
+      const principal = await principalFor(secret);
+      if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
+      if (principal.access === "no_access")
+        throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
+      const env = await environmentOf(principal, request);
+      return {
+        organizationId: principal.organizationId,
+        projectId: env.projectId,
+        environmentId: env.id,
+        replica: await replicaFor(env.id),
+      };
+    },
+    async forwardFacts(target: PdpTarget, request: FactsProxyRequest): Promise<FactsProxyResponse> {
+      const res = await deps.controlPlane().inject({
+        method: request.method as "GET",
+        url: `/v2/facts/${target.projectId}/${target.environmentId}${request.rest}`,
+        headers: { authorization: request.authorization, "content-type": "application/json" },
+        ...(request.body !== undefined && { payload: JSON.stringify(request.body) }),
+      });
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers[k] = v;
+      return { status: res.statusCode, headers, body: res.body };
+    },
+    status() {
+      const now = Date.now();
+      const environments = [...loaded].map(([environmentId, r]) => ({
+        environmentId,
+        revision: r.revision,
+        lagMs: now - r.lastSyncAt,
+      }));
+      return { ready: true, environments };
+    },
+    invalidateKeys() {
+      authCache.clear();
+    },
+    dropEnvironment(environmentId) {
+      replicas.delete(environmentId);
+      loaded.delete(environmentId);
+    },
+    async close() {
+      unsubscribe();
+      clearInterval(poll);
+      await decisions.close();
+    },
+  };
+}

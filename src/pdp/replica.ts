@@ -1,0 +1,125 @@
+import type { StoredChange } from "../changes/feed.ts";
+import { createEngine, type Engine } from "./engine/index.ts";
+import type { Change } from "./engine/types.ts";
+import type { Snapshot } from "./snapshot.ts";
+
+/** Where a replica gets its data: the database (embedded) or the control plane over HTTP (standalone). */
+export interface FeedSource {
+  snapshot(): Promise<Snapshot>;
+  /** Changes after `revision`, in order, and the revision the caller holds once it applied them all. */
+  changesAfter(revision: number): Promise<{ changes: StoredChange[]; revision: number }>;
+}
+
+const ENGINE_KINDS = new Set([
+  "resource",
+  "role",
+  "user",
+  "tenant",
+  "role_assignment",
+  "resource_instance",
+  "relationship_tuple",
+  "condition_set",
+  "condition_set_rule",
+]);
+
+interface Waiter {
+  revision: number;
+  resolve: (reached: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * One environment's engine, kept at a known revision of the change feed. Catch-up is single-flight: a notification
+ * during a catch-up schedules one more round rather than a parallel one, so changes apply exactly once, in order.
+ */
+export class Replica {
+  readonly engine: Engine = createEngine();
+  revision = -1;
+  lastSyncAt = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private waiters: Waiter[] = [];
+
+  constructor(private readonly source: FeedSource) {}
+
+  async load(snapshot?: Snapshot): Promise<void> {
+    const s = snapshot ?? (await this.source.snapshot());
+    this.engine.load(s.data);
+    this.revision = s.revision;
+    this.lastSyncAt = Date.now();
+    this.settleWaiters();
+  }
+
+  /** Applies everything the source has after our revision. */
+  catchUp(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.pull();
+        } while (this.again);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private async pull(): Promise<void> {
+    for (;;) {
+      const { changes, revision } = await this.source.changesAfter(this.revision);
+      let reload = false;
+      for (const change of changes) {
+        if (change.revision <= this.revision) continue;
+        if (!ENGINE_KINDS.has(change.kind)) {
+          // A change the engine has no incremental form for (e.g. a whole environment replaced): reload.
+          reload = true;
+          break;
+        }
+        this.engine.apply({ kind: change.kind, op: change.op, data: change.data } as Change);
+      }
+      if (reload) {
+        await this.load();
+        return;
+      }
+      const advanced = revision > this.revision;
+      if (advanced) this.revision = revision;
+      this.lastSyncAt = Date.now();
+      this.settleWaiters();
+      if (!advanced || changes.length === 0) return;
+    }
+  }
+
+  /** Resolves true once the replica holds `revision`, false after `timeoutMs`. */
+  waitFor(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.revision >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        revision,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          resolve(this.revision >= revision);
+        }, timeoutMs),
+      };
+      this.waiters.push(waiter);
+      void this.catchUp().catch(() => {});
+    });
+  }
+
+  private settleWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (this.revision >= w.revision) {
+        clearTimeout(w.timer);
+        w.resolve(true);
+      } else still.push(w);
+    }
+    this.waiters = still;
+  }
+}

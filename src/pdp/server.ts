@@ -1,0 +1,445 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import { AppError, errorBody } from "../lib/errors.ts";
+import { errorsPlugin } from "../plugins/errors.ts";
+import type { CheckQuery, Decision } from "./engine/types.ts";
+import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
+import type { Replica } from "./replica.ts";
+import { fromAuthzen, toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
+
+/** The environment a PDP request is answered from, after its key was checked. */
+export interface PdpTarget {
+  organizationId: string;
+  projectId: string;
+  environmentId: string;
+  replica: Replica;
+}
+
+export interface FactsProxyRequest {
+  method: string;
+  /** path and query after /v2/facts/{proj}/{env} */
+  rest: string;
+  authorization: string;
+  body: unknown;
+}
+
+export interface FactsProxyResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface PdpDeps {
+  pdpId: string;
+  publicUrl: string;
+  /** Checks the key and returns the environment it selects; throws 401/403 AppErrors. */
+  resolve(authorization: string | undefined, request: FastifyRequest): Promise<PdpTarget>;
+  decisions: DecisionLogger;
+  /** Forwards a facts request to the control plane (embedded: in process; standalone: over HTTP). */
+  forwardFacts?: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>;
+  /** How the PDP reports readiness and lag on /ready and /metrics. */
+  status(): {
+    ready: boolean;
+    environments: { environmentId: string; revision: number; lagMs: number; behind?: number }[];
+  };
+  logger?: boolean | { level: string };
+  bodyLimitBytes?: number;
+}
+
+export const MIN_REVISION_HEADER = "x-gatehouse-min-revision";
+const DEFAULT_CONSISTENCY_WAIT_MS = 5000;
+const MAX_CONSISTENCY_WAIT_MS = 30000;
+/** Facts writes through the PDP wait for the PDP to hold them, as Permit's PDP does (X-Wait-Timeout). */
+const DEFAULT_FACTS_WAIT_S = 10;
+const MAX_FACTS_WAIT_S = 60;
+
+const elapsedUs = (start: bigint) => Number((process.hrtime.bigint() - start) / 1000n);
+
+/** Permit's AuthorizationResult: `result` repeats `allow` for old SDKs; `debug` carries our reason. */
+const authorizationResult = (d: Decision, revision: number) => ({
+  allow: d.allow,
+  result: d.allow,
+  debug: { reason: d.reason, revision },
+});
+
+function minRevisionOf(request: FastifyRequest): number | undefined {
+  const header = request.headers[MIN_REVISION_HEADER];
+  const body = request.body as Record<string, unknown> | undefined;
+  const fromBody = body && !Array.isArray(body) ? body["min_revision"] : undefined;
+  const raw = typeof header === "string" ? header : fromBody;
+  if (raw === undefined || raw === null || raw === "") return undefined;
+  const n = typeof raw === "number" ? raw : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new AppError("INVALID_INPUT", "min_revision must be a non-negative integer", undefined, [
+      { loc: ["body", "min_revision"], msg: "must be a non-negative integer", type: "int_parsing" },
+    ]);
+  }
+  return n;
+}
+
+function waitBoundMs(request: FastifyRequest): number {
+  const raw = request.headers["x-gatehouse-wait-timeout-ms"];
+  const n = typeof raw === "string" ? Number(raw) : DEFAULT_CONSISTENCY_WAIT_MS;
+  return Number.isFinite(n) && n >= 0 ? Math.min(n, MAX_CONSISTENCY_WAIT_MS) : DEFAULT_CONSISTENCY_WAIT_MS;
+}
+
+/**
+ * Every decision route: authenticate, wait for a named revision (bounded), decide, log. A check that names a
+ * revision the PDP cannot reach in time gets 504 rather than an answer from older data.
+ */
+async function prepare(deps: PdpDeps, request: FastifyRequest, authorization?: string): Promise<PdpTarget> {
+  const target = await deps.resolve(authorization ?? request.headers.authorization, request);
+  const minRevision = minRevisionOf(request);
+  if (minRevision !== undefined && target.replica.revision < minRevision) {
+    const reached = await target.replica.waitFor(minRevision, waitBoundMs(request));
+    if (!reached) {
+      throw new AppError(
+        "TIMEOUT",
+        `the PDP holds revision ${target.replica.revision}; ${minRevision} did not arrive in time`,
+        {
+          held_revision: target.replica.revision,
+          min_revision: minRevision,
+        },
+      );
+    }
+  }
+  return target;
+}
+
+function logCheck(
+  deps: PdpDeps,
+  target: PdpTarget,
+  query: DecisionQuery,
+  check: CheckQuery,
+  d: Decision,
+  latencyUs: number,
+) {
+  deps.decisions.record({
+    organization_id: target.organizationId,
+    project_id: target.projectId,
+    environment_id: target.environmentId,
+    pdp_id: deps.pdpId,
+    query,
+    user_key: check.user.key,
+    action: check.action,
+    resource_type: check.resource.type,
+    resource_key: check.resource.key ?? null,
+    tenant: check.resource.tenant ?? null,
+    decision: d.allow,
+    reason: d.reason,
+    input: check,
+    result: { allow: d.allow },
+    revision: target.replica.revision,
+    latency_us: latencyUs,
+  });
+}
+
+function logQuery(
+  deps: PdpDeps,
+  target: PdpTarget,
+  query: DecisionQuery,
+  input: unknown,
+  result: unknown,
+  start: bigint,
+  user?: string,
+) {
+  deps.decisions.record({
+    organization_id: target.organizationId,
+    project_id: target.projectId,
+    environment_id: target.environmentId,
+    pdp_id: deps.pdpId,
+    query,
+    user_key: user ?? null,
+    action: null,
+    resource_type: null,
+    resource_key: null,
+    tenant: null,
+    decision: null,
+    reason: null,
+    input,
+    result,
+    revision: target.replica.revision,
+    latency_us: elapsedUs(start),
+  });
+}
+
+function decide(
+  deps: PdpDeps,
+  target: PdpTarget,
+  check: CheckQuery,
+  query: DecisionQuery = "check",
+): Decision {
+  const start = process.hrtime.bigint();
+  const d = target.replica.engine.check(check);
+  logCheck(deps, target, query, check, d, elapsedUs(start));
+  return d;
+}
+
+/** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
+export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
+  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024 });
+  await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
+
+  const health = async () => ({ status: "ok" });
+  app.get("/health", health);
+  app.get("/healthy", health);
+  app.get("/healthz", health);
+  app.get("/ready", async (_req, reply) => {
+    const s = deps.status();
+    return reply
+      .code(s.ready ? 200 : 503)
+      .send({ status: s.ready ? "ready" : "not ready", environments: s.environments });
+  });
+  app.get("/metrics", async (_req, reply) => {
+    const s = deps.status();
+    const lines = [
+      "# HELP gatehouse_pdp_revision Environment revision the PDP holds.",
+      "# TYPE gatehouse_pdp_revision gauge",
+      ...s.environments.map(
+        (e) => `gatehouse_pdp_revision{environment_id="${e.environmentId}"} ${e.revision}`,
+      ),
+      "# HELP gatehouse_pdp_sync_lag_seconds Time since the PDP last heard from its feed.",
+      "# TYPE gatehouse_pdp_sync_lag_seconds gauge",
+      ...s.environments.map(
+        (e) =>
+          `gatehouse_pdp_sync_lag_seconds{environment_id="${e.environmentId}"} ${(e.lagMs / 1000).toFixed(3)}`,
+      ),
+      "# HELP gatehouse_pdp_revisions_behind Revisions the control plane has that the PDP has not applied yet.",
+      "# TYPE gatehouse_pdp_revisions_behind gauge",
+      ...s.environments
+        .filter((e) => e.behind !== undefined)
+        .map((e) => `gatehouse_pdp_revisions_behind{environment_id="${e.environmentId}"} ${e.behind}`),
+      "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
+      "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
+      `gatehouse_pdp_decision_log_dropped_total ${deps.decisions.dropped}`,
+    ];
+    return reply.type("text/plain; version=0.0.4").send(lines.join("\n") + "\n");
+  });
+
+  app.post("/allowed", async (request) => {
+    const target = await prepare(deps, request);
+    const check = toCheck(request.body);
+    return authorizationResult(decide(deps, target, check), target.replica.revision);
+  });
+
+  app.post("/allowed/bulk", async (request) => {
+    const target = await prepare(deps, request);
+    const checks = toCheckList(request.body);
+    return {
+      allow: checks.map((c) =>
+        authorizationResult(decide(deps, target, c, "bulk_check"), target.replica.revision),
+      ),
+    };
+  });
+
+  // Permit's Node SDK 2.7.6 sends its axios config as the body here, with the key inside it (contract §4.5).
+  app.post("/allowed/all-tenants", async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const sdkBug = typeof body["params"] === "object" && body["params"] !== null;
+    const embeddedHeaders = (body["headers"] ?? {}) as Record<string, unknown>;
+    const auth =
+      request.headers.authorization ??
+      (sdkBug ? String(embeddedHeaders["Authorization"] ?? "") || undefined : undefined);
+    const target = await prepare(deps, request, auth);
+    const check = toCheck(sdkBug ? body["params"] : body, sdkBug ? ["body", "params"] : ["body"]);
+    const start = process.hrtime.bigint();
+    const tenants = target.replica.engine.allTenants(check);
+    const allowed = tenants.map((t) => ({
+      allow: true,
+      result: true,
+      tenant: t.tenant,
+      debug: { reason: t.reason },
+    }));
+    logQuery(
+      deps,
+      target,
+      "all_tenants",
+      check,
+      { tenants: tenants.map((t) => t.tenant.key) },
+      start,
+      check.user.key,
+    );
+    return { allowed_tenants: allowed, allowedTenants: allowed };
+  });
+
+  app.post("/user-permissions", async (request) => {
+    const target = await prepare(deps, request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const query = {
+      user: toUser(body["user"]),
+      ...(toStringList(body["tenants"], ["body", "tenants"]) && {
+        tenants: toStringList(body["tenants"], ["body", "tenants"]),
+      }),
+      ...(toStringList(body["resources"], ["body", "resources"]) && {
+        resources: toStringList(body["resources"], ["body", "resources"]),
+      }),
+      ...(toStringList(body["resource_types"], ["body", "resource_types"]) && {
+        resource_types: toStringList(body["resource_types"], ["body", "resource_types"]),
+      }),
+    };
+    const start = process.hrtime.bigint();
+    const permissions = target.replica.engine.userPermissions(query);
+    logQuery(
+      deps,
+      target,
+      "get_user_permissions",
+      query,
+      { keys: Object.keys(permissions) },
+      start,
+      query.user.key,
+    );
+    return permissions;
+  });
+
+  app.post("/authorized_users", async (request) => {
+    const target = await prepare(deps, request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (typeof body["action"] !== "string" || body["action"] === "") {
+      throw new AppError("INVALID_INPUT", "action must be a non-empty string", undefined, [
+        { loc: ["body", "action"], msg: "required", type: "missing" },
+      ]);
+    }
+    const query = {
+      action: body["action"],
+      resource: toResource(body["resource"]),
+      context: toContext(body["context"]),
+    };
+    const start = process.hrtime.bigint();
+    const result = target.replica.engine.authorizedUsers(query);
+    logQuery(deps, target, "get_authorized_users", query, { users: Object.keys(result.users).length }, start);
+    return result;
+  });
+
+  app.post("/user-tenants", async (request) => {
+    const target = await prepare(deps, request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const user = toUser(body["user"]);
+    const start = process.hrtime.bigint();
+    const tenants = target.replica.engine.userTenants(user.key);
+    logQuery(deps, target, "user_tenants", { user }, { tenants: tenants.map((t) => t.key) }, start, user.key);
+    return tenants;
+  });
+
+  // OpenID AuthZEN Authorization API 1.0 (evaluation and evaluations), on the same engine.
+  app.post("/access/v1/evaluation", async (request) => {
+    const target = await prepare(deps, request);
+    const check = fromAuthzen(request.body);
+    const d = decide(deps, target, check);
+    return { decision: d.allow, context: { reason: d.reason, revision: target.replica.revision } };
+  });
+  app.post("/access/v1/evaluations", async (request) => {
+    const target = await prepare(deps, request);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const items = body["evaluations"];
+    if (items !== undefined && !Array.isArray(items)) {
+      throw new AppError("INVALID_INPUT", "evaluations must be an array", undefined, [
+        { loc: ["body", "evaluations"], msg: "must be an array", type: "list_type" },
+      ]);
+    }
+    const list = Array.isArray(items) && items.length > 0 ? items : [{}];
+    return {
+      evaluations: list.map((item, i) => {
+        const d = decide(deps, target, fromAuthzen(item, ["body", "evaluations", i], body), "bulk_check");
+        return { decision: d.allow, context: { reason: d.reason } };
+      }),
+    };
+  });
+
+  if (deps.forwardFacts) registerFactsProxy(app, deps, deps.forwardFacts);
+  return app;
+}
+
+/** Facts writes whose effect the PDP waits for before answering (Permit's list, contract §4.7). */
+function isWaitingWrite(method: string, rest: string): boolean {
+  const path = rest.split("?")[0] ?? "";
+  if (
+    method === "POST" &&
+    /^\/(users|tenants|resource_instances|relationship_tuples|role_assignments)$/.test(path)
+  )
+    return true;
+  if (method === "DELETE" && path === "/role_assignments") return true;
+  if ((method === "PUT" || method === "PATCH") && /^\/users\/[^/]+$/.test(path)) return true;
+  if ((method === "POST" || method === "DELETE") && /^\/users\/[^/]+\/roles$/.test(path)) return true;
+  if (method === "PATCH" && /^\/resource_instances\/[^/]+$/.test(path)) return true;
+  return false;
+}
+
+function factsWaitSeconds(request: FastifyRequest): number | "forever" {
+  const raw = request.headers["x-wait-timeout"];
+  if (raw === undefined) return DEFAULT_FACTS_WAIT_S;
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value.trim() === "") return "forever";
+  const n = Number(value);
+  if (!Number.isFinite(n)) {
+    throw new AppError("INVALID_INPUT", "X-Wait-Timeout must be a number of seconds", undefined, [
+      { loc: ["header", "x-wait-timeout"], msg: "must be a number", type: "float_parsing" },
+    ]);
+  }
+  return n < 0 ? "forever" : n;
+}
+
+function registerFactsProxy(
+  app: FastifyInstance,
+  deps: PdpDeps,
+  forward: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>,
+) {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const target = await deps.resolve(request.headers.authorization, request);
+    const url = request.url;
+    const prefix = /^\/(?:v2\/)?facts\/[^/]+\/[^/]+/.exec(url);
+    const rest = prefix ? url.slice(prefix[0].length) : "";
+    const wait = factsWaitSeconds(request);
+    const policy = request.headers["x-timeout-policy"] === "fail" ? "fail" : "ignore";
+    const upstream = await forward(target, {
+      method: request.method,
+      rest,
+      authorization: request.headers.authorization ?? "",
+      body: request.body,
+    });
+    const revision = Number(upstream.headers["x-gatehouse-revision"]);
+    if (
+      upstream.status < 300 &&
+      Number.isSafeInteger(revision) &&
+      isWaitingWrite(request.method, rest) &&
+      wait !== 0
+    ) {
+      const boundMs = wait === "forever" ? MAX_FACTS_WAIT_S * 1000 : Math.min(wait, MAX_FACTS_WAIT_S) * 1000;
+      const reached = await target.replica.waitFor(revision, boundMs);
+      if (!reached && policy === "fail") {
+        const error = new AppError(
+          "TIMEOUT",
+          "the PDP did not receive the change in time (X-Timeout-Policy: fail)",
+        );
+        return reply.code(424).send({ ...errorBody(error, deps.publicUrl), error_code: "FAILED_DEPENDENCY" });
+      }
+    }
+    for (const [name, value] of Object.entries(upstream.headers)) {
+      if (name === "content-type" || name.startsWith("x-gatehouse") || name.startsWith("ratelimit"))
+        void reply.header(name, value);
+    }
+    return reply.code(upstream.status).send(upstream.body === "" ? undefined : upstream.body);
+  };
+  for (const prefix of ["/v2/facts/:proj_id/:env_id/*", "/facts/:proj_id/:env_id/*"]) {
+    app.route({ method: ["GET", "POST", "PUT", "PATCH", "DELETE"], url: prefix, handler });
+  }
+}
+
+/** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
+export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
+  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024 });
+  await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
+  app.get("/health", async () => ({}));
+  app.post("/v1/data/permit/root", async (request) => {
+    const target = await prepare(deps, request);
+    const input = ((request.body ?? {}) as Record<string, unknown>)["input"];
+    const d = decide(deps, target, toCheck(input, ["body", "input"]));
+    return { result: { allow: d.allow, debug: { reason: d.reason } } };
+  });
+  app.post("/v1/data/permit/bulk", async (request) => {
+    const target = await prepare(deps, request);
+    const input = ((request.body ?? {}) as Record<string, unknown>)["input"] as
+      Record<string, unknown> | undefined;
+    const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
+    return { result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) } };
+  });
+  return app;
+}

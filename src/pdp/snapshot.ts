@@ -1,0 +1,291 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/types.ts";
+import type { Db } from "../changes/feed.ts";
+import { fromJson, fromJsonObject } from "../lib/json.ts";
+import type {
+  EnvironmentData,
+  ResourceData,
+  TenantRoleData,
+  GrantedToData,
+  DerivationRuleData,
+} from "./engine/types.ts";
+
+export interface Snapshot {
+  /** The environment revision the data is exactly at. */
+  revision: number;
+  data: EnvironmentData;
+}
+
+/** Reads one environment's whole policy and facts, by keys, in set-based queries (one per table). */
+export async function readEnvironmentData(db: Db, environmentId: string): Promise<EnvironmentData> {
+  const env = environmentId;
+  const [
+    resources,
+    actions,
+    attributes,
+    groups,
+    groupActions,
+    roles,
+    permissions,
+    extendsRows,
+    relations,
+    derivations,
+    users,
+    tenants,
+    instances,
+    assignments,
+    tuples,
+    conditionSets,
+    rules,
+  ] = await Promise.all([
+    db
+      .selectFrom("resources")
+      .select(["id", "key"])
+      .where("environment_id", "=", env)
+      .where("built_in", "=", 0)
+      .execute(),
+    db
+      .selectFrom("resource_actions")
+      .select(["id", "resource_id", "key"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("resource_attributes")
+      .select(["resource_id", "key", "type", "description"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("action_groups")
+      .select(["id", "resource_id", "key"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("action_group_actions")
+      .select(["action_group_id", "action_id"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("roles")
+      .select(["id", "resource_id", "key", "no_direct_roles_on_object"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("role_permissions")
+      .select(["role_id", "action_id"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("role_extends")
+      .select(["role_id", "extends_role_id"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("relations")
+      .select(["id", "object_resource_id", "subject_resource_id", "key"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("role_derivations")
+      .select(["role_id", "source_role_id", "relation_id", "no_direct_roles_on_object"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("users")
+      .select(["key", "email", "first_name", "last_name", "attributes"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db.selectFrom("tenants").select(["id", "key", "attributes"]).where("environment_id", "=", env).execute(),
+    db
+      .selectFrom("resource_instances")
+      .select(["id", "resource_id", "tenant_id", "key", "attributes"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("role_assignments as a")
+      .innerJoin("users as u", "u.id", "a.user_id")
+      .select(["u.key as user", "a.role_id", "a.tenant_id", "a.resource_instance_id"])
+      .where("a.environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("relationship_tuples")
+      .select(["subject_id", "relation_id", "object_id", "tenant_id"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("condition_sets")
+      .select(["id", "key", "type", "resource_id", "conditions"])
+      .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("condition_set_rules")
+      .select(["user_set_id", "action_id", "resource_set_id"])
+      .where("environment_id", "=", env)
+      .execute(),
+  ]);
+
+  const keyOf = <T extends { id: string; key: string }>(rows: T[]) => new Map(rows.map((r) => [r.id, r.key]));
+  const resourceKey = keyOf(resources);
+  const actionById = new Map(actions.map((a) => [a.id, a]));
+  const tenantKey = keyOf(tenants);
+  const roleById = new Map(roles.map((r) => [r.id, r]));
+  const relationById = new Map(relations.map((r) => [r.id, r]));
+  const groupById = new Map(groups.map((g) => [g.id, g]));
+
+  const byResource = new Map<string, ResourceData>();
+  for (const r of resources) {
+    byResource.set(r.id, {
+      key: r.key,
+      actions: [],
+      attributes: {},
+      action_groups: {},
+      roles: {},
+      relations: {},
+    });
+  }
+  for (const a of actions) byResource.get(a.resource_id)?.actions.push(a.key);
+  for (const a of attributes) {
+    const res = byResource.get(a.resource_id);
+    if (res?.attributes)
+      res.attributes[a.key] = { type: a.type, ...(a.description !== null && { description: a.description }) };
+  }
+  for (const g of groups) {
+    const res = byResource.get(g.resource_id);
+    if (res?.action_groups) res.action_groups[g.key] = [];
+  }
+  for (const ga of groupActions) {
+    const group = groupById.get(ga.action_group_id);
+    const action = actionById.get(ga.action_id);
+    if (group && action) byResource.get(group.resource_id)?.action_groups?.[group.key]?.push(action.key);
+  }
+  for (const rel of relations) {
+    const res = byResource.get(rel.object_resource_id);
+    const subject = resourceKey.get(rel.subject_resource_id);
+    if (res?.relations && subject) res.relations[rel.key] = subject;
+  }
+
+  const tenantRoles = new Map<string, TenantRoleData>();
+  for (const role of roles) {
+    if (role.resource_id === null) {
+      tenantRoles.set(role.id, { key: role.key, permissions: [], extends: [] });
+      continue;
+    }
+    const res = byResource.get(role.resource_id);
+    if (!res?.roles) continue;
+    const granted: GrantedToData = { users_with_role: [] };
+    if (role.no_direct_roles_on_object) granted.when = { no_direct_roles_on_object: true };
+    res.roles[role.key] = { permissions: [], extends: [], granted_to: granted };
+  }
+  const resourceRoleOf = (roleId: string) => {
+    const role = roleById.get(roleId);
+    if (!role || role.resource_id === null) return undefined;
+    return byResource.get(role.resource_id)?.roles?.[role.key];
+  };
+  for (const p of permissions) {
+    const action = actionById.get(p.action_id);
+    if (!action) continue;
+    const tenantRole = tenantRoles.get(p.role_id);
+    if (tenantRole) {
+      tenantRole.permissions?.push(`${resourceKey.get(action.resource_id)}:${action.key}`);
+    } else {
+      resourceRoleOf(p.role_id)?.permissions?.push(action.key);
+    }
+  }
+  for (const e of extendsRows) {
+    const parent = roleById.get(e.extends_role_id);
+    if (!parent) continue;
+    const tenantRole = tenantRoles.get(e.role_id);
+    if (tenantRole) tenantRole.extends?.push(parent.key);
+    else resourceRoleOf(e.role_id)?.extends?.push(parent.key);
+  }
+  for (const d of derivations) {
+    const target = resourceRoleOf(d.role_id);
+    const source = roleById.get(d.source_role_id);
+    const relation = relationById.get(d.relation_id);
+    if (!target || !source || !relation) continue;
+    const rule: DerivationRuleData = {
+      role: source.key,
+      on_resource: source.resource_id === null ? "__tenant" : (resourceKey.get(source.resource_id) ?? ""),
+      linked_by_relation: relation.key,
+      ...(d.no_direct_roles_on_object ? { when: { no_direct_roles_on_object: true } } : {}),
+    };
+    target.granted_to?.users_with_role?.push(rule);
+  }
+
+  const instanceName = new Map<string, string>();
+  const instanceData = instances.map((i) => {
+    const resource = resourceKey.get(i.resource_id) ?? "";
+    instanceName.set(i.id, `${resource}:${i.key}`);
+    return {
+      resource,
+      key: i.key,
+      tenant: tenantKey.get(i.tenant_id) ?? "",
+      attributes: fromJsonObject(i.attributes),
+    };
+  });
+  const setKey = keyOf(conditionSets);
+
+  return {
+    resources: [...byResource.values()],
+    roles: [...tenantRoles.values()],
+    users: users.map((u) => ({
+      key: u.key,
+      email: u.email,
+      first_name: u.first_name,
+      last_name: u.last_name,
+      attributes: fromJsonObject(u.attributes),
+    })),
+    tenants: tenants.map((t) => ({ key: t.key, attributes: fromJsonObject(t.attributes) })),
+    resource_instances: instanceData,
+    role_assignments: assignments.map((a) => ({
+      user: a.user,
+      role: roleById.get(a.role_id)?.key ?? "",
+      tenant: tenantKey.get(a.tenant_id) ?? "",
+      resource_instance:
+        a.resource_instance_id === null ? null : (instanceName.get(a.resource_instance_id) ?? null),
+    })),
+    relationship_tuples: tuples.map((t) => ({
+      subject: instanceName.get(t.subject_id) ?? "",
+      relation: relationById.get(t.relation_id)?.key ?? "",
+      object: instanceName.get(t.object_id) ?? "",
+      tenant: tenantKey.get(t.tenant_id) ?? "",
+    })),
+    condition_sets: conditionSets.map((s) => ({
+      key: s.key,
+      type: s.type === "resourceset" ? "resourceset" : "userset",
+      resource: s.resource_id === null ? null : (resourceKey.get(s.resource_id) ?? null),
+      conditions: fromJson(s.conditions) ?? {},
+    })),
+    condition_set_rules: rules.map((r) => {
+      const action = actionById.get(r.action_id);
+      return {
+        user_set: setKey.get(r.user_set_id) ?? "",
+        permission: action ? `${resourceKey.get(action.resource_id)}:${action.key}` : "",
+        resource_set: setKey.get(r.resource_set_id) ?? "",
+      };
+    }),
+  };
+}
+
+/**
+ * The environment's data and the revision it is at, read in one transaction so the two agree
+ * (PostgreSQL: repeatable read; SQLite: a transaction is a snapshot).
+ */
+export async function readSnapshot(
+  db: Kysely<Database>,
+  dialect: "sqlite" | "postgres",
+  environmentId: string,
+): Promise<Snapshot> {
+  const tx =
+    dialect === "postgres" ? db.transaction().setIsolationLevel("repeatable read") : db.transaction();
+  return tx.execute(async (trx) => {
+    const env = await trx
+      .selectFrom("environments")
+      .select("revision")
+      .where("id", "=", environmentId)
+      .executeTakeFirst();
+    if (!env) throw new Error(`environment ${environmentId} does not exist`);
+    // Sequential inside the transaction: one connection.
+    const data = await readEnvironmentData(trx, environmentId);
+    return { revision: Number(env.revision), data };
+  });
+}

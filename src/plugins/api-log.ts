@@ -1,0 +1,108 @@
+import fp from "fastify-plugin";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Kysely } from "kysely";
+import type { Database } from "../db/types.ts";
+import { newId } from "../lib/ids.ts";
+import { toTimestamp } from "../lib/time.ts";
+import { createApiLogWriter, purgeExpired, type CapturedCall } from "../modules/history/history.service.ts";
+import { schedulePeriodic } from "../lib/periodic.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** the response payload, kept by onSend for the API log */
+    apiLogResponse: unknown;
+  }
+  interface FastifyInstance {
+    apiLog: { flush(): Promise<void> };
+  }
+}
+
+export interface ApiLogOptions {
+  db: Kysely<Database>;
+  /** false: record nothing (the benchmark compares both); history and retention still work */
+  enabled: boolean;
+  maxBodyBytes: number;
+  flushIntervalMs: number;
+  retentionDays: number;
+}
+
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+const isApiCall = (url: string) => url.startsWith("/v2/") || url === "/v2";
+
+function textOf(payload: unknown): string | null {
+  if (typeof payload === "string") return payload;
+  if (Buffer.isBuffer(payload)) return payload.toString("utf8");
+  return null;
+}
+
+function bearerOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = header.replace(/^\s*bearer\s+/i, "").trim();
+  return value === "" ? undefined : value;
+}
+
+function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const durationMs = reply.elapsedTime;
+  return {
+    id: newId(),
+    requestId: request.id,
+    timestamp: toTimestamp(new Date(Date.now() - durationMs)),
+    method: request.method,
+    url: request.url,
+    status: reply.statusCode,
+    durationMs,
+    clientIp: request.ip,
+    principal: request.principal,
+    projectRef: typeof params["proj_id"] === "string" ? params["proj_id"] : undefined,
+    envRef: typeof params["env_id"] === "string" ? params["env_id"] : undefined,
+    requestBody: request.body,
+    responseBody: textOf(request.apiLogResponse),
+    bearer: bearerOf(request.headers.authorization),
+  };
+}
+
+/**
+ * Records every external /v2 call (every status, 401 and 429 included) after its response has gone out, and
+ * purges records past the retention every hour (and once at start). Headers are never recorded. The writer
+ * redacts and stores in batches; `app.close()` flushes what is queued.
+ */
+export const apiLogPlugin = fp(
+  async (app: FastifyInstance, opts: ApiLogOptions) => {
+    const writer = createApiLogWriter({
+      db: opts.db,
+      log: app.log,
+      flushIntervalMs: opts.flushIntervalMs,
+      maxBodyBytes: opts.maxBodyBytes,
+    });
+    app.decorate("apiLog", { flush: () => writer.drain() });
+
+    if (opts.enabled) {
+      app.decorateRequest("apiLogResponse", null);
+      app.addHook("onSend", (request, _reply, payload, done) => {
+        if (isApiCall(request.url)) request.apiLogResponse = payload;
+        done(null, payload);
+      });
+      app.addHook("onResponse", (request, reply, done) => {
+        if (isApiCall(request.url)) {
+          try {
+            writer.enqueue(capture(request, reply));
+          } catch (err) {
+            request.log.error({ err }, "API log: could not capture the call");
+          }
+        }
+        done();
+      });
+    }
+
+    schedulePeriodic(app, "API log purge", PURGE_INTERVAL_MS, () =>
+      purgeExpired(opts.db, opts.retentionDays),
+    );
+    // Runs after the server has stopped taking requests and the in-flight ones have answered.
+    app.addHook("onClose", async () => {
+      await writer.close();
+    });
+  },
+  { name: "api-log" },
+);

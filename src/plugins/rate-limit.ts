@@ -1,0 +1,198 @@
+import { once } from "node:events";
+import fp from "fastify-plugin";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import { Redis } from "ioredis";
+import { AppError } from "../lib/errors.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    rateLimit: RateLimitState | null;
+  }
+  interface FastifyInstance {
+    rateLimits: {
+      /** Drops the cached limit of an organization (its settings changed), so the next request reads it again. */
+      forget(organizationId: string): void;
+    };
+  }
+}
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** seconds until the window resets */
+  reset: number;
+  limited: boolean;
+}
+
+export interface RateLimitOptions {
+  /** GATEHOUSE_RATE_LIMIT_PER_MINUTE: the limit of keys whose organization sets none */
+  defaultLimit: number;
+  /** the organization's own limit (settings.rate_limit_per_minute), if it has one */
+  limitOf(organizationId: string): Promise<number | undefined>;
+  /** REDIS_URL: counters shared by every instance; in memory without it */
+  redisUrl?: string | undefined;
+  /** milliseconds since the epoch; injectable so tests need not wait a minute */
+  clock?: () => number;
+}
+
+const WINDOW_MS = 60_000;
+/** How long an instance trusts its copy of an organization's limit (changes made on this instance: at once). */
+const LIMIT_CACHE_MS = 5_000;
+const REDIS_CONNECT_WAIT_MS = 2_000;
+const REDIS_COMMAND_TIMEOUT_MS = 250;
+
+/** Counts hits of one key in one window; returns the count including this hit. */
+interface Counter {
+  hit(keyId: string, windowStart: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+function memoryCounter(): Counter & { sweep(before: number): void } {
+  const counts = new Map<string, { windowStart: number; count: number }>();
+  return {
+    async hit(keyId, windowStart) {
+      const entry = counts.get(keyId);
+      if (entry && entry.windowStart === windowStart) return ++entry.count;
+      counts.set(keyId, { windowStart, count: 1 });
+      return 1;
+    },
+    sweep(before) {
+      for (const [keyId, entry] of counts) if (entry.windowStart < before) counts.delete(keyId);
+    },
+    async close() {
+      counts.clear();
+    },
+  };
+}
+
+// INCR and PEXPIRE in one atomic step: a counter can never be left without an expiry.
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return count`;
+
+interface RedisWithHit extends Redis {
+  gatehouseHit(key: string, ttlMs: number): Promise<number>;
+}
+
+/**
+ * Counters in Redis, keyed by API key and window start, so every instance counts into the same window. When
+ * Redis cannot answer, the instance counts in memory (each instance then enforces the limit on its own: a
+ * degraded limit rather than none and rather than failing requests) and says so in its log, once a minute.
+ */
+async function redisCounter(url: string, fallback: Counter, log: FastifyBaseLogger): Promise<Counter> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: (times) => Math.min(times * 200, 5_000),
+  }) as RedisWithHit;
+  redis.defineCommand("gatehouseHit", { numberOfKeys: 1, lua: HIT_SCRIPT });
+  let reportedAt = 0;
+  const report = (err: unknown) => {
+    const at = Date.now();
+    if (at - reportedAt < 60_000) return;
+    reportedAt = at;
+    log.warn(
+      { err },
+      "rate limit: Redis is unavailable; counting in this instance's memory until it is back",
+    );
+  };
+  redis.on("error", report);
+  // Wait briefly for the first connection so the first requests count in Redis; never block the start on it.
+  const wait = new AbortController();
+  await Promise.race([
+    once(redis, "ready", { signal: wait.signal }).catch(() => {}),
+    once(redis, "error", { signal: wait.signal }).catch(() => {}),
+    new Promise((resolve) => setTimeout(resolve, REDIS_CONNECT_WAIT_MS).unref()),
+  ]);
+  wait.abort();
+  return {
+    async hit(keyId, windowStart) {
+      try {
+        return Number(await redis.gatehouseHit(`gatehouse:ratelimit:${keyId}:${windowStart}`, WINDOW_MS * 2));
+      } catch (err) {
+        report(err);
+        return fallback.hit(keyId, windowStart);
+      }
+    },
+    async close() {
+      try {
+        await redis.quit();
+      } catch {
+        redis.disconnect();
+      }
+    },
+  };
+}
+
+/**
+ * Per API key, a fixed one-minute window aligned to the clock (the same windows on every instance). Runs right
+ * after authentication, before the body is read: a rejected call has no effect. Every response to a keyed call
+ * carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); a 429 adds `Retry-After`.
+ */
+export const rateLimitPlugin = fp(
+  async (app: FastifyInstance, opts: RateLimitOptions) => {
+    const clock = opts.clock ?? Date.now;
+    const memory = memoryCounter();
+    const counter = opts.redisUrl ? await redisCounter(opts.redisUrl, memory, app.log) : memory;
+    const sweeper = setInterval(() => memory.sweep(Math.floor(clock() / WINDOW_MS) * WINDOW_MS), WINDOW_MS);
+    sweeper.unref();
+
+    const cache = new Map<string, { limit: number; until: number }>();
+    async function limitOf(organizationId: string): Promise<number> {
+      const cached = cache.get(organizationId);
+      if (cached && cached.until > Date.now()) return cached.limit;
+      let limit = opts.defaultLimit;
+      try {
+        limit = (await opts.limitOf(organizationId)) ?? opts.defaultLimit;
+      } catch (err) {
+        app.log.warn(
+          { err, organizationId },
+          "rate limit: could not read the organization's limit; using default",
+        );
+      }
+      cache.set(organizationId, { limit, until: Date.now() + LIMIT_CACHE_MS });
+      return limit;
+    }
+
+    app.decorate("rateLimits", { forget: (organizationId: string) => void cache.delete(organizationId) });
+    app.decorateRequest("rateLimit", null);
+
+    app.addHook("onRequest", async (request) => {
+      const principal = request.principal;
+      if (!principal) return;
+      const limit = await limitOf(principal.organizationId);
+      const at = clock();
+      const windowStart = Math.floor(at / WINDOW_MS) * WINDOW_MS;
+      const count = await counter.hit(principal.keyId, windowStart);
+      const reset = Math.max(1, Math.ceil((windowStart + WINDOW_MS - at) / 1000));
+      const limited = count > limit;
+      request.rateLimit = { limit, remaining: Math.max(0, limit - count), reset, limited };
+      if (limited) {
+        throw new AppError(
+          "TOO_MANY_REQUESTS",
+          `this API key is over its limit of ${limit} requests per minute; retry the same request in ${reset} s`,
+          { limit, retry_after_seconds: reset },
+        );
+      }
+    });
+
+    app.addHook("onSend", (request, reply, payload, done) => {
+      const state = request.rateLimit;
+      if (state) {
+        void reply.header("ratelimit-limit", state.limit);
+        void reply.header("ratelimit-remaining", state.remaining);
+        void reply.header("ratelimit-reset", state.reset);
+        if (state.limited) void reply.header("retry-after", state.reset);
+      }
+      done(null, payload);
+    });
+
+    app.addHook("onClose", async () => {
+      clearInterval(sweeper);
+      await counter.close();
+    });
+  },
+  { name: "rate-limit", dependencies: ["auth"] },
+);

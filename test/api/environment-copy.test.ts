@@ -1,0 +1,565 @@
+import { before, test } from "node:test";
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { readChangesAfter } from "../../src/changes/feed.ts";
+import { AppError } from "../../src/lib/errors.ts";
+import { conditionSetData, resourceData, tenantRoleData } from "../../src/modules/schema/schema.changes.ts";
+import {
+  loadConditionSets,
+  loadResourceGraphs,
+  loadRoleGraphs,
+} from "../../src/modules/schema/schema.repo.ts";
+import { describeEachDialect, PUBLIC_URL, type TestEnv } from "../helpers/app.ts";
+import { policyOf, seedRichPolicy } from "../helpers/copy-policy.ts";
+import { seedSchema } from "../helpers/seed-schema.ts";
+import { validatePermitResponse } from "../helpers/permit-contract.ts";
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describeEachDialect("environment copy", (env) => {
+  const envs = (t: TestEnv = env()) => `/v2/projects/${t.acme.projectId}/envs`;
+  const source = (t: TestEnv = env()) => `${envs(t)}/${t.acme.envs.production}`;
+
+  before(async () => {
+    const t = env();
+    await seedRichPolicy(t.store.db, t.acme.envs.production);
+    // the other organization's environment holds a policy too, so a leak would show
+    await seedRichPolicy(t.store.db, t.globex.envs.production);
+    t.app.taskRunner.start();
+  });
+
+  const envIdOf = async (key: string): Promise<string | undefined> =>
+    (
+      await env()
+        .store.db.selectFrom("environments")
+        .select("id")
+        .where("project_id", "=", env().acme.projectId)
+        .where("key", "=", key)
+        .executeTakeFirst()
+    )?.id;
+
+  const createEnv = async (key: string): Promise<string> => {
+    const res = await env().call(env().acme.adminKey, "POST", envs(), { key, name: key });
+    assert.equal(res.status, 200, res.body);
+    return res.json.id;
+  };
+
+  const taskCount = async () =>
+    Number(
+      (
+        await env()
+          .store.db.selectFrom("tasks")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  test("async copy: 202 with a processing task, then success with a new environment holding the same policy", async () => {
+    const { call, acme, store } = env();
+    const res = await call(acme.adminKey, "POST", `${source()}/copy/async`, {
+      target_env: { new: { key: "staging", name: "Staging", description: "copied" } },
+    });
+    assert.equal(res.status, 202, res.body);
+    assert.match(res.json.task_id, UUID_RE);
+    assert.deepEqual(
+      { status: res.json.status, result: res.json.result, error: res.json.error },
+      { status: "processing", result: null, error: null },
+    );
+    assert.equal(typeof res.json.progress, "number");
+
+    const done = await call(
+      acme.adminKey,
+      "GET",
+      `${source()}/copy/async/${res.json.task_id}/result?wait=30`,
+    );
+    assert.equal(done.status, 200);
+    assert.equal(done.json.status, "success", done.body);
+    assert.equal(done.json.error, null);
+    assert.equal(done.json.progress, 100);
+    assert.equal(done.json.result.key, "staging");
+    assert.equal(done.json.result.name, "Staging");
+    assert.equal(done.json.result.description, "copied");
+    assert.equal(done.json.result.project_id, acme.projectId);
+    const targetId = done.json.result.id;
+    assert.deepEqual(await policyOf(store.db, targetId), await policyOf(store.db, acme.envs.production));
+    // a new environment as every environment starts: its default tenant and its own key; no facts copied
+    const tenants = await call(acme.adminKey, "GET", `/v2/facts/${acme.projectId}/${targetId}/tenants`);
+    assert.deepEqual(
+      tenants.json.map((t: { key: string }) => t.key),
+      ["default"],
+    );
+    const key = await call(acme.adminKey, "GET", `/v2/api-key/${acme.projectId}/${targetId}`);
+    assert.equal(key.status, 200);
+    assert.equal(key.json.environment_id, targetId);
+    // the source is untouched
+    assert.equal((await call(acme.adminKey, "GET", `${source()}`)).json.key, "production");
+  });
+
+  test("the copy's change feed makes a PDP hold exactly the copied policy", async () => {
+    const { call, acme, store } = env();
+    const res = await call(acme.adminKey, "POST", `${source()}/copy/async?wait=30`, {
+      target_env: { new: { key: "feed-check", name: "Feed check" } },
+    });
+    assert.equal(res.status, 200, res.body);
+    const targetId = res.json.result.id;
+    const changes = await readChangesAfter(store.db, targetId, 0, 10_000);
+    const of = (kind: string) =>
+      changes.filter((c) => c.kind === kind && c.op === "upsert").map((c) => c.data);
+
+    const src = acme.envs.production;
+    const resourceIds = (
+      await store.db
+        .selectFrom("resources")
+        .select("id")
+        .where("environment_id", "=", src)
+        .where("built_in", "=", 0)
+        .execute()
+    ).map((r) => r.id);
+    const expectedResources = (await loadResourceGraphs(store.db, src, resourceIds)).map(resourceData);
+    const byKey = <T extends { key: string }>(list: T[]) =>
+      [...list].sort((a, b) => a.key.localeCompare(b.key));
+    assert.deepEqual(byKey(of("resource") as { key: string }[]), byKey(expectedResources));
+
+    const roleIds = (
+      await store.db
+        .selectFrom("roles")
+        .select("id")
+        .where("environment_id", "=", src)
+        .where("resource_id", "is", null)
+        .execute()
+    ).map((r) => r.id);
+    const expectedRoles = (await loadRoleGraphs(store.db, src, roleIds)).map(tenantRoleData);
+    assert.deepEqual(byKey(of("role") as { key: string }[]), byKey(expectedRoles));
+
+    const setIds = (
+      await store.db.selectFrom("condition_sets").select("id").where("environment_id", "=", src).execute()
+    ).map((r) => r.id);
+    const expectedSets = (await loadConditionSets(store.db, src, setIds)).map((s) =>
+      conditionSetData(s, s.resource_key),
+    );
+    assert.deepEqual(byKey(of("condition_set") as { key: string }[]), byKey(expectedSets));
+    assert.deepEqual(
+      of("condition_set_rule")
+        .map((r) => JSON.stringify(r))
+        .sort(),
+      [
+        { user_set: "eu_users", permission: "folder:read", resource_set: "shared_folders" },
+        { user_set: "us_users", permission: "document:read", resource_set: "secret_docs" },
+      ].map((r) => JSON.stringify(r)),
+    );
+    assert.ok(of("tenant").some((t) => (t as { key: string }).key === "default"));
+  });
+
+  test("synchronous copy answers 201 with the target environment (Permit's EnvironmentRead)", async () => {
+    const { call, acme, store } = env();
+    const res = await call(acme.adminKey, "POST", `${source()}/copy`, {
+      target_env: { new: { key: "qa", name: "QA" } },
+    });
+    assert.equal(res.status, 201, res.body);
+    assert.deepEqual(
+      validatePermitResponse("post", "/v2/projects/{proj_id}/envs/{env_id}/copy", 201, res.json),
+      [],
+    );
+    assert.equal(res.json.key, "qa");
+    assert.ok(Number(res.headers["x-gatehouse-revision"]) > 0);
+    assert.deepEqual(await policyOf(store.db, res.json.id), await policyOf(store.db, acme.envs.production));
+    // a taken key: 409, nothing written
+    const again = await call(acme.adminKey, "POST", `${source()}/copy`, {
+      target_env: { new: { key: "qa", name: "QA" } },
+    });
+    assert.equal(again.status, 409);
+    assert.equal(again.json.error_code, "DUPLICATE_ENTITY");
+  });
+
+  test("wait: 200 with the finished task as soon as it finishes; 202 no later than the bound when it does not", async () => {
+    const { call, acme, app } = env();
+    const started = Date.now();
+    const fast = await call(acme.adminKey, "POST", `${source()}/copy/async?wait=30`, {
+      target_env: { new: { key: "waited", name: "Waited" } },
+    });
+    assert.equal(fast.status, 200, fast.body);
+    assert.equal(fast.json.status, "success");
+    assert.ok(Date.now() - started < 10_000, "answered when the task finished, not after 30 s");
+
+    // Without a worker the task stays processing: each wait ends at its bound.
+    await app.taskRunner.stop();
+    try {
+      let t0 = Date.now();
+      const slow = await call(acme.adminKey, "POST", `${source()}/copy/async?wait=1`, {
+        target_env: { new: { key: "unworked", name: "Unworked" } },
+      });
+      let elapsed = Date.now() - t0;
+      assert.equal(slow.status, 202);
+      assert.equal(slow.json.status, "processing");
+      assert.ok(elapsed >= 1000 && elapsed < 2500, `waited ${elapsed} ms for wait=1`);
+      t0 = Date.now();
+      const read = await call(
+        acme.adminKey,
+        "GET",
+        `${source()}/copy/async/${slow.json.task_id}/result?wait=2`,
+      );
+      elapsed = Date.now() - t0;
+      assert.equal(read.status, 200);
+      assert.deepEqual(
+        {
+          status: read.json.status,
+          result: read.json.result,
+          error: read.json.error,
+          progress: read.json.progress,
+        },
+        { status: "processing", result: null, error: null, progress: 0 },
+      );
+      assert.ok(elapsed >= 2000 && elapsed < 3500, `waited ${elapsed} ms for wait=2`);
+      t0 = Date.now();
+      const now = await call(acme.adminKey, "GET", `${source()}/copy/async/${slow.json.task_id}/result`);
+      assert.equal(now.json.status, "processing");
+      assert.ok(Date.now() - t0 < 1000, "wait=0 answers at once");
+      assert.equal(await envIdOf("unworked"), undefined);
+    } finally {
+      app.taskRunner.start();
+    }
+  });
+
+  test("wait must be an integer from 0 to 60", async () => {
+    const { call, acme } = env();
+    const before = await taskCount();
+    for (const wait of ["-1", "1.5", "abc", "61", "1e9"]) {
+      const res = await call(acme.adminKey, "POST", `${source()}/copy/async?wait=${wait}`, {
+        target_env: { new: { key: "never", name: "Never" } },
+      });
+      assert.equal(res.status, 422, `wait=${wait}`);
+      assert.equal(res.json.error_code, "INVALID_INPUT");
+      assert.deepEqual(res.json.detail[0].loc, ["query", "wait"]);
+      const read = await call(
+        acme.adminKey,
+        "GET",
+        `${source()}/copy/async/${randomUUID()}/result?wait=${wait}`,
+      );
+      assert.equal(read.status, 422, `wait=${wait}`);
+    }
+    assert.equal(await taskCount(), before, "a rejected request creates no task");
+    const max = await call(acme.adminKey, "POST", `${source()}/copy/async?wait=60`, {
+      target_env: { new: { key: "max-wait", name: "Max wait" } },
+    });
+    assert.equal(max.status, 200);
+    assert.equal(max.json.status, "success");
+  });
+
+  test("a missing target fails the task with the task error object (NOT_FOUND); reading it is 200", async () => {
+    const { call, acme } = env();
+    const res = await call(acme.adminKey, "POST", `${source()}/copy/async`, {
+      target_env: { existing: "no-such-env" },
+    });
+    assert.equal(res.status, 202);
+    const done = await call(
+      acme.adminKey,
+      "GET",
+      `${source()}/copy/async/${res.json.task_id}/result?wait=30`,
+    );
+    assert.equal(done.status, 200);
+    assert.equal(done.json.status, "failed");
+    assert.equal(done.json.result, null);
+    const error = done.json.error;
+    assert.equal(error.error_code, "NOT_FOUND");
+    assert.match(error.id, UUID_RE);
+    assert.equal(typeof error.title, "string");
+    assert.match(error.message, /no-such-env/);
+    assert.ok(error.support_link.startsWith(`${PUBLIC_URL}/`));
+    assert.deepEqual(Object.keys(error).sort(), [
+      "additional_info",
+      "error_code",
+      "id",
+      "message",
+      "support_link",
+      "title",
+    ]);
+  });
+
+  test("a missing source: the copy handler fails with NOT_FOUND; a deleted source takes its tasks along", async () => {
+    const { call, acme, app } = env();
+    const handler = app.tasks.registry.get("environment_copy");
+    assert.ok(handler);
+    const context = {
+      task: { environment_id: randomUUID() },
+      params: {
+        target_env: { new: { key: "orphan", name: "Orphan" } },
+        conflict_strategy: "fail",
+        scope: {},
+      },
+      signal: new AbortController().signal,
+      progress: async () => {},
+      succeedWithin: async () => {},
+    };
+    await assert.rejects(
+      handler(context as unknown as Parameters<typeof handler>[0]),
+      (e: unknown) => e instanceof AppError && e.code === "NOT_FOUND" && /source environment/.test(e.message),
+    );
+    assert.equal(await envIdOf("orphan"), undefined);
+
+    const doomed = await createEnv("doomed");
+    await app.taskRunner.stop();
+    try {
+      const res = await call(acme.adminKey, "POST", `${envs()}/${doomed}/copy/async`, {
+        target_env: { new: { key: "from-doomed", name: "From doomed" } },
+      });
+      assert.equal(res.status, 202);
+      assert.equal((await call(acme.adminKey, "DELETE", `${envs()}/${doomed}`)).status, 204);
+      const read = await call(
+        acme.adminKey,
+        "GET",
+        `${envs()}/${doomed}/copy/async/${res.json.task_id}/result`,
+      );
+      assert.equal(read.status, 404);
+    } finally {
+      app.taskRunner.start();
+    }
+  });
+
+  test("conflict_strategy fail: a key taken in the existing target fails the copy and writes nothing", async () => {
+    const { call, acme, store } = env();
+    const target = await createEnv("conflict-fail");
+    await seedSchema(store.db, target, {
+      resources: { document: { actions: ["archive"] }, invoice: { actions: ["pay"] } },
+      tenantRoles: { viewer: ["invoice:pay"] },
+    });
+    const before = await policyOf(store.db, target);
+    const revision = (
+      await store.db
+        .selectFrom("environments")
+        .select("revision")
+        .where("id", "=", target)
+        .executeTakeFirstOrThrow()
+    ).revision;
+
+    const sync = await call(acme.adminKey, "POST", `${source()}/copy`, {
+      target_env: { existing: "conflict-fail" },
+    });
+    assert.equal(sync.status, 409, sync.body);
+    assert.equal(sync.json.error_code, "DUPLICATE_ENTITY");
+    assert.deepEqual(sync.json.additional_info.conflicts, {
+      resources: ["document"],
+      roles: ["viewer"],
+      condition_sets: [],
+    });
+
+    const async = await call(acme.adminKey, "POST", `${source()}/copy/async?wait=30`, {
+      target_env: { existing: target },
+      conflict_strategy: "fail",
+    });
+    assert.equal(async.status, 200);
+    assert.equal(async.json.status, "failed");
+    assert.equal(async.json.error.error_code, "DUPLICATE_ENTITY");
+    assert.match(async.json.error.message, /resource 'document'/);
+
+    assert.deepEqual(await policyOf(store.db, target), before);
+    const after = (
+      await store.db
+        .selectFrom("environments")
+        .select("revision")
+        .where("id", "=", target)
+        .executeTakeFirstOrThrow()
+    ).revision;
+    assert.equal(after, revision, "no change record either");
+  });
+
+  test("conflict_strategy overwrite: conflicting objects become the source's and keep their ids; the rest stays", async () => {
+    const { call, acme, store } = env();
+    const target = await createEnv("conflict-overwrite");
+    const seeded = await seedSchema(store.db, target, {
+      resources: {
+        document: { actions: ["read", "archive"], roles: { viewer: ["archive"], janitor: ["archive"] } },
+        invoice: { actions: ["pay"] },
+      },
+      tenantRoles: { viewer: ["invoice:pay"], billing: ["invoice:pay"] },
+    });
+    // facts naming the conflicting objects: they survive because the objects keep their ids
+    const user = await call(acme.adminKey, "POST", `/v2/facts/${acme.projectId}/${target}/users`, {
+      key: "ann",
+    });
+    assert.equal(user.status, 201, user.body);
+    const assigned = await call(
+      acme.adminKey,
+      "POST",
+      `/v2/facts/${acme.projectId}/${target}/role_assignments`,
+      {
+        user: "ann",
+        role: "viewer",
+        tenant: "default",
+      },
+    );
+    assert.equal(assigned.status, 200, assigned.body);
+
+    const res = await call(acme.adminKey, "POST", `${source()}/copy`, {
+      target_env: { existing: "conflict-overwrite" },
+      conflict_strategy: "overwrite",
+    });
+    assert.equal(res.status, 201, res.body);
+    assert.equal(res.json.id, target);
+
+    const got = await policyOf(store.db, target);
+    const src = await policyOf(store.db, acme.envs.production);
+    // everything of the source is there, exactly
+    for (const [kind, lines] of Object.entries(src)) {
+      for (const line of lines) assert.ok(got[kind]?.includes(line), `${kind}: ${line}`);
+    }
+    // the conflicting resource and tenant role are the source's now: their extra parts are gone
+    assert.deepEqual(
+      got["actions"]?.filter((l) => l.startsWith("document:")),
+      src["actions"]?.filter((l) => l.startsWith("document:")),
+    );
+    assert.ok(!got["roles"]?.some((l) => l.startsWith("document#janitor")));
+    assert.deepEqual(
+      got["permissions"]?.filter((l) => l.startsWith("#viewer|")),
+      src["permissions"]?.filter((l) => l.startsWith("#viewer|")),
+    );
+    // what only the target had is untouched
+    assert.ok(got["resources"]?.some((l) => l.startsWith("invoice|")));
+    assert.ok(got["permissions"]?.includes("#billing|invoice:pay"));
+    const ids = await store.db
+      .selectFrom("resources")
+      .select(["id", "key"])
+      .where("environment_id", "=", target)
+      .execute();
+    assert.equal(ids.find((r) => r.key === "document")?.id, seeded.resources["document"]);
+    const assignments = await call(
+      acme.adminKey,
+      "GET",
+      `/v2/facts/${acme.projectId}/${target}/role_assignments`,
+    );
+    assert.deepEqual(
+      assignments.json.map((a: { user: string; role: string }) => `${a.user}:${a.role}`),
+      ["ann:viewer"],
+    );
+  });
+
+  test("scope include/exclude picks what is copied; references to what is left out are dropped", async () => {
+    const { call, acme, store } = env();
+    const res = await call(acme.adminKey, "POST", `${source()}/copy`, {
+      target_env: { new: { key: "scoped", name: "Scoped" } },
+      scope: {
+        resources: { include: ["doc*"] },
+        roles: { exclude: ["admin"] },
+        user_sets: { include: ["us_*", "eu_*"], exclude: ["eu_*"] },
+        resource_sets: { include: ["*docs"] },
+        custom_policies: { include: ["ignored"] },
+      },
+    });
+    assert.equal(res.status, 201, res.body);
+    const got = await policyOf(store.db, res.json.id);
+    assert.deepEqual(
+      got["resources"]?.map((l) => l.split("|")[0]),
+      ["document"],
+    );
+    assert.deepEqual(got["roles"], [
+      "#auditor|auditor|∅|∅|0",
+      "#viewer|viewer|∅|∅|0",
+      'document#editor|editor|edits|{"level":2}|1',
+      "document#viewer|viewer|∅|∅|0",
+    ]);
+    // folder is not copied: the relation to it and the derivations through it cannot exist
+    assert.deepEqual(got["relations"], []);
+    assert.deepEqual(got["derivations"], []);
+    assert.deepEqual(
+      got["extends"],
+      ["document#editor|document#viewer"],
+      "admin (and its parent link) is left out",
+    );
+    assert.deepEqual(
+      got["permissions"]?.filter((l) => l.startsWith("#")),
+      ["#viewer|document:read"],
+    );
+    assert.deepEqual(
+      got["condition_sets"]?.map((l) => l.split("|")[0]),
+      ["secret_docs", "us_users"],
+    );
+    assert.deepEqual(got["condition_set_rules"], [
+      "us_users_document_read_secret_docs|us_users|document:read|secret_docs",
+    ]);
+  });
+
+  test("a scoped copy into an existing environment links references to the target's objects of the same key", async () => {
+    const { call, acme, store } = env();
+    const target = await createEnv("linked");
+    await seedSchema(store.db, target, { resources: { folder: { actions: ["read", "create"] } } });
+    const res = await call(acme.adminKey, "POST", `${source()}/copy`, {
+      target_env: { existing: target },
+      scope: {
+        resources: { include: ["document"] },
+        roles: { include: ["admin"] },
+        user_sets: { exclude: ["*"] },
+        resource_sets: { exclude: ["*"] },
+      },
+    });
+    assert.equal(res.status, 201, res.body);
+    const got = await policyOf(store.db, target);
+    // the relation's subject and the tenant role's folder permission resolve to the target's own folder
+    assert.deepEqual(got["relations"], ["document#parent|parent|∅|folder"]);
+    assert.ok(got["permissions"]?.includes("#admin|folder:read"));
+    // admin extends viewer, which is neither copied nor in the target
+    assert.deepEqual(got["extends"], ["document#editor|document#viewer"]);
+    // derivations from folder roles: the target's folder has no roles
+    assert.deepEqual(got["derivations"], []);
+  });
+
+  test("request checks: exactly one target, not the source itself, no unknown fields (422, no task)", async () => {
+    const { call, acme } = env();
+    const before = await taskCount();
+    const bodies: unknown[] = [
+      { target_env: {} },
+      { target_env: { new: { key: "x1", name: "X" }, existing: "development" } },
+      { target_env: { existing: "production" } },
+      { target_env: { existing: acme.envs.production } },
+      { target_env: { new: { key: "x2", name: "X" } }, conflict_strategy: "merge" },
+      { target_env: { new: { key: "x3", name: "X" } }, scope: { users: {} } },
+      { target_env: { new: { key: "bad key", name: "X" } } },
+      {},
+    ];
+    for (const body of bodies) {
+      for (const path of ["copy", "copy/async"]) {
+        const res = await call(acme.adminKey, "POST", `${source()}/${path}`, body);
+        assert.equal(res.status, 422, `${path} ${JSON.stringify(body)}: ${res.body}`);
+        assert.equal(res.json.error_code, "INVALID_INPUT");
+      }
+    }
+    assert.equal(await taskCount(), before);
+    for (const key of ["x1", "x2", "x3"]) assert.equal(await envIdOf(key), undefined);
+  });
+
+  test("access: project or organization keys copy; environment keys get 403; tasks stay under their source", async () => {
+    const { call, acme, globex } = env();
+    const envKey = async (envId: string) =>
+      (await call(acme.adminKey, "GET", `/v2/api-key/${acme.projectId}/${envId}`)).json.secret as string;
+    const prodKey = await envKey(acme.envs.production);
+    const devKey = await envKey(acme.envs.development);
+    const body = { target_env: { new: { key: "by-env-key", name: "By env key" } } };
+
+    const task = await call(acme.adminKey, "POST", `${source()}/copy/async`, {
+      target_env: { new: { key: "access", name: "Access" } },
+    });
+    assert.equal(task.status, 202);
+    const resultPath = `copy/async/${task.json.task_id}/result`;
+
+    // an environment key of another environment: 403 for everything
+    assert.equal((await call(devKey, "POST", `${source()}/copy/async`, body)).status, 403);
+    assert.equal((await call(devKey, "POST", `${source()}/copy`, body)).status, 403);
+    const forbidden = await call(devKey, "GET", `${source()}/${resultPath}`);
+    assert.equal(forbidden.status, 403);
+    assert.equal(forbidden.json.error_code, "FORBIDDEN_ACCESS");
+    // the source's own environment key reads its tasks but cannot create environments
+    assert.equal((await call(prodKey, "GET", `${source()}/${resultPath}`)).status, 200);
+    assert.equal((await call(prodKey, "POST", `${source()}/copy/async`, body)).status, 403);
+    // a task id under another environment does not exist there
+    const elsewhere = await call(acme.adminKey, "GET", `${envs()}/${acme.envs.development}/${resultPath}`);
+    assert.equal(elsewhere.status, 404);
+    assert.equal((await call(devKey, "GET", `${envs()}/${acme.envs.development}/${resultPath}`)).status, 404);
+    assert.equal((await call(acme.adminKey, "GET", `${source()}/copy/async/not-a-uuid/result`)).status, 404);
+    assert.equal(
+      (await call(acme.adminKey, "GET", `${source()}/copy/async/${randomUUID()}/result`)).status,
+      404,
+    );
+    // another organization sees nothing
+    assert.equal((await call(globex.adminKey, "GET", `${source()}/${resultPath}`)).status, 404);
+    assert.equal((await call(globex.adminKey, "POST", `${source()}/copy/async`, body)).status, 404);
+    assert.equal(await envIdOf("by-env-key"), undefined);
+  });
+});

@@ -1,0 +1,238 @@
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { CompiledQuery, type Compilable } from "kysely";
+import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
+import { factsUrl, seedStandard } from "../helpers/facts.ts";
+import { assignmentsOfUsers, countUsersQuery, listUsersQuery } from "../../src/modules/users/users.repo.ts";
+import {
+  countAssignmentsQuery,
+  listAssignmentsQuery,
+} from "../../src/modules/role-assignments/role-assignments.repo.ts";
+import { listTenantsQuery } from "../../src/modules/tenants/tenants.repo.ts";
+import { listInstancesQuery } from "../../src/modules/resource-instances/resource-instances.repo.ts";
+import { listTuplesQuery } from "../../src/modules/relationship-tuples/relationship-tuples.repo.ts";
+import { findUser } from "../../src/modules/facts/facts.repo.ts";
+
+/**
+ * Every facts list, count and lookup must be served by an index that starts with environment_id, so no query
+ * reads another environment's rows; joined rows are fetched by primary key. PostgreSQL is asked with sequential
+ * scans off in the same session, so on tiny test tables it shows which index it would use. Hash and merge joins
+ * and materialisation are off too: on a handful of rows the planner would otherwise read a whole primary-key index
+ * once instead of looking rows up, which it does not do for a page of a large table.
+ */
+const PLANNER_SETTINGS = ["enable_seqscan", "enable_hashjoin", "enable_mergejoin", "enable_material"];
+interface Access {
+  /** table alias (SQLite) or table name (PostgreSQL) */
+  table: string;
+  index: string | null;
+  /** the index is searched with a condition, not read whole */
+  bounded: boolean;
+}
+
+async function planOf(e: TestEnv, query: Compilable): Promise<{ accesses: Access[]; text: string }> {
+  const compiled = query.compile();
+  if (e.dialect === "sqlite") {
+    const result = await e.store.db.executeQuery<{ detail: string }>(
+      CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
+    );
+    const accesses: Access[] = [];
+    for (const { detail } of result.rows) {
+      const m =
+        /^(SEARCH|SCAN) (\S+)(?: EXISTS)?(?: USING (?:COVERING )?INDEX (\S+)(?: \((.*)\))?| USING INTEGER PRIMARY KEY)?/.exec(
+          detail,
+        );
+      if (!m || m[2] === "CONSTANT") continue;
+      accesses.push({ table: m[2] as string, index: m[3] ?? null, bounded: m[1] === "SEARCH" });
+    }
+    return { accesses, text: result.rows.map((r) => r.detail).join("\n") };
+  }
+  return e.store.db.connection().execute(async (conn) => {
+    for (const setting of PLANNER_SETTINGS)
+      await conn.executeQuery(CompiledQuery.raw(`set ${setting} = off`));
+    const result = await conn.executeQuery<{ "QUERY PLAN": unknown }>(
+      CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]),
+    );
+    for (const setting of PLANNER_SETTINGS) await conn.executeQuery(CompiledQuery.raw(`reset ${setting}`));
+    const plan = result.rows[0]?.["QUERY PLAN"];
+    const accesses: Access[] = [];
+    type Node = Record<string, unknown> & { Plans?: Node[] };
+    const walk = (node: Node, parentRelation?: string) => {
+      const type = node["Node Type"] as string;
+      const relation = (node["Relation Name"] as string | undefined) ?? parentRelation;
+      if (type === "Seq Scan") accesses.push({ table: relation ?? "?", index: null, bounded: false });
+      if (type === "Index Scan" || type === "Index Only Scan" || type === "Bitmap Index Scan") {
+        const table =
+          type === "Bitmap Index Scan" ? (parentRelation ?? "?") : ((node["Relation Name"] as string) ?? "?");
+        accesses.push({
+          table,
+          index: node["Index Name"] as string,
+          bounded: node["Index Cond"] !== undefined,
+        });
+      }
+      for (const child of node.Plans ?? []) walk(child, type === "Bitmap Heap Scan" ? relation : undefined);
+    };
+    walk((plan as { Plan: Node }[])[0]?.Plan as Node);
+    return { accesses, text: JSON.stringify(plan) };
+  });
+}
+
+async function firstColumn(e: TestEnv, index: string): Promise<string | undefined> {
+  if (e.dialect === "sqlite") {
+    const result = await e.store.db.executeQuery<{ seqno: number; name: string }>(
+      CompiledQuery.raw(`pragma index_info('${index.replace(/'/g, "")}')`),
+    );
+    return result.rows.find((r) => r.seqno === 0)?.name;
+  }
+  const result = await e.store.db.executeQuery<{ attname: string }>(
+    CompiledQuery.raw(
+      "select a.attname from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0] " +
+        "where i.indexrelid = to_regclass($1)",
+      [index],
+    ),
+  );
+  return result.rows[0]?.attname;
+}
+
+/**
+ * Nothing in the plan reads a whole table or a whole index; every index it searches starts with environment_id
+ * or is a primary key (a joined row fetched by id); and `table` (its alias on SQLite) is searched through an index
+ * that starts with environment_id, unless the plan reaches it by primary key from rows that were.
+ */
+async function assertEnvironmentIndexed(e: TestEnv, query: Compilable, table: string): Promise<void> {
+  const { accesses, text } = await planOf(e, query);
+  let environmentSearches = 0;
+  for (const access of accesses) {
+    assert.ok(access.index !== null && access.bounded, `unbounded read of ${access.table}:\n${text}`);
+    const column = await firstColumn(e, access.index as string);
+    if (column === "environment_id") environmentSearches += 1;
+    else assert.equal(column, "id", `${access.table} searched through ${access.index}:\n${text}`);
+  }
+  assert.ok(environmentSearches > 0, `no search by environment:\n${text}`);
+  assert.ok(
+    accesses.some((a) => a.table === table),
+    `${table} is not in the plan:\n${text}`,
+  );
+}
+
+describeEachDialect("facts: query plans", (env) => {
+  let envId = "";
+  let ids: { user: string; role: string; tenant: string; instance: string; resource: string } = {
+    user: "",
+    role: "",
+    tenant: "",
+    instance: "",
+    resource: "",
+  };
+  before(async () => {
+    const e = env();
+    const seeded = await seedStandard(e);
+    envId = e.acme.envs.production;
+    for (const org of [e.acme, e.globex]) {
+      const F = factsUrl(org);
+      for (let i = 0; i < 5; i++) {
+        const res = await e.call(org.adminKey, "POST", `${F}/users`, {
+          key: `user-${i}`,
+          role_assignments: [
+            { role: "admin", tenant: "default" },
+            { role: "editor", resource_instance: `document:doc-${i}`, tenant: "default" },
+          ],
+        });
+        assert.equal(res.status, 201, String(res.body));
+      }
+      await e.call(org.adminKey, "POST", `${F}/relationship_tuples`, {
+        subject: "folder:root",
+        relation: "parent",
+        object: "document:doc-1",
+        tenant: "default",
+      });
+    }
+    const F = factsUrl(e.acme);
+    const user = (await e.call(e.acme.adminKey, "GET", `${F}/users/user-1`)).json;
+    const instance = (await e.call(e.acme.adminKey, "GET", `${F}/resource_instances/document%3Adoc-1`)).json;
+    ids = {
+      user: user.id,
+      role: seeded["acmeProd"]?.roles["admin"] as string,
+      tenant: instance.tenant_id,
+      instance: instance.id,
+      resource: instance.resource_id,
+    };
+    if (e.dialect === "postgres") await e.store.db.executeQuery(CompiledQuery.raw("analyze"));
+  });
+
+  test("users: list and count, unfiltered and with search, role and tenant filters", async () => {
+    const e = env();
+    const db = e.store.db;
+    const filters = [
+      {},
+      { search: "user" },
+      { role: "admin" },
+      { role: "" },
+      { role: "editor", includeInstanceRoles: true },
+      { tenantId: ids.tenant, role: "admin" },
+    ];
+    for (const f of filters) {
+      await assertEnvironmentIndexed(e, listUsersQuery(db, envId, f, 0, 30), "users");
+      await assertEnvironmentIndexed(e, countUsersQuery(db, envId, f), "users");
+    }
+    // The role filter's subquery reads role_assignments by environment too.
+    const ra = e.dialect === "sqlite" ? "ra" : "role_assignments";
+    await assertEnvironmentIndexed(e, listUsersQuery(db, envId, { role: "admin" }, 0, 30), ra);
+    await assertEnvironmentIndexed(e, listUsersQuery(db, envId, { tenantId: ids.tenant }, 0, 30), ra);
+  });
+
+  test("users: the roles shown with a page of users, and a lookup by key", async () => {
+    const e = env();
+    const db = e.store.db;
+    const ra = e.dialect === "sqlite" ? "ra" : "role_assignments";
+    const query = db
+      .selectFrom("role_assignments as ra")
+      .selectAll("ra")
+      .where("ra.environment_id", "=", envId)
+      .where("ra.user_id", "in", [ids.user]);
+    await assertEnvironmentIndexed(e, query, ra);
+    // assignmentsOfUsers is that query with its joins; it must run and come back for the one user.
+    assert.equal((await assignmentsOfUsers(db, envId, [ids.user])).length, 2);
+    const byKey = db
+      .selectFrom("users")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("key", "=", "user-1");
+    await assertEnvironmentIndexed(e, byKey, "users");
+    assert.equal((await findUser(db, envId, "user-1"))?.id, ids.user);
+  });
+
+  test("role assignments: list and count, unfiltered and with each filter", async () => {
+    const e = env();
+    const db = e.store.db;
+    const ra = e.dialect === "sqlite" ? "ra" : "role_assignments";
+    const filters = [
+      {},
+      { userIds: [ids.user] },
+      { roleIds: [ids.role] },
+      { tenantIds: [ids.tenant] },
+      { instanceId: ids.instance },
+      { resourceId: ids.resource },
+      { userIds: [ids.user], tenantIds: [ids.tenant] },
+    ];
+    for (const f of filters) {
+      await assertEnvironmentIndexed(e, listAssignmentsQuery(db, envId, f, 0, 30), ra);
+      await assertEnvironmentIndexed(e, countAssignmentsQuery(db, envId, f), ra);
+    }
+  });
+
+  test("tenants, resource instances and relationship tuples: lists", async () => {
+    const e = env();
+    const db = e.store.db;
+    const sqlite = e.dialect === "sqlite";
+    await assertEnvironmentIndexed(e, listTenantsQuery(db, envId, undefined, 0, 30), "tenants");
+    await assertEnvironmentIndexed(e, listTenantsQuery(db, envId, "def", 0, 30), "tenants");
+    const ri = sqlite ? "ri" : "resource_instances";
+    await assertEnvironmentIndexed(e, listInstancesQuery(db, envId, {}, 0, 30), ri);
+    await assertEnvironmentIndexed(e, listInstancesQuery(db, envId, { tenantId: ids.tenant }, 0, 30), ri);
+    await assertEnvironmentIndexed(e, listInstancesQuery(db, envId, { resourceId: ids.resource }, 0, 30), ri);
+    const rt = sqlite ? "rt" : "relationship_tuples";
+    await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, {}, 0, 30), rt);
+    await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, { tenantId: ids.tenant }, 0, 30), rt);
+    await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, { objectId: ids.instance }, 0, 30), rt);
+  });
+});

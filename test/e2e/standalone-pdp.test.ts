@@ -1,0 +1,126 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startPdpProcess, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+
+const BOOTSTRAP = "standalone-pdp-e2e-bootstrap-key-000000";
+
+async function api(base: string, key: string, method: string, url: string, body?: unknown) {
+  const res = await fetch(base + url, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${url} -> ${res.status} ${text}`);
+  return { json: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+async function allowed(pdp: ServerProcess, key: string, user: string): Promise<boolean> {
+  const res = await fetch(`${pdp.baseUrl}/allowed`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      user: { key: user },
+      action: "read",
+      resource: { type: "document", tenant: "default" },
+      context: {},
+    }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()).allow as boolean;
+}
+
+test("standalone PDP: follows the control plane, ships decisions, and restarts from its snapshot when the control plane is away", async () => {
+  const cpDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-cp-"));
+  const pdpDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-pdp-"));
+  const procs: ServerProcess[] = [];
+  try {
+    const cp = await startServerProcess({
+      GATEHOUSE_DATA_DIR: cpDir,
+      GATEHOUSE_BOOTSTRAP_API_KEY: BOOTSTRAP,
+    });
+    procs.push(cp);
+    const key = (await api(cp.baseUrl, BOOTSTRAP, "GET", "/v2/api-key/default/production")).json
+      .secret as string;
+    const S = "/v2/schema/default/production";
+    const F = "/v2/facts/default/production";
+    await api(cp.baseUrl, key, "POST", `${S}/resources`, {
+      key: "document",
+      name: "Document",
+      actions: { read: {} },
+    });
+    await api(cp.baseUrl, key, "POST", `${S}/roles`, {
+      key: "reader",
+      name: "Reader",
+      permissions: ["document:read"],
+    });
+    await api(cp.baseUrl, key, "POST", `${F}/users`, {
+      key: "alice",
+      role_assignments: [{ role: "reader", tenant: "default" }],
+    });
+    await api(cp.baseUrl, key, "POST", `${F}/users`, { key: "bob" });
+
+    const pdpEnv = {
+      GATEHOUSE_DATA_DIR: pdpDir,
+      GATEHOUSE_CONTROL_PLANE_URL: cp.baseUrl,
+      GATEHOUSE_PDP_API_KEY: key,
+    };
+    const pdp = await startPdpProcess(pdpEnv);
+    procs.push(pdp);
+    assert.equal(await allowed(pdp, key, "alice"), true);
+    assert.equal(await allowed(pdp, key, "bob"), false);
+
+    // A write reaches the PDP through the change stream, without a restart.
+    const write = await api(cp.baseUrl, key, "POST", `${F}/role_assignments`, {
+      user: "bob",
+      role: "reader",
+      tenant: "default",
+    });
+    const revision = Number(write.headers.get("x-gatehouse-revision"));
+    const res = await fetch(`${pdp.baseUrl}/allowed`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "x-gatehouse-min-revision": String(revision),
+      },
+      body: JSON.stringify({
+        user: "bob",
+        action: "read",
+        resource: { type: "document", tenant: "default" },
+      }),
+    });
+    assert.equal((await res.json()).allow, true);
+    const ready = await (await fetch(`${pdp.baseUrl}/ready`)).json();
+    assert.equal(ready.environments[0].revision >= revision, true);
+    const metrics = await (await fetch(`${pdp.baseUrl}/metrics`)).text();
+    assert.match(metrics, /gatehouse_pdp_revisions_behind\{[^}]*\} 0/);
+
+    // Decisions reach the control plane's decision log.
+    const deadline = Date.now() + 10_000;
+    let logged = 0;
+    while (Date.now() < deadline && logged < 3) {
+      logged = (await api(cp.baseUrl, key, "GET", "/v2/pdps/default/production/audit_logs")).json.total_count;
+      if (logged < 3) await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.ok(logged >= 3, `decisions in the control plane's log: ${logged}`);
+
+    // The control plane goes away; a restarted PDP still answers from its snapshot on disk.
+    assert.equal(await pdp.stop(), 0, pdp.output());
+    assert.equal(await cp.stop(), 0, cp.output());
+    const again = await startPdpProcess(pdpEnv);
+    procs.push(again);
+    assert.match(again.output(), /snapshot on disk/);
+    assert.equal(await allowed(again, key, "bob"), true);
+    assert.equal(await allowed(again, key, "alice"), true);
+    const metricsAway = await (await fetch(`${again.baseUrl}/metrics`)).text();
+    assert.match(metricsAway, /gatehouse_pdp_revision\{/);
+  } finally {
+    for (const p of procs) await p.stop("SIGKILL");
+    fs.rmSync(cpDir, { recursive: true, force: true });
+    fs.rmSync(pdpDir, { recursive: true, force: true });
+  }
+});

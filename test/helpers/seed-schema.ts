@@ -1,0 +1,192 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../../src/db/types.ts";
+import { newId } from "../../src/lib/ids.ts";
+import { now } from "../../src/lib/time.ts";
+
+/**
+ * Schema objects for facts tests, inserted straight into the tables of 0002_facts_and_schema (the schema API is
+ * built separately): resources with actions, resource roles and relations, tenant roles with `resource:action`
+ * permissions, and condition sets.
+ */
+export interface SchemaSpec {
+  resources?: Record<
+    string,
+    {
+      actions: string[];
+      /** role key -> action keys of this resource */
+      roles?: Record<string, string[]>;
+      /** relation key -> subject resource key (the relation lives on this, the object, resource) */
+      relations?: Record<string, string>;
+    }
+  >;
+  /** role key -> "resource:action" permissions */
+  tenantRoles?: Record<string, string[]>;
+  conditionSets?: { key: string; type: "userset" | "resourceset"; resource?: string }[];
+}
+
+export interface SeededSchema {
+  resources: Record<string, string>;
+  /** "resource:action" -> id */
+  actions: Record<string, string>;
+  /** tenant role key, or "resource#role" -> id */
+  roles: Record<string, string>;
+  /** "resource#relation" -> id */
+  relations: Record<string, string>;
+  conditionSets: Record<string, string>;
+}
+
+export async function seedSchema(
+  db: Kysely<Database>,
+  environmentId: string,
+  spec: SchemaSpec,
+): Promise<SeededSchema> {
+  const env = await db
+    .selectFrom("environments")
+    .select(["id", "organization_id", "project_id"])
+    .where("id", "=", environmentId)
+    .executeTakeFirstOrThrow();
+  const scoped = () => ({
+    id: newId(),
+    organization_id: env.organization_id,
+    project_id: env.project_id,
+    environment_id: env.id,
+  });
+  const at = now();
+  const stamps = { created_at: at, updated_at: at };
+  const out: SeededSchema = { resources: {}, actions: {}, roles: {}, relations: {}, conditionSets: {} };
+  const resources = Object.entries(spec.resources ?? {});
+
+  for (const [key, resource] of resources) {
+    const row = {
+      ...scoped(),
+      key,
+      name: key,
+      description: null,
+      urn: null,
+      type_attributes: null,
+      built_in: 0,
+    };
+    await db
+      .insertInto("resources")
+      .values({ ...row, ...stamps })
+      .execute();
+    out.resources[key] = row.id;
+    for (const action of resource.actions) {
+      const a = {
+        ...scoped(),
+        resource_id: row.id,
+        key: action,
+        name: action,
+        description: null,
+        attributes: null,
+      };
+      await db
+        .insertInto("resource_actions")
+        .values({ ...a, ...stamps })
+        .execute();
+      out.actions[`${key}:${action}`] = a.id;
+    }
+  }
+
+  const insertRole = async (key: string, resourceId: string | null, actionIds: string[]) => {
+    const role = {
+      ...scoped(),
+      resource_id: resourceId,
+      key,
+      name: key,
+      description: null,
+      attributes: null,
+      no_direct_roles_on_object: 0,
+    };
+    await db
+      .insertInto("roles")
+      .values({ ...role, ...stamps })
+      .execute();
+    for (const actionId of actionIds) {
+      await db
+        .insertInto("role_permissions")
+        .values({ environment_id: env.id, role_id: role.id, action_id: actionId })
+        .execute();
+    }
+    return role.id;
+  };
+  const actionId = (permission: string): string => {
+    const id = out.actions[permission];
+    if (!id) throw new Error(`seedSchema: unknown action ${permission}`);
+    return id;
+  };
+
+  for (const [resourceKey, resource] of resources) {
+    for (const [roleKey, actions] of Object.entries(resource.roles ?? {})) {
+      out.roles[`${resourceKey}#${roleKey}`] = await insertRole(
+        roleKey,
+        out.resources[resourceKey] ?? null,
+        actions.map((a) => actionId(`${resourceKey}:${a}`)),
+      );
+    }
+    for (const [relationKey, subject] of Object.entries(resource.relations ?? {})) {
+      const subjectId = out.resources[subject];
+      if (!subjectId) throw new Error(`seedSchema: unknown subject resource ${subject}`);
+      const relation = {
+        ...scoped(),
+        object_resource_id: out.resources[resourceKey] as string,
+        subject_resource_id: subjectId,
+        key: relationKey,
+        name: relationKey,
+        description: null,
+      };
+      await db
+        .insertInto("relations")
+        .values({ ...relation, ...stamps })
+        .execute();
+      out.relations[`${resourceKey}#${relationKey}`] = relation.id;
+    }
+  }
+
+  for (const [key, permissions] of Object.entries(spec.tenantRoles ?? {})) {
+    out.roles[key] = await insertRole(key, null, permissions.map(actionId));
+  }
+
+  for (const set of spec.conditionSets ?? []) {
+    const row = {
+      ...scoped(),
+      key: set.key,
+      type: set.type,
+      autogenerated: 0,
+      resource_id: set.resource ? (out.resources[set.resource] ?? null) : null,
+      parent_id: null,
+      name: set.key,
+      description: null,
+      conditions: JSON.stringify({ allOf: [] }),
+    };
+    await db
+      .insertInto("condition_sets")
+      .values({ ...row, ...stamps })
+      .execute();
+    out.conditionSets[set.key] = row.id;
+  }
+  return out;
+}
+
+/** The schema most facts tests use: documents in folders, tenant roles, and condition sets. */
+export const STANDARD_SCHEMA: SchemaSpec = {
+  resources: {
+    folder: { actions: ["read", "create"], roles: { owner: ["read", "create"] } },
+    document: {
+      actions: ["read", "write", "delete"],
+      roles: { editor: ["read", "write"], viewer: ["read"] },
+      relations: { parent: "folder" },
+    },
+  },
+  tenantRoles: {
+    admin: ["document:read", "document:write", "document:delete", "folder:read"],
+    viewer: ["document:read"],
+    auditor: [],
+  },
+  conditionSets: [
+    { key: "us_users", type: "userset" },
+    { key: "eu_users", type: "userset" },
+    { key: "secret_docs", type: "resourceset", resource: "document" },
+    { key: "shared_folders", type: "resourceset", resource: "folder" },
+  ],
+};

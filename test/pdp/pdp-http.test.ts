@@ -1,0 +1,391 @@
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { describeEachDialect } from "../helpers/app.ts";
+import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
+import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
+
+describeEachDialect("PDP over HTTP (embedded)", (env) => {
+  let pdp: TestPdp;
+  let key = "";
+  let orgKey = "";
+  const S = "/v2/schema/default/production";
+  const F = "/v2/facts/default/production";
+
+  const ok = async (method: "POST" | "PUT", url: string, body: unknown) => {
+    const res = await env().call(key, method, url, body);
+    assert.ok(res.status >= 200 && res.status < 300, `${method} ${url} -> ${res.status} ${res.body}`);
+    return res;
+  };
+  const check = (user: unknown, action: string, resource: unknown, context: unknown = {}) =>
+    pdp.call(key, "/allowed", { user, action, resource, context });
+
+  before(async () => {
+    const { acme, call } = env();
+    orgKey = acme.adminKey;
+    key = (await call(acme.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
+    pdp = await startTestPdp(env());
+    await ok("POST", `${S}/resources`, {
+      key: "folder",
+      name: "Folder",
+      actions: { read: {}, write: {} },
+      roles: { editor: { name: "Editor", permissions: ["read", "write"] } },
+    });
+    await ok("POST", `${S}/resources`, {
+      key: "document",
+      name: "Document",
+      actions: { read: {}, write: {}, delete: {} },
+      relations: { parent: "folder" },
+      roles: {
+        editor: {
+          name: "Editor",
+          permissions: ["read", "write"],
+          granted_to: {
+            users_with_role: [{ role: "editor", on_resource: "folder", linked_by_relation: "parent" }],
+          },
+        },
+      },
+    });
+    await ok("POST", `${S}/roles`, { key: "viewer", name: "Viewer", permissions: ["document:read"] });
+    await ok("POST", `${S}/roles`, {
+      key: "admin",
+      name: "Admin",
+      permissions: ["document:read", "document:write", "document:delete"],
+    });
+    for (const t of ["t1", "t2"]) await ok("POST", `${F}/tenants`, { key: t, name: t });
+    await ok("POST", `${F}/users`, { key: "alice", role_assignments: [{ role: "viewer", tenant: "t1" }] });
+    await ok("POST", `${F}/users`, { key: "bob", role_assignments: [{ role: "admin", tenant: "t2" }] });
+    await ok("POST", `${F}/users`, { key: "carol" });
+    await ok("POST", `${F}/users`, { key: "dave", attributes: { age: 30 } });
+    await ok("POST", `${F}/relationship_tuples`, {
+      subject: "folder:f1",
+      relation: "parent",
+      object: "document:d1",
+      tenant: "t1",
+    });
+    await ok("POST", `${F}/role_assignments`, {
+      user: "carol",
+      role: "editor",
+      resource_instance: "folder:f1",
+      tenant: "t1",
+    });
+    await ok("POST", `${S}/condition_sets`, {
+      key: "adults",
+      name: "Adults",
+      type: "userset",
+      conditions: { allOf: [{ "user.age": { "greater-than": 17 } }] },
+    });
+    await ok("POST", `${S}/condition_sets`, {
+      key: "public_docs",
+      name: "Public documents",
+      type: "resourceset",
+      resource_id: "document",
+      conditions: { allOf: [{ "resource.public": { equals: true } }] },
+    });
+    await ok("POST", `${F}/set_rules`, {
+      user_set: "adults",
+      permission: "document:read",
+      resource_set: "public_docs",
+    });
+  });
+
+  after(async () => {
+    await pdp?.close();
+  });
+
+  test("RBAC in a tenant: allow with the role as reason, deny with the closest miss, tenants isolated", async () => {
+    const allowed = await check({ key: "alice" }, "read", { type: "document", tenant: "t1" });
+    assert.equal(allowed.status, 200);
+    assert.equal(allowed.json.allow, true);
+    assert.equal(allowed.json.result, true);
+    assert.deepEqual(allowed.json.debug.reason, { kind: "rbac", role: "viewer", tenant: "t1" });
+    const noPermission = await check({ key: "alice" }, "delete", { type: "document", tenant: "t1" });
+    assert.equal(noPermission.json.allow, false);
+    assert.equal(noPermission.json.debug.reason.code, "NO_PERMISSION");
+    const otherTenant = await check("alice", "read", "document");
+    assert.equal(otherTenant.status, 200);
+    assert.equal(otherTenant.json.allow, false, "alice's role in t1 grants nothing in the default tenant");
+    assert.equal(
+      (await check({ key: "bob" }, "delete", { type: "document", tenant: "t2" })).json.allow,
+      true,
+    );
+    assert.equal((await check({ key: "bob" }, "read", { type: "document", tenant: "t1" })).json.allow, false);
+    const unknown = await check({ key: "alice" }, "fly", { type: "document", tenant: "t1" });
+    assert.equal(unknown.json.debug.reason.code, "UNKNOWN_ACTION");
+    // A whole UserRead with extra fields is accepted, as the SDK may send one.
+    const full = await check(
+      { key: "alice", id: "x", roles: [], created_at: "now", firstName: "A" },
+      "read",
+      {
+        type: "document",
+        tenant: "t1",
+      },
+    );
+    assert.equal(full.json.allow, true);
+  });
+
+  test("ReBAC: a folder role derives the document role through the parent relation", async () => {
+    const res = await check({ key: "carol" }, "write", { type: "document", key: "d1", tenant: "t1" });
+    assert.equal(res.json.allow, true, JSON.stringify(res.json));
+    assert.equal(res.json.debug.reason.kind, "rebac");
+    assert.equal(res.json.debug.reason.role, "editor");
+    assert.equal(
+      (await check({ key: "carol" }, "delete", { type: "document", key: "d1", tenant: "t1" })).json.allow,
+      false,
+    );
+    assert.equal(
+      (await check({ key: "carol" }, "write", { type: "document", key: "d2", tenant: "t1" })).json.allow,
+      false,
+    );
+  });
+
+  test("ABAC: a user set and a resource set with stored and request attributes", async () => {
+    const res = await check({ key: "dave" }, "read", {
+      type: "document",
+      tenant: "t1",
+      attributes: { public: true },
+    });
+    assert.equal(res.json.allow, true, JSON.stringify(res.json));
+    assert.deepEqual(res.json.debug.reason, {
+      kind: "abac",
+      user_set: "adults",
+      resource_set: "public_docs",
+    });
+    assert.equal(
+      (
+        await check({ key: "dave" }, "read", {
+          type: "document",
+          tenant: "t1",
+          attributes: { public: false },
+        })
+      ).json.allow,
+      false,
+    );
+    const young = await check({ key: "dave", attributes: { age: 12 } }, "read", {
+      type: "document",
+      tenant: "t1",
+      attributes: { public: true },
+    });
+    assert.equal(young.json.allow, false, "request attributes win over stored ones");
+  });
+
+  test("bulk, user permissions, all tenants, authorized users and user tenants", async () => {
+    const bulk = await pdp.call(key, "/allowed/bulk", [
+      { user: { key: "alice" }, action: "read", resource: { type: "document", tenant: "t1" }, context: {} },
+      { user: { key: "alice" }, action: "write", resource: { type: "document", tenant: "t1" }, context: {} },
+      { user: { key: "bob" }, action: "write", resource: { type: "document", tenant: "t2" }, context: {} },
+    ]);
+    assert.deepEqual(
+      bulk.json.allow.map((r: { allow: boolean }) => r.allow),
+      [true, false, true],
+    );
+    const perms = await pdp.call(key, "/user-permissions", { user: { key: "alice" } });
+    assert.deepEqual(perms.json["__tenant:t1"].permissions, ["document:read"]);
+    assert.deepEqual(perms.json["__tenant:t1"].roles, ["viewer"]);
+    const tenants = await pdp.call(key, "/allowed/all-tenants", {
+      user: { key: "bob" },
+      action: "write",
+      resource: { type: "document" },
+      context: {},
+    });
+    assert.deepEqual(
+      tenants.json.allowed_tenants.map((t: { tenant: { key: string } }) => t.tenant.key),
+      ["t2"],
+    );
+    // What SDK 2.7.6 really sends: its axios config as the body, the key inside it, no Authorization header.
+    const sdkStyle = await pdp.call(null, "/allowed/all-tenants", {
+      headers: { Authorization: `Bearer ${key}`, "X-Permit-Sdk-Language": "node" },
+      params: { user: "alice", action: "read", resource: "document", context: {} },
+    });
+    assert.equal(sdkStyle.status, 200, sdkStyle.body as string);
+    assert.deepEqual(
+      sdkStyle.json.allowedTenants.map((t: { tenant: { key: string } }) => t.tenant.key),
+      ["t1"],
+    );
+    const authorized = await pdp.call(key, "/authorized_users", {
+      action: "read",
+      resource: { type: "document", tenant: "t1" },
+    });
+    assert.equal(authorized.status, 200);
+    assert.ok(authorized.json.users["alice"], JSON.stringify(authorized.json));
+    assert.equal(authorized.json.users["bob"], undefined);
+    const userTenants = await pdp.call(key, "/user-tenants", { user: { key: "alice" } });
+    assert.deepEqual(
+      userTenants.json.map((t: { key: string }) => t.key),
+      ["t1"],
+    );
+  });
+
+  test("AuthZEN evaluation API and the OPA-compatible port decide the same way", async () => {
+    const one = await pdp.call(key, "/access/v1/evaluation", {
+      subject: { type: "user", id: "alice" },
+      action: { name: "read" },
+      resource: { type: "document", properties: { tenant: "t1" } },
+    });
+    assert.equal(one.json.decision, true);
+    const many = await pdp.call(key, "/access/v1/evaluations", {
+      subject: { type: "user", id: "alice" },
+      resource: { type: "document", properties: { tenant: "t1" } },
+      evaluations: [{ action: { name: "read" } }, { action: { name: "delete" } }],
+    });
+    assert.deepEqual(
+      many.json.evaluations.map((e: { decision: boolean }) => e.decision),
+      [true, false],
+    );
+    const opa = await pdp.opaCall(key, "/v1/data/permit/root", {
+      input: {
+        user: { key: "alice" },
+        action: "read",
+        resource: { type: "document", tenant: "t1" },
+        context: {},
+      },
+    });
+    assert.equal(opa.json.result.allow, true);
+    const opaBulk = await pdp.opaCall(key, "/v1/data/permit/bulk", {
+      input: {
+        checks: [
+          { user: { key: "alice" }, action: "read", resource: { type: "document", tenant: "t1" } },
+          { user: { key: "alice" }, action: "read", resource: { type: "document", tenant: "t2" } },
+        ],
+      },
+    });
+    assert.deepEqual(
+      opaBulk.json.result.allow.map((r: { allow: boolean }) => r.allow),
+      [true, false],
+    );
+  });
+
+  test("keys: 401 without a valid key, 403 for a key that names no environment, other environments see nothing", async () => {
+    const body = { user: "alice", action: "read", resource: { type: "document", tenant: "t1" } };
+    assert.equal((await pdp.call(null, "/allowed", body)).status, 401);
+    assert.equal((await pdp.call("gh_nope", "/allowed", body)).status, 401);
+    const org = await pdp.call(orgKey, "/allowed", body);
+    assert.equal(org.status, 403);
+    const named = await pdp.call(orgKey, "/allowed", body, {
+      "x-gatehouse-environment": "default/production",
+    });
+    assert.equal(named.json.allow, true);
+    const { globex, call } = env();
+    const globexKey = (await call(globex.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
+    const theirs = await pdp.call(globexKey, "/allowed", body);
+    assert.equal(theirs.status, 200);
+    assert.equal(theirs.json.allow, false);
+    assert.equal(theirs.json.debug.reason.code, "UNKNOWN_RESOURCE_TYPE");
+    const cross = await pdp.call(globexKey, "/allowed", body, {
+      "x-gatehouse-environment": `${env().acme.projectId}/production`,
+    });
+    assert.equal(cross.json.allow, false, "a key's own environment wins over a header naming another");
+  });
+
+  test("bad input is a 422 with the error body", async () => {
+    for (const body of [
+      { user: "alice", resource: "document" },
+      { user: 5, action: "read", resource: "document" },
+      { user: "alice", action: "read", resource: { key: "x" } },
+      { user: "alice", action: "read", resource: "document", context: "x" },
+    ]) {
+      const res = await pdp.call(key, "/allowed", body);
+      assert.equal(res.status, 422, JSON.stringify(body));
+      assert.equal(res.json.error_code, "INVALID_INPUT");
+    }
+    assert.equal((await pdp.call(key, "/allowed/bulk", { not: "an array" })).status, 422);
+  });
+
+  test("consistency: a check naming a revision waits for it; one that cannot arrive is a 504", async () => {
+    const write = await env().call(key, "POST", `${F}/role_assignments`, {
+      user: "bob",
+      role: "viewer",
+      tenant: "t1",
+    });
+    const revision = Number(write.headers["x-gatehouse-revision"]);
+    assert.ok(revision > 0);
+    const res = await pdp.call(key, "/allowed", {
+      user: "bob",
+      action: "read",
+      resource: { type: "document", tenant: "t1" },
+      min_revision: revision,
+    });
+    assert.equal(res.json.allow, true);
+    assert.ok(res.json.debug.revision >= revision);
+    const started = Date.now();
+    const future = await pdp.call(
+      key,
+      "/allowed",
+      { user: "bob", action: "read", resource: "document" },
+      { "x-gatehouse-min-revision": String(revision + 1000), "x-gatehouse-wait-timeout-ms": "300" },
+    );
+    assert.equal(future.status, 504);
+    assert.ok(Date.now() - started < 5000);
+  });
+
+  test("facts proxy: writes through the PDP are visible to the next check", async () => {
+    const created = await pdp.call(key, "/v2/facts/any/any/users", { key: "erin" });
+    assert.equal(created.status, 201, created.body as string);
+    const assigned = await pdp.call(key, "/v2/facts/any/any/role_assignments", {
+      user: "erin",
+      role: "viewer",
+      tenant: "t1",
+    });
+    assert.equal(assigned.status, 200, assigned.body as string);
+    assert.equal(assigned.json.user, "erin");
+    const res = await check({ key: "erin" }, "read", { type: "document", tenant: "t1" });
+    assert.equal(res.json.allow, true);
+    const bad = await pdp.call(
+      key,
+      "/v2/facts/any/any/users",
+      { key: "frank" },
+      { "x-wait-timeout": "soon" },
+    );
+    assert.equal(bad.status, 422);
+    const list = await pdp.app.inject({
+      method: "GET",
+      url: "/v2/facts/x/y/users?per_page=1",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    assert.equal(list.statusCode, 200);
+    assert.equal(list.json().data.length, 1);
+  });
+
+  test("decision log: every decision with its reason, filterable, readable one by one", async () => {
+    await check({ key: "alice" }, "delete", { type: "document", tenant: "t1" });
+    await pdp.pdp.decisions.flush();
+    const denied = await env().call(
+      key,
+      "GET",
+      "/v2/pdps/default/production/audit_logs?decision=false&users=alice",
+    );
+    assert.equal(denied.status, 200);
+    assert.ok(denied.json.data.length >= 1);
+    for (const entry of denied.json.data) {
+      assert.equal(entry.user_key, "alice");
+      assert.equal(entry.decision, false);
+      assert.match(entry.reason, /^denied/);
+    }
+    const one = await env().call(
+      key,
+      "GET",
+      `/v2/pdps/default/production/audit_logs/${denied.json.data[0].id}`,
+    );
+    assert.equal(one.status, 200);
+    assert.equal(one.json.input.user.key, "alice");
+    assert.ok(Number.isInteger(one.json.revision));
+    const other = await env().call(orgKey, "GET", "/v2/pdps/default/development/audit_logs");
+    assert.equal(other.json.total_count, 0, `another environment's decisions are not here: ${other.body}`);
+    assert.equal(
+      (await env().call(key, "GET", "/v2/pdps/default/production/audit_logs?per_page=101")).status,
+      422,
+    );
+  });
+
+  test("decision log retention: decisions older than the retention are purged, 0 keeps them", async () => {
+    await check({ key: "alice" }, "read", { type: "document", tenant: "t1" });
+    await pdp.pdp.decisions.flush();
+    const { db } = env().store;
+    const count = async () => (await db.selectFrom("decision_logs").select("id").execute()).length;
+    const before = await count();
+    assert.ok(before > 0);
+    assert.equal(await purgeDecisionLogsOlderThan(db, 0, Date.now() + 365 * 86_400_000), 0);
+    assert.equal(await purgeDecisionLogsOlderThan(db, 30, Date.now()), 0, "nothing is 30 days old yet");
+    assert.equal(await purgeDecisionLogsOlderThan(db, 30, Date.now() + 31 * 86_400_000), before);
+    assert.equal(await count(), 0);
+  });
+});
