@@ -23,6 +23,7 @@ export interface Config {
   apiLogMaxBodyBytes: number;
   apiLogFlushMs: number;
   decisionLogRetentionDays: number;
+  decisionLog: string;
   controlPlaneUrl: string | undefined;
   pdpApiKey: string | undefined;
 }
@@ -195,6 +196,14 @@ export const SETTINGS: readonly Setting[] = [
     describe: "days the PDP decision log is kept (0 keeps it forever)",
   },
   {
+    env: "GATEHOUSE_DECISION_LOG",
+    flag: "decision-log",
+    key: "decisionLog",
+    kind: "string",
+    default: "on",
+    describe: "record every PDP decision in the decision log (on) or not (off)",
+  },
+  {
     env: "GATEHOUSE_CONTROL_PLANE_URL",
     flag: "control-plane",
     key: "controlPlaneUrl",
@@ -265,6 +274,9 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   if (config.taskLeaseSeconds < 1) throw new ConfigError("GATEHOUSE_TASK_LEASE_SECONDS must be at least 1");
   if (config.rateLimitPerMinute < 1)
     throw new ConfigError("GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 1");
+  if (config.decisionLog !== "on" && config.decisionLog !== "off") {
+    throw new ConfigError(`GATEHOUSE_DECISION_LOG must be "on" or "off", got "${config.decisionLog}"`);
+  }
   if (config.apiLog !== "on" && config.apiLog !== "off") {
     throw new ConfigError(`GATEHOUSE_API_LOG must be "on" or "off", got "${config.apiLog}"`);
   }

@@ -46,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
       opaPort: config.opaPort,
       dataDir: config.dataDir,
       logLevel: config.logLevel,
+      decisionLog: config.decisionLog !== "off",
     });
     const stop = () =>
       pdp.close().then(

@@ -9,6 +9,7 @@ import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { createEmbeddedPdp } from "./pdp/embedded.ts";
+import { disabledDecisionLogger } from "./pdp/decision-log.ts";
 import { buildOpaApp, buildPdpApp } from "./pdp/server.ts";
 
 export function openConfiguredStore(config: Config): Store {
@@ -92,6 +93,7 @@ export async function startServer(
             return controlPlane.app;
           },
           onError: (err) => controlPlane.app?.log.error({ err }, "embedded PDP error"),
+          ...(config.decisionLog === "off" && { decisions: disabledDecisionLogger }),
         });
   const app = await buildApp({
     config,

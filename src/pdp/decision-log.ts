@@ -108,3 +108,11 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     },
   };
 }
+
+/** For `GATEHOUSE_DECISION_LOG=off`: records nothing (the benchmark compares both). */
+export const disabledDecisionLogger: DecisionLogger = {
+  record() {},
+  flush: async () => {},
+  close: async () => {},
+  dropped: 0,
+};

@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { StoredChange } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import type { Change } from "./engine/types.ts";
-import { createDecisionLogger } from "./decision-log.ts";
+import { createDecisionLogger, disabledDecisionLogger } from "./decision-log.ts";
 import { Replica, type FeedSource } from "./replica.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { buildOpaApp, buildPdpApp, type PdpDeps, type PdpTarget } from "./server.ts";
@@ -18,6 +18,7 @@ export interface StandaloneOptions {
   opaPort: number;
   dataDir: string;
   logLevel: string;
+  decisionLog?: boolean;
   /** Seconds one long poll of the change stream may wait (the control plane caps it at 30). */
   pollWaitSeconds?: number;
   log?: (message: string) => void;
@@ -245,14 +246,17 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     return covers;
   }
 
-  const decisions = createDecisionLogger({
-    sink: (entries) =>
-      cp.post(
-        `/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`,
-        entries.map(({ organization_id: _o, project_id: _p, environment_id: _e, ...rest }) => rest),
-      ),
-    flushIntervalMs: 1000,
-  });
+  const decisions =
+    options.decisionLog === false
+      ? disabledDecisionLogger
+      : createDecisionLogger({
+          sink: (entries) =>
+            cp.post(
+              `/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`,
+              entries.map(({ organization_id: _o, project_id: _p, environment_id: _e, ...rest }) => rest),
+            ),
+          flushIntervalMs: 1000,
+        });
 
   const deps: PdpDeps = {
     pdpId: randomUUID(),

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { readChangesAfter } from "../../src/changes/feed.ts";
 import { AppError } from "../../src/lib/errors.ts";
+import { globMatch } from "../../src/modules/environment-copy/environment-copy.plan.ts";
 import { conditionSetData, resourceData, tenantRoleData } from "../../src/modules/schema/schema.changes.ts";
 import {
   loadConditionSets,
@@ -15,6 +16,26 @@ import { seedSchema } from "../helpers/seed-schema.ts";
 import { validatePermitResponse } from "../helpers/permit-contract.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+test("scope patterns: `*` matches any run of characters, everything else literally, in linear time", () => {
+  const cases: [string, string, boolean][] = [
+    ["doc*", "document", true],
+    ["doc*", "adoc", false],
+    ["*docs", "secret_docs", true],
+    ["a*b*c", "axxbyyc", true],
+    ["a*b*c", "axxbyy", false],
+    ["*", "", true],
+    ["", "", true],
+    ["a", "ab", false],
+    ["a.c", "abc", false],
+    ["us_[a]", "us_[a]", true],
+  ];
+  for (const [pattern, key, expected] of cases)
+    assert.equal(globMatch(pattern, key), expected, `${pattern} ~ ${key}`);
+  const started = Date.now();
+  assert.equal(globMatch(`${"*a".repeat(120)}b`, "a".repeat(255)), false);
+  assert.ok(Date.now() - started < 200, "no catastrophic backtracking");
+});
 
 describeEachDialect("environment copy", (env) => {
   const envs = (t: TestEnv = env()) => `/v2/projects/${t.acme.projectId}/envs`;

@@ -32,6 +32,7 @@ test("every setting works as an environment variable and as a flag, and the flag
     publicUrl: "https://gatehouse.example",
     secretKey: "s".repeat(32),
     apiLog: "off",
+    decisionLog: "off",
   };
   for (const s of SETTINGS) {
     const value = sample[s.key] ?? (s.kind === "string" ? "x".repeat(40) : "7");
