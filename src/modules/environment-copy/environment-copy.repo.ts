@@ -1,6 +1,7 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import type { Dialect } from "../../db/store.ts";
 import type { Db } from "../../changes/feed.ts";
+import { setRuleKeysQuery, toSetRuleRef, type SetRuleRef } from "../schema/schema.repo.ts";
 import type {
   ActionGroupActionsTable,
   ActionGroupsTable,
@@ -211,31 +212,9 @@ export async function updateRow(
 }
 
 /** Every set rule of the environment, named by keys as the engine names them. */
-export async function listRuleKeys(
-  db: Db,
-  envId: string,
-): Promise<{ user_set: string; permission: string; resource_set: string }[]> {
-  const rows = await db
-    .selectFrom("condition_set_rules as csr")
-    .innerJoin("condition_sets as us", "us.id", "csr.user_set_id")
-    .innerJoin("condition_sets as rs", "rs.id", "csr.resource_set_id")
-    .innerJoin("resource_actions as a", "a.id", "csr.action_id")
-    .innerJoin("resources as res", "res.id", "a.resource_id")
-    .select([
-      "us.key as user_set",
-      "rs.key as resource_set",
-      "a.key as action_key",
-      "res.key as resource_key",
-    ])
-    .where("csr.environment_id", "=", envId)
-    .orderBy("csr.created_at")
-    .orderBy("csr.key")
-    .execute();
-  return rows.map((r) => ({
-    user_set: r.user_set,
-    permission: `${r.resource_key}:${r.action_key}`,
-    resource_set: r.resource_set,
-  }));
+export async function listRuleKeys(db: Db, envId: string): Promise<SetRuleRef[]> {
+  const rows = await setRuleKeysQuery(db, envId).orderBy("csr.created_at").orderBy("csr.key").execute();
+  return rows.map(toSetRuleRef);
 }
 
 /** Ids in list order: resources (built-in ones are not part of the engine's data), tenant roles, condition sets. */

@@ -454,16 +454,9 @@ export interface SetRuleRef {
   resource_set: string;
 }
 
-/** Set rules naming any of these actions or condition sets, as the engine names them. */
-export async function setRulesUsing(
-  db: Db,
-  envId: string,
-  using: { actionIds?: string[]; conditionSetIds?: string[] },
-): Promise<SetRuleRef[]> {
-  const actionIds = using.actionIds ?? [];
-  const setIds = using.conditionSetIds ?? [];
-  if (actionIds.length === 0 && setIds.length === 0) return [];
-  const rows = await db
+/** An environment's set rules named by keys, as the engine names them; callers add filters and order. */
+export const setRuleKeysQuery = (db: Db, envId: string) =>
+  db
     .selectFrom("condition_set_rules as csr")
     .innerJoin("condition_sets as us", "us.id", "csr.user_set_id")
     .innerJoin("condition_sets as rs", "rs.id", "csr.resource_set_id")
@@ -475,7 +468,29 @@ export async function setRulesUsing(
       "a.key as action_key",
       "res.key as resource_key",
     ])
-    .where("csr.environment_id", "=", envId)
+    .where("csr.environment_id", "=", envId);
+
+export const toSetRuleRef = (r: {
+  user_set: string;
+  resource_set: string;
+  action_key: string;
+  resource_key: string;
+}): SetRuleRef => ({
+  user_set: r.user_set,
+  permission: `${r.resource_key}:${r.action_key}`,
+  resource_set: r.resource_set,
+});
+
+/** Set rules naming any of these actions or condition sets, as the engine names them. */
+export async function setRulesUsing(
+  db: Db,
+  envId: string,
+  using: { actionIds?: string[]; conditionSetIds?: string[] },
+): Promise<SetRuleRef[]> {
+  const actionIds = using.actionIds ?? [];
+  const setIds = using.conditionSetIds ?? [];
+  if (actionIds.length === 0 && setIds.length === 0) return [];
+  const rows = await setRuleKeysQuery(db, envId)
     .where((eb) =>
       eb.or([
         ...(actionIds.length > 0 ? [eb("csr.action_id", "in", actionIds)] : []),
@@ -485,11 +500,7 @@ export async function setRulesUsing(
       ]),
     )
     .execute();
-  return rows.map((r) => ({
-    user_set: r.user_set,
-    permission: `${r.resource_key}:${r.action_key}`,
-    resource_set: r.resource_set,
-  }));
+  return rows.map(toSetRuleRef);
 }
 
 export async function loadConditionSets(
