@@ -176,7 +176,12 @@ function decide(
 
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024 });
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    // Per-request log lines would cost more than the decision itself; the decision log records every check.
+    disableRequestLogging: true,
+    bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024,
+  });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
 
   const health = async () => ({ status: "ok" });
@@ -425,7 +430,12 @@ function registerFactsProxy(
 
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: deps.logger ?? false, bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024 });
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    // Per-request log lines would cost more than the decision itself; the decision log records every check.
+    disableRequestLogging: true,
+    bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024,
+  });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
   app.get("/health", async () => ({}));
   app.post("/v1/data/permit/root", async (request) => {
