@@ -11,6 +11,8 @@ export type Dialect = "sqlite" | "postgres";
 export interface Store {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** The SQLite file (undefined for PostgreSQL and in-memory databases). */
+  sqliteFile: string | undefined;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -49,6 +51,7 @@ export function openStore(options: StoreOptions): Store {
       dialect: "postgres",
       ping: () => pingDb(db),
       close: () => db.destroy(),
+      sqliteFile: undefined,
     };
   }
   const file = options.sqliteFile ?? ":memory:";
@@ -65,6 +68,7 @@ export function openStore(options: StoreOptions): Store {
     dialect: "sqlite",
     ping: () => pingDb(db),
     close: () => db.destroy(),
+    sqliteFile: file === ":memory:" ? undefined : file,
   };
 }
 

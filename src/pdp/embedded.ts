@@ -9,6 +9,7 @@ import { findPrincipal } from "../plugins/auth.ts";
 import { findProject } from "../modules/projects/projects.repo.ts";
 import { findEnvironment } from "../modules/environments/environments.repo.ts";
 import { insertDecisionLogs } from "../modules/audit-logs/audit-logs.repo.ts";
+import { createSqliteDecisionLogWriter } from "../modules/audit-logs/decision-log-sqlite.ts";
 import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
 import { databaseSource } from "./db-source.ts";
 import { Replica } from "./replica.ts";
@@ -46,9 +47,14 @@ export function createEmbeddedPdp(deps: {
   const replicas = new Map<string, Promise<Replica>>();
   const loaded = new Map<string, Replica>();
   const authCache = new Map<string, { principal: Principal; expires: number }>();
+  const sqliteWriter =
+    !deps.decisions && store.sqliteFile ? createSqliteDecisionLogWriter(store.sqliteFile) : undefined;
   const decisions =
     deps.decisions ??
-    createDecisionLogger({ sink: (entries) => insertDecisionLogs(store.db, entries), onError: deps.onError });
+    createDecisionLogger({
+      sink: sqliteWriter ? sqliteWriter.write : (entries) => insertDecisionLogs(store.db, entries),
+      onError: deps.onError,
+    });
 
   function replicaFor(environmentId: string): Promise<Replica> {
     let pending = replicas.get(environmentId);
@@ -164,6 +170,7 @@ export function createEmbeddedPdp(deps: {
       unsubscribe();
       clearInterval(poll);
       await decisions.close();
+      await sqliteWriter?.close();
     },
   };
 }

@@ -1,42 +1,45 @@
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
-import type { DecisionLogsTable } from "../../db/types.ts";
+import type { Database, DecisionLogsTable } from "../../db/types.ts";
 import { toJson } from "../../lib/json.ts";
 import { now } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/decision-log.ts";
 
 export type DecisionLogRow = Selectable<DecisionLogsTable>;
 
-export async function insertDecisionLogs(db: Db, entries: DecisionLogEntry[]): Promise<void> {
+export const toDecisionLogRow = (e: DecisionLogEntry, createdAt: string): DecisionLogRow => ({
+  id: e.id,
+  organization_id: e.organization_id,
+  project_id: e.project_id,
+  environment_id: e.environment_id,
+  pdp_id: e.pdp_id,
+  query: e.query,
+  user_key: e.user_key,
+  action: e.action,
+  resource_type: e.resource_type,
+  resource_key: e.resource_key,
+  tenant: e.tenant,
+  decision: e.decision === null ? null : e.decision ? 1 : 0,
+  reason: toJson(e.reason),
+  input: toJson(e.input),
+  result: toJson(e.result),
+  revision: e.revision,
+  latency_us: e.latency_us,
+  timestamp: e.timestamp,
+  created_at: createdAt,
+});
+
+/** One transaction per batch: one commit, however many entries. */
+export async function insertDecisionLogs(db: Kysely<Database>, entries: DecisionLogEntry[]): Promise<void> {
   const createdAt = now();
-  for (let i = 0; i < entries.length; i += 200) {
-    await db
-      .insertInto("decision_logs")
-      .values(
-        entries.slice(i, i + 200).map((e) => ({
-          id: e.id,
-          organization_id: e.organization_id,
-          project_id: e.project_id,
-          environment_id: e.environment_id,
-          pdp_id: e.pdp_id,
-          query: e.query,
-          user_key: e.user_key,
-          action: e.action,
-          resource_type: e.resource_type,
-          resource_key: e.resource_key,
-          tenant: e.tenant,
-          decision: e.decision === null ? null : e.decision ? 1 : 0,
-          reason: toJson(e.reason),
-          input: toJson(e.input),
-          result: toJson(e.result),
-          revision: e.revision,
-          latency_us: e.latency_us,
-          timestamp: e.timestamp,
-          created_at: createdAt,
-        })),
-      )
-      .execute();
-  }
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < entries.length; i += 200) {
+      await trx
+        .insertInto("decision_logs")
+        .values(entries.slice(i, i + 200).map((e) => toDecisionLogRow(e, createdAt)))
+        .execute();
+    }
+  });
 }
 
 export interface DecisionLogFilter {
