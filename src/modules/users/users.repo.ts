@@ -87,20 +87,26 @@ export interface UserAssignment {
   resource_key: string | null;
 }
 
-/** Every role of the given users, oldest first: what associated_tenants and roles are built from. */
+/**
+ * Every role of the given users, oldest first: what associated_tenants and roles are built from. Sorted here, not
+ * in SQL: an ORDER BY on created_at leads SQLite to walk the environment's (environment_id, created_at) index
+ * through every assignment instead of looking the few users up by (environment_id, user_id).
+ */
 export async function assignmentsOfUsers(
   db: Db,
   envId: string,
   userIds: string[],
 ): Promise<UserAssignment[]> {
   if (userIds.length === 0) return [];
-  return db
+  const rows = await db
     .selectFrom("role_assignments as ra")
     .innerJoin("roles as r", "r.id", "ra.role_id")
     .innerJoin("tenants as t", "t.id", "ra.tenant_id")
     .leftJoin("resource_instances as ri", "ri.id", "ra.resource_instance_id")
     .leftJoin("resources as res", "res.id", "ri.resource_id")
     .select([
+      "ra.id",
+      "ra.created_at",
       "ra.user_id",
       "r.key as role",
       "t.key as tenant",
@@ -109,9 +115,11 @@ export async function assignmentsOfUsers(
     ])
     .where("ra.environment_id", "=", envId)
     .where("ra.user_id", "in", userIds)
-    .orderBy("ra.created_at")
-    .orderBy("ra.id")
     .execute();
+  rows.sort((a, b) =>
+    a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
+  );
+  return rows.map(({ id: _id, created_at: _at, ...rest }) => rest);
 }
 
 export const insertUsers = (db: Db, rows: Insertable<UsersTable>[]) =>
