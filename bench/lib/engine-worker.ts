@@ -1,0 +1,147 @@
+// Runs in its own process (node --expose-gc): builds a generated environment in the engine and measures it.
+// Prints one line "RESULT <json>". Modes: "engine" (decisions per second) and "scale" (build time, memory,
+// latency).
+import { createEngine } from "../../src/pdp/engine/index.ts";
+import { generateEnvironment, type EngineCheck } from "./engine-data.ts";
+
+interface Args {
+  mode: "engine" | "scale";
+  users: number;
+  tuples: number;
+  checks: number;
+  seconds?: number;
+}
+
+const args = JSON.parse(process.argv[2] ?? "{}") as Args;
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error("run with --expose-gc");
+const fullGc = async () => {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const mem = () => {
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed + m.external + m.arrayBuffers };
+};
+const now = () => process.hrtime.bigint();
+
+await fullGc();
+const before = mem();
+let gen: ReturnType<typeof generateEnvironment> | undefined = generateEnvironment({
+  users: args.users,
+  tuples: args.tuples,
+  checks: args.checks,
+});
+const { counts, checks } = gen;
+await fullGc();
+const withData = mem();
+const t0 = now();
+const engine = createEngine(gen.data);
+// the first decision compiles the schema: part of being ready to answer
+engine.check({ user: { key: "u0" }, action: "read", resource: { type: "document", tenant: "t0" } });
+const buildMs = Number(now() - t0) / 1e6;
+gen = undefined;
+await fullGc();
+const after = mem();
+
+function verify(name: string, list: EngineCheck[]): void {
+  for (const c of list) {
+    const d = engine.check(c.query);
+    if (d.allow !== c.allow) {
+      throw new Error(
+        `${name}: ${JSON.stringify(c.query)} answered ${JSON.stringify(d)}, expected allow=${c.allow}`,
+      );
+    }
+  }
+}
+const kinds = Object.entries(checks) as [keyof typeof checks, EngineCheck[]][];
+for (const [name, list] of kinds) verify(name, list);
+
+/** Decisions per second over `seconds`, checking every answer. */
+function throughput(list: EngineCheck[], seconds: number) {
+  const deadline = now() + BigInt(Math.round(seconds * 1e9));
+  let n = 0;
+  let wrong = 0;
+  const cpu0 = process.cpuUsage();
+  const start = now();
+  let end = start;
+  do {
+    for (const c of list) if (engine.check(c.query).allow !== c.allow) wrong++;
+    n += list.length;
+    end = now();
+  } while (end < deadline);
+  const ns = Number(end - start);
+  const cpu = process.cpuUsage(cpu0);
+  if (wrong > 0) throw new Error(`${wrong} wrong decisions under repetition`);
+  return {
+    decisions: n,
+    ns_per_decision: ns / n,
+    decisions_per_s: (n * 1e9) / ns,
+    // CPU time of this process only: less disturbed than wall time when other work shares the cores
+    cpu_ns_per_decision: ((cpu.user + cpu.system) * 1000) / n,
+  };
+}
+
+/** Each check timed alone (includes the timer's own cost, measured as timer_ns). */
+function latency(list: EngineCheck[], rounds: number) {
+  const samples: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const c of list) {
+      const s = now();
+      engine.check(c.query);
+      samples.push(Number(now() - s));
+    }
+  }
+  samples.sort((a, b) => a - b);
+  const at = (p: number) =>
+    samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))] as number;
+  return { p50_ns: at(50), p99_ns: at(99), max_ns: samples[samples.length - 1] as number };
+}
+
+const out: Record<string, unknown> = { counts, build_ms: buildMs };
+if (args.mode === "engine") {
+  const seconds = args.seconds ?? 2;
+  for (const [, list] of kinds) throughput(list, Math.min(0.5, seconds / 2)); // warm-up
+  out["kinds"] = Object.fromEntries(
+    kinds.map(([name, list]) => [name, { ...throughput(list, seconds), ...latency(list, 1) }]),
+  );
+  out["heap_bytes"] = after.heap - before.heap;
+  out["rss_bytes"] = after.rss - before.rss;
+} else {
+  for (const [, list] of kinds) throughput(list, 0.2); // warm-up
+  let timer = 0;
+  for (let i = 0; i < 100_000; i++) {
+    const s = now();
+    timer += Number(now() - s);
+  }
+  out["timer_ns"] = timer / 100_000;
+  out["memory"] = {
+    rss_before: before.rss,
+    rss_with_input: withData.rss,
+    rss_after: after.rss,
+    heap_before: before.heap,
+    heap_after: after.heap,
+    rss_bytes: after.rss - before.rss,
+    heap_bytes: after.heap - before.heap,
+    rss_bytes_per_fact: (after.rss - before.rss) / counts.facts,
+    heap_bytes_per_fact: (after.heap - before.heap) / counts.facts,
+  };
+  out["kinds"] = Object.fromEntries(
+    kinds.map(([name, list]) => [
+      name,
+      { ...latency(list, 3), mean_ns: throughput(list, 0.3).ns_per_decision },
+    ]),
+  );
+  // What a standalone PDP does first: parse the snapshot it downloaded.
+  const snapshot = JSON.stringify(
+    generateEnvironment({ users: args.users, tuples: args.tuples, checks: 0 }).data,
+  );
+  const p0 = now();
+  const parsed = JSON.parse(snapshot) as unknown;
+  out["snapshot_parse_ms"] = Number(now() - p0) / 1e6;
+  out["snapshot_bytes"] = snapshot.length;
+  void parsed;
+}
+process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);

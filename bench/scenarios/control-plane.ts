@@ -1,0 +1,448 @@
+import { settings } from "../lib/config.ts";
+import { Api, pool } from "../lib/http.ts";
+import { freshPgSchema, pgReachable } from "../lib/pg.ts";
+import { BOOTSTRAP_KEY, sleep, startGatehouse, type Gatehouse } from "../lib/procs.ts";
+import { fmt, ms, pct, type Cell } from "../lib/report.ts";
+import { fail, type Context, type Scenario } from "../lib/scenario.ts";
+import { FACTS, SCHEMA } from "../lib/seed.ts";
+import { runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
+import { rng } from "../lib/pdp-dataset.ts";
+
+const ROLES = ["viewer", "editor", "admin"];
+const TENANTS = 100;
+/** Seconds the 1M role assignment import may take per database before it stops and reports what it did. */
+const IMPORT_BUDGET_S = Number(process.env["BENCH_IMPORT_BUDGET_S"] ?? "120");
+
+interface ImportResult {
+  items: number;
+  target: number;
+  seconds: number;
+  per_s: number;
+  capped: boolean;
+}
+
+interface DialectResult {
+  dialect: string;
+  imports: { users: ImportResult; assignments: ImportResult };
+  ops: Record<string, WrkResult>;
+  apiLog: Record<string, { off: WrkResult; on: WrkResult }>;
+  copy: {
+    seed_seconds: number;
+    resources_per_s: number;
+    copy_seconds: number;
+    resources: number;
+    permissions: number;
+  };
+}
+
+/** Several runs of one load as one: throughput over the summed time, the median of their percentiles. */
+function combine(runs: WrkResult[]): WrkResult {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const requests = runs.reduce((n, r) => n + r.requests, 0);
+  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  const first = runs[0] as WrkResult;
+  const lat = (k: keyof WrkResult["latency_us"]) => median(runs.map((r) => r.latency_us[k]));
+  return {
+    ...first,
+    seconds,
+    requests,
+    rps: requests / seconds,
+    decisions: requests,
+    decisions_per_s: requests / seconds,
+    latency_us: {
+      mean: lat("mean"),
+      p50: lat("p50"),
+      p90: lat("p90"),
+      p95: lat("p95"),
+      p99: lat("p99"),
+      max: lat("max"),
+    },
+    problems: runs.flatMap((r) => r.problems),
+  };
+}
+
+/** Sends `total` items in chunks of 1,000 (two requests in flight), stopping after `budgetS` seconds. */
+async function importChunks(
+  total: number,
+  budgetS: number,
+  make: (from: number, to: number) => unknown,
+  send: (body: unknown) => Promise<unknown>,
+): Promise<ImportResult> {
+  const count = Math.ceil(total / 1000);
+  const start = Date.now();
+  let next = 0;
+  let done = 0;
+  let capped = false;
+  const worker = async () => {
+    for (;;) {
+      if ((Date.now() - start) / 1000 > budgetS) {
+        capped = next < count;
+        return;
+      }
+      const j = next++;
+      if (j >= count) return;
+      const from = j * 1000;
+      const to = Math.min(total, from + 1000);
+      await send(make(from, to));
+      done += to - from;
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  const seconds = (Date.now() - start) / 1000;
+  return { items: done, target: total, seconds, per_s: done / seconds, capped };
+}
+
+async function startServer(
+  ctx: Context,
+  dialect: string,
+  dataDir: string,
+  dbUrl: string | undefined,
+  apiLog: "on" | "off",
+): Promise<Gatehouse> {
+  return startGatehouse(ctx.res, { dataDir, ...(dbUrl && { databaseUrl: dbUrl }), pdp: false, apiLog });
+}
+
+async function runDialect(ctx: Context, dialect: string): Promise<DialectResult> {
+  const o = settings.controlPlane;
+  const dataDir = ctx.res.tempDir(`cp-${dialect}`);
+  const dbUrl = dialect === "postgres" ? (await freshPgSchema(ctx.res, settings.pgUrl)).url : undefined;
+  const server = await startServer(ctx, dialect, dataDir, dbUrl, "on");
+  const api = new Api(server.apiUrl, BOOTSTRAP_KEY);
+  const log = (m: string) => ctx.log(`${dialect}: ${m}`);
+
+  await api.call("POST", `${SCHEMA}/resources`, {
+    key: "document",
+    name: "Document",
+    actions: { read: {}, write: {}, delete: {}, share: {} },
+  });
+  for (const [i, role] of ROLES.entries()) {
+    await api.call("POST", `${SCHEMA}/roles`, {
+      key: role,
+      name: role,
+      permissions: ["document:read", ...(i > 0 ? ["document:write"] : [])],
+    });
+  }
+  await api.call("POST", `${FACTS}/bulk/tenants`, {
+    operations: Array.from({ length: TENANTS }, (_, t) => ({ key: `t${t}`, name: `Tenant ${t}` })),
+  });
+
+  // ---- bulk imports ----
+  const U = o.importUsers;
+  const users = await importChunks(
+    U,
+    Number.POSITIVE_INFINITY,
+    (from, to) => ({
+      operations: Array.from({ length: to - from }, (_, k) => ({
+        key: `u${from + k}`,
+        email: `u${from + k}@example.com`,
+        first_name: "User",
+        last_name: `${from + k}`,
+        attributes: { level: (from + k) % 10, department: "eng" },
+      })),
+    }),
+    (body) => api.call("PUT", `${FACTS}/bulk/users`, body),
+  );
+  log(`imported ${fmt(users.items)} users in ${users.seconds.toFixed(1)} s (${fmt(users.per_s)}/s)`);
+  // assignment idx -> user idx % U in tenant (user + 7 * round) % 100, round = idx / U: never the same twice
+  const assignments = await importChunks(
+    o.importAssignments,
+    IMPORT_BUDGET_S,
+    (from, to) =>
+      Array.from({ length: to - from }, (_, k) => {
+        const idx = from + k;
+        const user = idx % U;
+        const round = Math.floor(idx / U);
+        return {
+          user: `u${user}`,
+          role: ROLES[round % ROLES.length],
+          tenant: `t${(user + 7 * round) % TENANTS}`,
+        };
+      }),
+    (body) => api.call("POST", `${FACTS}/role_assignments/bulk`, body),
+  );
+  log(
+    `imported ${fmt(assignments.items)} role assignments in ${assignments.seconds.toFixed(1)} s (${fmt(assignments.per_s)}/s)` +
+      (assignments.capped ? `; STOPPED at the ${IMPORT_BUDGET_S} s budget` : ""),
+  );
+
+  // ---- single operations under load ----
+  const headers = { "content-type": "application/json", authorization: `Bearer ${BOOTSTRAP_KEY}` };
+  const random = rng(5);
+  const sample = (n: number) => Array.from({ length: n }, () => Math.floor(random() * U));
+  const deepPage = Math.max(1, Math.floor(U / 100) - 1);
+  const plans: Record<string, WrkPlan> = {
+    "create user": {
+      url: server.apiUrl,
+      mode: "status",
+      statuses: [200, 201],
+      headers,
+      requests: [
+        {
+          method: "POST",
+          path: `${FACTS}/users`,
+          template: true,
+          body: JSON.stringify({ key: "new{n}", email: "new{n}@example.com", first_name: "New" }),
+        },
+      ],
+    },
+    "upsert user (PUT)": {
+      url: server.apiUrl,
+      mode: "status",
+      statuses: [200, 201],
+      headers,
+      requests: sample(2000).map((k) => ({
+        method: "PUT",
+        path: `${FACTS}/users/u${k}`,
+        body: JSON.stringify({
+          email: `u${k}@example.org`,
+          first_name: "Updated",
+          attributes: { level: k % 7, department: "ops" },
+        }),
+      })),
+    },
+    "assign role": {
+      url: server.apiUrl,
+      mode: "status",
+      statuses: [200, 201],
+      headers,
+      // tenant (k + 71) % 100 is never one the import used for user k, so every request creates an assignment
+      requests: Array.from({ length: U }, (_, k) => ({
+        method: "POST",
+        path: `${FACTS}/role_assignments`,
+        body: JSON.stringify({ user: `u${k}`, role: "viewer", tenant: `t${(k + 71) % TENANTS}` }),
+      })),
+    },
+    "list users, page 1": {
+      url: server.apiUrl,
+      mode: "status",
+      statuses: [200],
+      headers,
+      requests: [{ method: "GET", path: `${FACTS}/users?page=1&per_page=100` }],
+    },
+    [`list users, page ${deepPage}`]: {
+      url: server.apiUrl,
+      mode: "status",
+      statuses: [200],
+      headers,
+      requests: [{ method: "GET", path: `${FACTS}/users?page=${deepPage}&per_page=100` }],
+    },
+  };
+  // a deep page must really hold users
+  const deep = await api.call("GET", `${FACTS}/users?page=${deepPage}&per_page=100`);
+  const deepItems = Array.isArray(deep.json) ? deep.json : deep.json?.data;
+  if (!Array.isArray(deepItems) || deepItems.length === 0)
+    fail(`page ${deepPage} of the users is empty: ${deep.text.slice(0, 200)}`);
+
+  const ops: Record<string, WrkResult> = {};
+  const problems: string[] = [];
+  await runWrk(plans["list users, page 1"] as WrkPlan, 4, settings.warmupSeconds);
+  for (const [name, plan] of Object.entries(plans)) {
+    const r = await runWrk(plan, o.opConcurrency, o.opSeconds);
+    problems.push(...r.problems.map((p) => `${dialect} ${name}: ${p}`));
+    ops[name] = r;
+    log(`${name}: ${fmt(r.rps)} req/s, p50 ${ms(r.latency_us.p50)}, p99 ${ms(r.latency_us.p99)}`);
+  }
+
+  // ---- API log: a second server with the log off on the same database; the same load alternates between them
+  // in short slices (off, on, off, on, ...) so drift in the machine's load hits both alike ----
+  const quiet = await startServer(ctx, dialect, dataDir, dbUrl, "off");
+  const apiLog: DialectResult["apiLog"] = {};
+  const logged = ["upsert user (PUT)", "list users, page 1"];
+  const rounds = 3;
+  const slice = Math.max(1, Math.round(o.opSeconds / 2));
+  for (const name of logged) {
+    const urls = { off: quiet.apiUrl, on: server.apiUrl };
+    const parts: Record<"off" | "on", WrkResult[]> = { off: [], on: [] };
+    for (const mode of ["off", "on"] as const)
+      await runWrk({ ...(plans[name] as WrkPlan), url: urls[mode] }, o.opConcurrency, 1);
+    for (let round = 0; round < rounds; round++) {
+      for (const mode of ["off", "on"] as const) {
+        // a pause first: the other server's API log flush must not overlap this slice (two writers on SQLite)
+        await sleep(1000);
+        const r = await runWrk({ ...(plans[name] as WrkPlan), url: urls[mode] }, o.opConcurrency, slice);
+        problems.push(...r.problems.map((p) => `${dialect} ${name} (API log ${mode}): ${p}`));
+        parts[mode].push(r);
+      }
+    }
+    apiLog[name] = { off: combine(parts.off), on: combine(parts.on) };
+    log(
+      `${name}: API log off ${fmt(apiLog[name].off.rps)} req/s, on ${fmt(apiLog[name].on.rps)} req/s ` +
+        `(${rounds} alternating ${slice} s slices each)`,
+    );
+  }
+  await quiet.proc.stop();
+  if (problems.length > 0) fail(`control plane answers under load:\n  ${problems.join("\n  ")}`);
+
+  // ---- environment copy ----
+  const { copyResources: R, copyActions: A, copyRoles: O } = o;
+  await api.call("POST", "/v2/projects/default/envs", { key: "copy_src", name: "Copy source" });
+  const actions = Array.from({ length: A }, (_, a) => `act${a}`);
+  const seedStart = Date.now();
+  await pool(
+    Array.from({ length: R }, (_, r) => r),
+    4,
+    (r) =>
+      api.call("POST", "/v2/schema/default/copy_src/resources", {
+        key: `res${r}`,
+        name: `Resource ${r}`,
+        actions: Object.fromEntries(actions.map((a) => [a, {}])),
+        roles: Object.fromEntries(
+          Array.from({ length: O }, (_, k) => [`role${k}`, { name: `Role ${k}`, permissions: actions }]),
+        ),
+      }),
+  );
+  const seedSeconds = (Date.now() - seedStart) / 1000;
+  log(`created ${R} resources (${A} actions, ${O} roles each) in ${seedSeconds.toFixed(1)} s`);
+  const copyStart = Date.now();
+  let task = await api.call("POST", "/v2/projects/default/envs/copy_src/copy/async?wait=60", {
+    target_env: { new: { key: "copy_dst", name: "Copy target" } },
+  });
+  while (task.json?.status === "processing") {
+    task = await api.call(
+      "GET",
+      `/v2/projects/default/envs/copy_src/copy/async/${task.json.task_id}/result?wait=60`,
+    );
+  }
+  const copySeconds = (Date.now() - copyStart) / 1000;
+  if (task.json?.status !== "success") fail(`environment copy did not succeed: ${task.text.slice(0, 500)}`);
+  // the copy must hold every resource with every role's permissions
+  let resources = 0;
+  let permissions = 0;
+  for (let page = 1; ; page++) {
+    const list = await api.call("GET", `/v2/schema/default/copy_dst/resources?page=${page}&per_page=100`);
+    const items = (Array.isArray(list.json) ? list.json : list.json?.data) as {
+      roles: Record<string, { permissions: string[] }>;
+    }[];
+    if (!items || items.length === 0) break;
+    resources += items.length;
+    for (const item of items)
+      for (const role of Object.values(item.roles)) permissions += role.permissions.length;
+    if (items.length < 100) break;
+  }
+  if (resources !== R || permissions !== R * O * A) {
+    fail(
+      `the copied environment holds ${resources} resources and ${permissions} role permissions; expected ${R} and ${R * O * A}`,
+    );
+  }
+  log(
+    `copied the environment in ${copySeconds.toFixed(1)} s (${resources} resources, ${permissions} role permissions checked)`,
+  );
+  await server.proc.stop();
+  return {
+    dialect,
+    imports: { users, assignments },
+    ops,
+    apiLog,
+    copy: {
+      seed_seconds: seedSeconds,
+      resources_per_s: R / seedSeconds,
+      copy_seconds: copySeconds,
+      resources,
+      permissions,
+    },
+  };
+}
+
+export const controlPlaneScenario: Scenario = {
+  name: "control-plane",
+  description:
+    "The control plane over HTTP (gatehouse serve process) on SQLite and PostgreSQL: create/upsert user, assign role, " +
+    "list users (page 1 and a deep page), bulk import of 100k users and 1M role assignments, environment copy of " +
+    "1,000 resources x 10 actions x 10 roles, and the API log's overhead.",
+  async run(ctx: Context) {
+    const results: DialectResult[] = [];
+    for (const dialect of settings.controlPlane.dialects) {
+      if (dialect === "postgres") {
+        const problem = await pgReachable(settings.pgUrl);
+        if (problem) {
+          ctx.note(`PostgreSQL NOT RUN: ${settings.pgUrl} is not reachable (${problem})`);
+          continue;
+        }
+      }
+      results.push(await runDialect(ctx, dialect));
+      await sleep(500);
+    }
+    const o = settings.controlPlane;
+    const names = [...new Set(results.flatMap((r) => Object.keys(r.ops)))];
+    const columns = ["operation (c=8)", ...results.flatMap((r) => [`${r.dialect} req/s`, "p50", "p99"])];
+    ctx.table({
+      title: "Control plane operations (wrk, 8 connections, org admin key, every status checked)",
+      columns,
+      rows: names.map((n) => [
+        n,
+        ...results.flatMap((r) => {
+          const x = r.ops[n];
+          return [fmt(x?.rps), ms(x?.latency_us.p50), ms(x?.latency_us.p99)] as Cell[];
+        }),
+      ]),
+      notes: [
+        `${o.opSeconds} s per operation; API log on (the default); ${fmt(o.importUsers)} users and the imported assignments in the environment.`,
+      ],
+    });
+    ctx.table({
+      title: "Bulk import through the bulk endpoints (1,000 items a request, 2 requests in flight)",
+      columns: ["import", ...results.flatMap((r) => [`${r.dialect} time`, "items/s"])],
+      rows: (["users", "assignments"] as const).map((k) => [
+        k === "users"
+          ? `${fmt(o.importUsers)} users (PUT bulk/users)`
+          : `${fmt(o.importAssignments)} role assignments (POST role_assignments/bulk)`,
+        ...results.flatMap((r) => {
+          const x = r.imports[k];
+          return [
+            `${x.seconds.toFixed(1)} s${x.capped ? ` (stopped at ${fmt(x.items)})` : ""}`,
+            fmt(x.per_s),
+          ];
+        }),
+      ]),
+      notes: results.some((r) => r.imports.assignments.capped)
+        ? [
+            `an import marked 'stopped' hit its ${IMPORT_BUDGET_S} s time budget (BENCH_IMPORT_BUDGET_S): the rate is measured over what it did.`,
+          ]
+        : [],
+    });
+    ctx.table({
+      title: `Environment copy: ${fmt(o.copyResources)} resources x ${o.copyActions} actions x ${o.copyRoles} roles (every role holding every action)`,
+      columns: ["step", ...results.map((r) => r.dialect)],
+      rows: [
+        [
+          "create the resources (POST resources, 4 in flight)",
+          ...results.map((r) => `${r.copy.seed_seconds.toFixed(1)} s (${fmt(r.copy.resources_per_s)}/s)`),
+        ],
+        ["copy/async?wait to success", ...results.map((r) => `${r.copy.copy_seconds.toFixed(1)} s`)],
+      ],
+    });
+    ctx.table({
+      title:
+        "API log overhead (same load on two servers over the same database, GATEHOUSE_API_LOG=off and on, alternating)",
+      columns: ["operation", "database", "off req/s", "on req/s", "throughput lost", "p50 off", "p50 on"],
+      rows: results.flatMap((r) =>
+        Object.entries(r.apiLog).map(([n, x]) => [
+          n,
+          r.dialect,
+          fmt(x.off.rps),
+          fmt(x.on.rps),
+          pct(1 - x.on.rps / x.off.rps, 1),
+          ms(x.off.latency_us.p50),
+          ms(x.on.latency_us.p50),
+        ]),
+      ),
+    });
+    const brief = (x: WrkResult) => ({
+      rps: Math.round(x.rps),
+      latency_us: x.latency_us,
+      requests: x.requests,
+    });
+    ctx.data["dialects"] = results.map((r) => ({
+      dialect: r.dialect,
+      imports: r.imports,
+      ops: Object.fromEntries(Object.entries(r.ops).map(([n, x]) => [n, brief(x)])),
+      api_log: Object.fromEntries(
+        Object.entries(r.apiLog).map(([n, x]) => [
+          n,
+          { off: brief(x.off), on: brief(x.on), overhead: 1 - x.on.rps / x.off.rps },
+        ]),
+      ),
+      copy: r.copy,
+    }));
+  },
+};

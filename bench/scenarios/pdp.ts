@@ -1,0 +1,366 @@
+import { settings } from "../lib/config.ts";
+import { cerbosBinary, cerbosPolicies, startCerbos } from "../lib/cerbos.ts";
+import { Api, pool } from "../lib/http.ts";
+import { buildPdpDataset, TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts";
+import { BOOTSTRAP_KEY, freePort, sleep, startGatehouse, waitReady } from "../lib/procs.ts";
+import { fmt, ms, ratio } from "../lib/report.ts";
+import { fail, type Context, type Scenario } from "../lib/scenario.ts";
+import { seedPdpDataset } from "../lib/seed.ts";
+import { runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
+
+type Target = "bare" | "bare-bulk" | "rbac" | "cerbos" | "rebac1" | "rebac3" | "abac" | "bulk" | "rbac-nolog";
+
+const LABEL: Record<Target, string> = {
+  bare: "bare node:http (/allowed bodies)",
+  "bare-bulk": "bare node:http (bulk bodies)",
+  rbac: "RBAC",
+  cerbos: "Cerbos RBAC",
+  rebac1: "ReBAC depth 1",
+  rebac3: "ReBAC depth 3",
+  abac: "ABAC",
+  bulk: "/allowed/bulk x100 (RBAC)",
+  "rbac-nolog": "RBAC, decision log off (diagnostic)",
+};
+
+const cerbosBody = (c: RbacCheck, i: number) =>
+  JSON.stringify({
+    requestId: "",
+    principal: { id: c.body.user.key, roles: ["user"], attr: { tenant_roles: c.tenantRoles } },
+    resources: [
+      {
+        actions: [c.body.action],
+        resource: { kind: "document", id: `c${i + 1}`, attr: { tenant: c.body.resource.tenant } },
+      },
+    ],
+  });
+
+/** Sends one check of `checks` every 50 ms while the load runs and fails on a wrong decision. */
+function sampler(pdp: Api, checks: Check[], path = "/allowed") {
+  return async (signal: AbortSignal) => {
+    let i = 0;
+    while (!signal.aborted) {
+      const c = checks[i++ % checks.length] as Check;
+      const r = await pdp.call("POST", path, c.body);
+      if (r.json?.allow !== c.allow)
+        throw new Error(
+          `under load, ${JSON.stringify(c.body)} answered ${r.text}; expected allow=${c.allow}`,
+        );
+      await sleep(50);
+    }
+  };
+}
+
+export const pdpScenario: Scenario = {
+  name: "pdp",
+  description:
+    "PDP decisions over HTTP (gatehouse serve's PDP port) at concurrency 1, 8 and 64: RBAC (10,000 users in 100 tenants), " +
+    "ReBAC depth 1 and 3, ABAC, /allowed/bulk with 100 checks; beside a bare node:http server and Cerbos.",
+  async run(ctx: Context) {
+    const o = settings.pdp;
+    const d = buildPdpDataset(o);
+    const dataDir = ctx.res.tempDir("pdp");
+    const gh = await startGatehouse(ctx.res, { dataDir, pdp: true });
+    const api = new Api(gh.apiUrl, BOOTSTRAP_KEY);
+    const seedStart = Date.now();
+    await seedPdpDataset(api, d, (m) => ctx.log(`seeded ${m}`));
+    const seedS = (Date.now() - seedStart) / 1000;
+    ctx.log(`seeding through the API took ${seedS.toFixed(1)} s`);
+    const envKey = (await api.call("GET", "/v2/api-key/default/production")).json.secret as string;
+    const pdpUrl = gh.pdpUrl as string;
+    const pdp = new Api(pdpUrl, envKey);
+
+    // Every prepared check once, before any load: a wrong answer fails the run here.
+    const kinds = {
+      rbac: d.checks.rbac,
+      rebac1: d.checks.rebac1,
+      rebac3: d.checks.rebac3,
+      abac: d.checks.abac,
+    } as const;
+    const expectKind = { rbac: "rbac", rebac1: "rebac", rebac3: "rebac", abac: "abac" } as const;
+    for (const [name, checks] of Object.entries(kinds)) {
+      const wrong: string[] = [];
+      await pool(checks, 8, async (c) => {
+        const r = await pdp.call("POST", "/allowed", c.body);
+        const kind = r.json?.debug?.reason?.kind;
+        if (r.json?.allow !== c.allow || (c.allow && kind !== expectKind[name as keyof typeof expectKind])) {
+          wrong.push(`${JSON.stringify(c.body)} -> ${r.text}`);
+        }
+      });
+      if (wrong.length > 0) fail(`${name}: ${wrong.length} wrong decisions, e.g. ${wrong[0]}`);
+      const allows = checks.filter((c) => c.allow).length;
+      ctx.log(`${name}: ${checks.length} checks verified (${allows} allow, ${checks.length - allows} deny)`);
+    }
+    for (const b of d.bulk) {
+      const r = await pdp.call("POST", "/allowed/bulk", b.checks);
+      const got = (r.json.allow as { allow: boolean }[]).map((x) => (x.allow ? "1" : "0")).join("");
+      if (got !== b.pattern) fail(`/allowed/bulk answered ${got}, expected ${b.pattern}`);
+    }
+
+    // The bare baseline and the peer.
+    const barePort = await freePort();
+    const bareProc = ctx.res.spawn("baseline", process.execPath, [
+      "--import",
+      "tsx",
+      "bench/lib/baseline-server.ts",
+      String(barePort),
+    ]);
+    const bareUrl = `http://127.0.0.1:${barePort}`;
+    await waitReady(bareProc, `${bareUrl}/`);
+
+    // Diagnostic: the same embedded PDP over the same database with a decision logger that records nothing.
+    const nologPort = await freePort();
+    const nologProc = ctx.res.spawn("pdp without decision log", process.execPath, [
+      "--import",
+      "tsx",
+      "bench/lib/pdp-nolog-server.ts",
+      dataDir,
+      String(nologPort),
+    ]);
+    const nologUrl = `http://127.0.0.1:${nologPort}`;
+    await waitReady(nologProc, `${nologUrl}/health`);
+    const nolog = new Api(nologUrl, envKey);
+    for (const c of d.checks.rbac) {
+      const r = await nolog.call("POST", "/allowed", c.body);
+      if (r.json?.allow !== c.allow) fail(`diagnostic PDP: ${JSON.stringify(c.body)} -> ${r.text}`);
+    }
+
+    const bin = cerbosBinary();
+    let cerbosUrl: string | undefined;
+    let cerbosVersion: string | undefined;
+    let cerbosMissing: string | undefined;
+    if ("missing" in bin) {
+      cerbosMissing = bin.missing;
+      ctx.note(`CERBOS NOT RUN: ${bin.missing}`);
+    } else {
+      try {
+        const cerbos = await startCerbos(
+          ctx.res,
+          bin.path,
+          bin.version,
+          cerbosPolicies(TENANT_ROLES, "document"),
+        );
+        cerbosUrl = cerbos.url;
+        cerbosVersion = cerbos.version;
+      } catch (e) {
+        cerbosMissing = `Cerbos did not start: ${String(e).slice(0, 500)}`;
+        ctx.note(`CERBOS NOT RUN: ${cerbosMissing}`);
+      }
+    }
+    if (cerbosUrl) {
+      const wrong: string[] = [];
+      await pool(d.checks.rbac, 8, async (c, i) => {
+        const res = await fetch(`${cerbosUrl}/api/check/resources`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: cerbosBody(c, i),
+        });
+        const text = await res.text();
+        const effect = JSON.parse(text)?.results?.[0]?.actions?.[c.body.action];
+        if ((effect === "EFFECT_ALLOW") !== c.allow) wrong.push(`${cerbosBody(c, i)} -> ${text}`);
+      });
+      if (wrong.length > 0) fail(`Cerbos: ${wrong.length} answers differ from ours, e.g. ${wrong[0]}`);
+      ctx.log(`Cerbos ${cerbosVersion}: ${d.checks.rbac.length} RBAC checks verified`);
+    }
+
+    const headers = { "content-type": "application/json", authorization: `Bearer ${envKey}` };
+    const single = (url: string, checks: Check[], mode: "pdp" | "none", kind?: string): WrkPlan => ({
+      url,
+      mode,
+      ...(kind && { kind }),
+      headers,
+      requests: checks.map((c) => ({
+        method: "POST",
+        path: "/allowed",
+        body: JSON.stringify(c.body),
+        expect: c.allow ? "1" : "0",
+      })),
+    });
+    const bulkPlan = (url: string, mode: "bulk" | "none"): WrkPlan => ({
+      url,
+      mode,
+      headers,
+      requests: d.bulk.map((b) => ({
+        method: "POST",
+        path: "/allowed/bulk",
+        body: JSON.stringify(b.checks),
+        expect: b.pattern,
+      })),
+    });
+    const plans: Partial<Record<Target, WrkPlan>> = {
+      bare: single(bareUrl, d.checks.rbac, "none"),
+      rbac: single(pdpUrl, d.checks.rbac, "pdp", "rbac"),
+      "rbac-nolog": single(nologUrl, d.checks.rbac, "pdp", "rbac"),
+      rebac1: single(pdpUrl, d.checks.rebac1, "pdp", "rebac"),
+      rebac3: single(pdpUrl, d.checks.rebac3, "pdp", "rebac"),
+      abac: single(pdpUrl, d.checks.abac, "pdp", "abac"),
+      "bare-bulk": bulkPlan(bareUrl, "none"),
+      bulk: bulkPlan(pdpUrl, "bulk"),
+    };
+    if (cerbosUrl) {
+      plans.cerbos = {
+        url: cerbosUrl,
+        mode: "cerbos",
+        headers: { "content-type": "application/json" },
+        requests: d.checks.rbac.map((c, i) => ({
+          method: "POST",
+          path: "/api/check/resources",
+          body: cerbosBody(c, i),
+          expect: c.allow ? "1" : "0",
+        })),
+      };
+    }
+    const samplers: Partial<Record<Target, (s: AbortSignal) => Promise<void>>> = {
+      rbac: sampler(pdp, d.checks.rbac),
+      rebac1: sampler(pdp, d.checks.rebac1),
+      rebac3: sampler(pdp, d.checks.rebac3),
+      abac: sampler(pdp, d.checks.abac),
+      "rbac-nolog": sampler(nolog, d.checks.rbac),
+    };
+    const order: Target[] = [
+      "bare",
+      "rbac",
+      "cerbos",
+      "rebac1",
+      "rebac3",
+      "abac",
+      "bare-bulk",
+      "bulk",
+      "rbac-nolog",
+    ];
+    const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
+    const problems: string[] = [];
+    const warmed = new Set<string>();
+    for (const c of settings.concurrencies) {
+      for (const target of order) {
+        const plan = plans[target];
+        if (!plan) continue;
+        if (target === "rbac-nolog" && c === 8) continue; // the diagnostic runs at 1 and 64 only
+        if (!warmed.has(target)) {
+          warmed.add(target);
+          const w = await runWrk(plan, 16, settings.warmupSeconds);
+          problems.push(...w.problems.map((p) => `${LABEL[target]} warm-up: ${p}`));
+        }
+        const r = await runWrk(plan, c, settings.loadSeconds, samplers[target]);
+        problems.push(...r.problems.map((p) => `${LABEL[target]} c=${c}: ${p}`));
+        (results[target] ??= {})[c] = r;
+        ctx.log(
+          `${LABEL[target]} c=${c}: ${fmt(r.rps)} req/s, ${fmt(r.decisions_per_s)} decisions/s, p50 ${ms(r.latency_us.p50)}, p99 ${ms(r.latency_us.p99)}`,
+        );
+      }
+    }
+    if (problems.length > 0) fail(`wrong or failed answers under load:\n  ${problems.join("\n  ")}`);
+
+    const rows = [];
+    for (const target of [
+      "rbac",
+      "rbac-nolog",
+      "rebac1",
+      "rebac3",
+      "abac",
+      "bulk",
+      "cerbos",
+      "bare",
+      "bare-bulk",
+    ] as Target[]) {
+      for (const c of settings.concurrencies) {
+        const r = results[target]?.[c];
+        if (!r) continue;
+        const bare = results[target === "bulk" || target === "bare-bulk" ? "bare-bulk" : "bare"]?.[c];
+        rows.push([
+          LABEL[target],
+          c,
+          fmt(r.rps),
+          fmt(r.decisions_per_s),
+          ms(r.latency_us.p50),
+          ms(r.latency_us.p95),
+          ms(r.latency_us.p99),
+          ratio(r.rps, bare?.rps),
+          ratio(r.latency_us.p99, bare?.latency_us.p99),
+        ]);
+      }
+    }
+    ctx.table({
+      title: "PDP over HTTP (wrk, 1 thread; server and load generator are separate processes)",
+      columns: [
+        "scenario",
+        "conc",
+        "req/s",
+        "decisions/s",
+        "p50",
+        "p95",
+        "p99",
+        "req/s vs bare",
+        "p99 vs bare",
+      ],
+      rows,
+      notes: [
+        `${settings.loadSeconds} s per point after a ${settings.warmupSeconds} s warm-up per target; every answer checked (see docs/benchmarks.md).`,
+        "decision log off (diagnostic): the same embedded PDP and database with a decision logger that records nothing; Gatehouse has no such setting.",
+      ],
+    });
+    if (cerbosUrl) {
+      ctx.table({
+        title: `RBAC: Gatehouse vs Cerbos ${cerbosVersion} (same checks, same concurrency)`,
+        columns: [
+          "conc",
+          "gatehouse req/s",
+          "p50",
+          "p99",
+          "cerbos req/s",
+          "p50",
+          "p99",
+          "throughput ratio",
+          "bare req/s",
+        ],
+        rows: settings.concurrencies.map((c) => {
+          const g = results.rbac?.[c];
+          const x = results.cerbos?.[c];
+          return [
+            c,
+            fmt(g?.rps),
+            ms(g?.latency_us.p50),
+            ms(g?.latency_us.p99),
+            fmt(x?.rps),
+            ms(x?.latency_us.p50),
+            ms(x?.latency_us.p99),
+            ratio(g?.rps, x?.rps),
+            fmt(results.bare?.[c]?.rps),
+          ];
+        }),
+        notes: [
+          "Cerbos keeps no facts: each request carries the user's roles per tenant (principal attribute), and derived roles pick the resource tenant's.",
+        ],
+      });
+    } else {
+      ctx.table({
+        title: "RBAC: Gatehouse vs Cerbos",
+        columns: ["status"],
+        rows: [[`Cerbos was not run: ${cerbosMissing}`]],
+      });
+    }
+    const pick = (r: WrkResult) => ({
+      rps: Math.round(r.rps),
+      decisions_per_s: Math.round(r.decisions_per_s),
+      requests: r.requests,
+      seconds: r.seconds,
+      latency_us: r.latency_us,
+      checks: r.checks,
+    });
+    ctx.data["seed_seconds"] = seedS;
+    ctx.data["cerbos"] = cerbosUrl ? { version: cerbosVersion } : { missing: cerbosMissing };
+    ctx.data["results"] = Object.fromEntries(
+      Object.entries(results).map(([t, byC]) => [
+        t,
+        Object.fromEntries(Object.entries(byC).map(([c, r]) => [c, pick(r)])),
+      ]),
+    );
+    ctx.data["dataset"] = {
+      users: d.users.length,
+      tenants: d.tenants.length,
+      tenant_assignments: d.tenantAssignments.length,
+      instance_assignments: d.instanceAssignments.length,
+      tuples: d.tuples.length,
+      checks_per_kind: o.checks,
+    };
+  },
+};
