@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newId } from "../lib/ids.ts";
 import { toTimestamp } from "../lib/time.ts";
 
 export type DecisionQuery =
@@ -95,7 +95,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
         dropped += 1;
         return;
       }
-      queue.push({ id: randomUUID(), timestamp: toTimestamp(new Date()), ...entry });
+      queue.push({ id: newId(), timestamp: toTimestamp(new Date()), ...entry });
     },
     flush,
     async close() {
