@@ -570,5 +570,7 @@ test("the engine agrees with the naive reference evaluator on random environment
     tally.allowed > tally.checks / 4,
     `only ${tally.allowed} of ${tally.checks} allowed (seed ${seed})`,
   );
-  assert.ok(tally.derived > tally.checks / 100, `only ${tally.derived} derived grants (seed ${seed})`);
+  // Derived grants vary a lot between seeds (0.8% to several % of checks); the guard only has to catch a generator
+  // that stopped producing derivations at all.
+  assert.ok(tally.derived >= 25, `only ${tally.derived} derived grants (seed ${seed})`);
 });
