@@ -92,13 +92,25 @@ export async function ensurePgSchema(databaseUrl: string, schema: string): Promi
 }
 
 export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
+  if (store.dialect === "sqlite") return runMigrator(store.db, undefined);
+  // Instances starting together on one database take turns: a session-level advisory lock held on one connection
+  // for the whole run, around the migrator's own locking.
+  return store.db.connection().execute(async (conn) => {
+    const schema = (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn))
+      .rows[0]?.schema;
+    await sql`select pg_advisory_lock(hashtext(${`gatehouse-migrations:${schema ?? ""}`}))`.execute(conn);
+    try {
+      return await runMigrator(conn, schema ?? undefined);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${`gatehouse-migrations:${schema ?? ""}`}))`.execute(conn);
+    }
+  });
+}
+
+async function runMigrator(db: Kysely<Database>, schema: string | undefined): Promise<MigrationResultSet> {
   // Name the schema explicitly: otherwise the migrator may see another schema's bookkeeping tables as its own.
-  const schema =
-    store.dialect === "postgres"
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
-      : undefined;
   const migrator = new Migrator({
-    db: store.db,
+    db,
     provider: { getMigrations: async () => migrations },
     migrationTableName: "gatehouse_migrations",
     migrationLockTableName: "gatehouse_migrations_lock",
