@@ -243,7 +243,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onClose", () => taskRunner.stop());
   app.decorate("tasks", tasks);
   app.decorate("taskRunner", taskRunner);
-  await app.register(auditLogsRoutes, { auditLogs: createAuditLogsService({ db: store.db, scope }) });
+  await app.register(auditLogsRoutes, {
+    auditLogs: createAuditLogsService({ db: store.db, dialect: store.dialect, scope }),
+  });
   schedulePeriodic(app, "decision log purge", 3_600_000, () =>
     purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays ?? 30),
   );

@@ -57,6 +57,18 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
       : "-",
   );
 
+  const logged = Object.entries(
+    (get(pdp?.data, "decision_log") ?? {}) as Record<string, { overhead: number }>,
+  );
+  const worstLog = logged.length ? Math.max(...logged.map(([, x]) => x.overhead)) : undefined;
+  judge(
+    "The decision log costs a check at most 5% of throughput",
+    worstLog === undefined ? undefined : worstLog <= 0.05,
+    worstLog === undefined
+      ? "-"
+      : logged.map(([c, x]) => `${(x.overhead * 100).toFixed(1)}% at c=${c}`).join("; "),
+  );
+
   const engine = by("engine");
   const kind = (k: string) => ({
     wall: num(engine?.data, "kinds", k, "ns_per_decision"),

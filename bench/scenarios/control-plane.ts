@@ -5,7 +5,7 @@ import { BOOTSTRAP_KEY, sleep, startGatehouse, type Gatehouse } from "../lib/pro
 import { fmt, ms, pct, type Cell } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { FACTS, SCHEMA } from "../lib/seed.ts";
-import { runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
+import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 import { rng } from "../lib/pdp-dataset.ts";
 
 const ROLES = ["viewer", "editor", "admin"];
@@ -32,32 +32,6 @@ interface DialectResult {
     copy_seconds: number;
     resources: number;
     permissions: number;
-  };
-}
-
-/** Several runs of one load as one: throughput over the summed time, the median of their percentiles. */
-function combine(runs: WrkResult[]): WrkResult {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  const requests = runs.reduce((n, r) => n + r.requests, 0);
-  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
-  const first = runs[0] as WrkResult;
-  const lat = (k: keyof WrkResult["latency_us"]) => median(runs.map((r) => r.latency_us[k]));
-  return {
-    ...first,
-    seconds,
-    requests,
-    rps: requests / seconds,
-    decisions: requests,
-    decisions_per_s: requests / seconds,
-    latency_us: {
-      mean: lat("mean"),
-      p50: lat("p50"),
-      p90: lat("p90"),
-      p95: lat("p95"),
-      p99: lat("p99"),
-      max: lat("max"),
-    },
-    problems: runs.flatMap((r) => r.problems),
   };
 }
 

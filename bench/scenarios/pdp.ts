@@ -6,7 +6,7 @@ import { BOOTSTRAP_KEY, freePort, sleep, startGatehouse, waitReady } from "../li
 import { fmt, ms, ratio } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { seedPdpDataset } from "../lib/seed.ts";
-import { runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
+import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 
 type Target = "bare" | "bare-bulk" | "rbac" | "cerbos" | "rebac1" | "rebac3" | "abac" | "bulk" | "rbac-nolog";
 
@@ -216,17 +216,7 @@ export const pdpScenario: Scenario = {
       abac: sampler(pdp, d.checks.abac),
       "rbac-nolog": sampler(nolog, d.checks.rbac),
     };
-    const order: Target[] = [
-      "bare",
-      "rbac",
-      "cerbos",
-      "rebac1",
-      "rebac3",
-      "abac",
-      "bare-bulk",
-      "bulk",
-      "rbac-nolog",
-    ];
+    const order: Target[] = ["bare", "rbac", "cerbos", "rebac1", "rebac3", "abac", "bare-bulk", "bulk"];
     const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
     const problems: string[] = [];
     const warmed = new Set<string>();
@@ -234,7 +224,6 @@ export const pdpScenario: Scenario = {
       for (const target of order) {
         const plan = plans[target];
         if (!plan) continue;
-        if (target === "rbac-nolog" && c === 8) continue; // the diagnostic runs at 1 and 64 only
         if (!warmed.has(target)) {
           warmed.add(target);
           const w = await runWrk(plan, 16, settings.warmupSeconds);
@@ -248,12 +237,34 @@ export const pdpScenario: Scenario = {
         );
       }
     }
+
+    // The decision log's cost: the same RBAC load alternating between the PDP (log on) and the diagnostic PDP
+    // (log off) in short slices, in the order on, off, off, on, on, off, so that drift in the machine's load hits
+    // both alike.
+    const slice = Math.max(2, Math.round(settings.loadSeconds / 2));
+    const decisionLog: Record<number, { on: WrkResult; off: WrkResult }> = {};
+    for (const c of [1, 64]) {
+      const parts: Record<"on" | "off", WrkResult[]> = { on: [], off: [] };
+      for (const mode of ["on", "off", "off", "on", "on", "off"] as const) {
+        const target = mode === "on" ? "rbac" : "rbac-nolog";
+        if (!warmed.has(target)) {
+          warmed.add(target);
+          await runWrk(plans[target] as WrkPlan, 16, settings.warmupSeconds);
+        }
+        const r = await runWrk(plans[target] as WrkPlan, c, slice, samplers[target]);
+        problems.push(...r.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
+        parts[mode].push(r);
+      }
+      decisionLog[c] = { on: combine(parts.on), off: combine(parts.off) };
+      ctx.log(
+        `decision log c=${c}: on ${fmt(decisionLog[c].on.rps)} req/s, off ${fmt(decisionLog[c].off.rps)} req/s`,
+      );
+    }
     if (problems.length > 0) fail(`wrong or failed answers under load:\n  ${problems.join("\n  ")}`);
 
     const rows = [];
     for (const target of [
       "rbac",
-      "rbac-nolog",
       "rebac1",
       "rebac3",
       "abac",
@@ -295,7 +306,23 @@ export const pdpScenario: Scenario = {
       rows,
       notes: [
         `${settings.loadSeconds} s per point after a ${settings.warmupSeconds} s warm-up per target; every answer checked (see docs/benchmarks.md).`,
-        "decision log off (diagnostic): the same embedded PDP and database with a decision logger that records nothing; Gatehouse has no such setting.",
+      ],
+    });
+    ctx.table({
+      title: "Decision log overhead (RBAC, the same checks alternating between log on and log off)",
+      columns: ["conc", "on req/s", "off req/s", "throughput lost", "p50 on", "p50 off", "p99 on", "p99 off"],
+      rows: Object.entries(decisionLog).map(([c, x]) => [
+        Number(c),
+        fmt(x.on.rps),
+        fmt(x.off.rps),
+        `${(100 * (1 - x.on.rps / x.off.rps)).toFixed(1)}%`,
+        ms(x.on.latency_us.p50),
+        ms(x.off.latency_us.p50),
+        ms(x.on.latency_us.p99),
+        ms(x.off.latency_us.p99),
+      ]),
+      notes: [
+        `on: gatehouse serve's PDP, which records every decision; off: the same embedded PDP over the same database with GATEHOUSE_DECISION_LOG=off, in a process of its own. Six ${slice} s slices per concurrency (on, off, off, on, on, off), three of each combined.`,
       ],
     });
     if (cerbosUrl) {
@@ -347,6 +374,12 @@ export const pdpScenario: Scenario = {
       checks: r.checks,
     });
     ctx.data["seed_seconds"] = seedS;
+    ctx.data["decision_log"] = Object.fromEntries(
+      Object.entries(decisionLog).map(([c, x]) => [
+        c,
+        { on: pick(x.on), off: pick(x.off), overhead: 1 - x.on.rps / x.off.rps },
+      ]),
+    );
     ctx.data["cerbos"] = cerbosUrl ? { version: cerbosVersion } : { missing: cerbosMissing };
     ctx.data["results"] = Object.fromEntries(
       Object.entries(results).map(([t, byC]) => [

@@ -9,7 +9,7 @@ import { findPrincipal } from "../plugins/auth.ts";
 import { findProject } from "../modules/projects/projects.repo.ts";
 import { findEnvironment } from "../modules/environments/environments.repo.ts";
 import { insertDecisionLogs } from "../modules/audit-logs/audit-logs.repo.ts";
-import { createSqliteDecisionLogWriter } from "../modules/audit-logs/decision-log-sqlite.ts";
+import { createSqliteDecisionLogWriter } from "../modules/audit-logs/decision-log-writer.ts";
 import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
 import { databaseSource } from "./db-source.ts";
 import { Replica } from "./replica.ts";
@@ -47,12 +47,17 @@ export function createEmbeddedPdp(deps: {
   const replicas = new Map<string, Promise<Replica>>();
   const loaded = new Map<string, Replica>();
   const authCache = new Map<string, { principal: Principal; expires: number }>();
+  // On SQLite the decision log is written from a thread of its own; PostgreSQL unpacks the batch in its own
+  // process, so there it goes through the pool as one statement.
   const sqliteWriter =
     !deps.decisions && store.sqliteFile ? createSqliteDecisionLogWriter(store.sqliteFile) : undefined;
   const decisions =
     deps.decisions ??
     createDecisionLogger({
-      sink: sqliteWriter ? sqliteWriter.write : (entries) => insertDecisionLogs(store.db, entries),
+      pdpId,
+      sink: sqliteWriter
+        ? async (batch) => void (await sqliteWriter.write(batch))
+        : (batch) => insertDecisionLogs(store.db, store.dialect, batch),
       onError: deps.onError,
     });
 

@@ -105,6 +105,18 @@ async function prepare(deps: PdpDeps, request: FastifyRequest, authorization?: s
   return target;
 }
 
+/**
+ * Whether a check names only what the entry's columns hold (user key, action, resource type, key and tenant): then
+ * its input is not stored again, and the audit log API rebuilds it from the columns.
+ */
+function plainCheck(c: CheckQuery): boolean {
+  const u = c.user;
+  if (u.attributes !== undefined || u.email !== undefined || u.first_name !== undefined) return false;
+  if (u.last_name !== undefined || c.resource.attributes !== undefined) return false;
+  for (const _ in c.context) return false;
+  return true;
+}
+
 function logCheck(
   deps: PdpDeps,
   target: PdpTarget,
@@ -113,11 +125,7 @@ function logCheck(
   d: Decision,
   latencyUs: number,
 ) {
-  deps.decisions.record({
-    organization_id: target.organizationId,
-    project_id: target.projectId,
-    environment_id: target.environmentId,
-    pdp_id: deps.pdpId,
+  deps.decisions.record(target, {
     query,
     user_key: check.user.key,
     action: check.action,
@@ -126,8 +134,8 @@ function logCheck(
     tenant: check.resource.tenant ?? null,
     decision: d.allow,
     reason: d.reason,
-    input: check,
-    result: { allow: d.allow },
+    input: plainCheck(check) ? null : check,
+    result: null,
     revision: target.replica.revision,
     latency_us: latencyUs,
   });
@@ -142,11 +150,7 @@ function logQuery(
   start: bigint,
   user?: string,
 ) {
-  deps.decisions.record({
-    organization_id: target.organizationId,
-    project_id: target.projectId,
-    environment_id: target.environmentId,
-    pdp_id: deps.pdpId,
+  deps.decisions.record(target, {
     query,
     user_key: user ?? null,
     action: null,

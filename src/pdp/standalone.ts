@@ -59,11 +59,12 @@ class ControlPlane {
     return (await res.json()) as T;
   }
 
-  async post(pathAndQuery: string, body: unknown): Promise<void> {
+  /** `body` is JSON text. */
+  async post(pathAndQuery: string, body: string): Promise<void> {
     const res = await fetch(this.url + pathAndQuery, {
       method: "POST",
       headers: { authorization: `Bearer ${this.key}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
+      body,
       signal: AbortSignal.timeout(10_000),
     });
     if (!res.ok) throw new ControlPlaneError(res.status, `${pathAndQuery}: ${res.status}`);
@@ -246,20 +247,19 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     return covers;
   }
 
+  const pdpId = randomUUID();
   const decisions =
     options.decisionLog === false
       ? disabledDecisionLogger
       : createDecisionLogger({
-          sink: (entries) =>
-            cp.post(
-              `/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`,
-              entries.map(({ organization_id: _o, project_id: _p, environment_id: _e, ...rest }) => rest),
-            ),
+          pdpId,
+          // The control plane binds the entries to the path's environment, whatever ids they carry.
+          sink: (batch) => cp.post(`/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`, batch),
           flushIntervalMs: 1000,
         });
 
   const deps: PdpDeps = {
-    pdpId: randomUUID(),
+    pdpId,
     publicUrl: cp.url,
     decisions,
     logger: { level: options.logLevel },

@@ -367,6 +367,33 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     );
     assert.equal(one.status, 200);
     assert.equal(one.json.input.user.key, "alice");
+    assert.deepEqual(one.json.result, { allow: false }, "a check's result is its decision");
+    assert.deepEqual(
+      one.json.input,
+      { user: { key: "alice" }, action: "delete", resource: { type: "document", tenant: "t1" }, context: {} },
+      "a plain check's input is rebuilt from the entry's columns",
+    );
+    await check(
+      { key: "bob", attributes: { level: 3 } },
+      "read",
+      { type: "document", key: "d9", tenant: "t1" },
+      {
+        ip: "10.0.0.1",
+      },
+    );
+    await pdp.pdp.decisions.flush();
+    const rich = await env().call(key, "GET", "/v2/pdps/default/production/audit_logs?users=bob");
+    const richOne = await env().call(
+      key,
+      "GET",
+      `/v2/pdps/default/production/audit_logs/${rich.json.data[0].id}`,
+    );
+    assert.deepEqual(richOne.json.input, {
+      user: { key: "bob", attributes: { level: 3 } },
+      action: "read",
+      resource: { type: "document", tenant: "t1", key: "d9" },
+      context: { ip: "10.0.0.1" },
+    });
     assert.ok(Number.isInteger(one.json.revision));
     const other = await env().call(orgKey, "GET", "/v2/pdps/default/development/audit_logs");
     assert.equal(other.json.total_count, 0, `another environment's decisions are not here: ${other.body}`);

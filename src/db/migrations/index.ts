@@ -5,6 +5,7 @@ import * as m0004 from "./0004_facts_indexes.ts";
 import * as m0005 from "./0005_api_log.ts";
 import * as m0006 from "./0006_tasks.ts";
 import * as m0007 from "./0007_decision_log.ts";
+import * as m0008 from "./0008_decision_log_time_index.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "0005_api_log": m0005,
   "0006_tasks": m0006,
   "0007_decision_log": m0007,
+  "0008_decision_log_time_index": m0008,
 };

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
 import type { Principal } from "../../lib/access.ts";
 import { notFound } from "../../lib/errors.ts";
@@ -37,6 +38,20 @@ export function describeReason(reason: unknown): string | undefined {
   }
 }
 
+/** The input of a check stored without one: the PDP leaves out what the columns already say. */
+const checkInput = (row: DecisionLogRow) => ({
+  user: { key: row.user_key },
+  action: row.action,
+  resource: {
+    type: row.resource_type,
+    ...(row.resource_key !== null && { key: row.resource_key }),
+    tenant: row.tenant,
+  },
+  context: {},
+});
+
+const isCheck = (row: DecisionLogRow) => row.decision !== null;
+
 const readLog = (row: DecisionLogRow) => ({
   id: row.id,
   timestamp: row.timestamp,
@@ -55,8 +70,9 @@ const readLog = (row: DecisionLogRow) => ({
   pdp_config_id: row.pdp_id,
   revision: Number(row.revision),
   latency_us: row.latency_us,
-  input: fromJson(row.input),
-  result: fromJson(row.result),
+  input: row.input === null && isCheck(row) ? checkInput(row) : fromJson(row.input),
+  // A check's answer is its decision; only other queries store a result of their own.
+  result: row.result === null && isCheck(row) ? { allow: row.decision === 1 } : fromJson(row.result),
 });
 
 const unixToTimestamp = (seconds: number | undefined) =>
@@ -69,8 +85,7 @@ export async function purgeDecisionLogsOlderThan(
   nowMs = Date.now(),
 ) {
   if (retentionDays <= 0) return 0;
-  const result = await purgeDecisionLogs(db, toTimestamp(new Date(nowMs - retentionDays * 86_400_000)));
-  return Number(result.numDeletedRows);
+  return purgeDecisionLogs(db, toTimestamp(new Date(nowMs - retentionDays * 86_400_000)));
 }
 
 export interface AuditLogQueryInput {
@@ -85,8 +100,12 @@ export interface AuditLogQueryInput {
   query?: string;
 }
 
-export function createAuditLogsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createAuditLogsService(deps: {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  scope: ScopeService;
+}) {
+  const { db, dialect, scope } = deps;
   return {
     async list(principal: Principal, proj: string, env: string, q: AuditLogQueryInput, page: PageRequest) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
@@ -124,18 +143,11 @@ export function createAuditLogsService(deps: { db: Kysely<Database>; scope: Scop
       principal: Principal,
       proj: string,
       env: string,
-      entries: Omit<DecisionLogEntry, "organization_id" | "project_id" | "environment_id">[],
+      entries: Omit<DecisionLogEntry, "environment_id">[],
     ) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
-      await insertDecisionLogs(
-        db,
-        entries.map((e) => ({
-          ...e,
-          organization_id: environment.organization_id,
-          project_id: environment.project_id,
-          environment_id: environment.id,
-        })),
-      );
+      const bound = entries.map((e) => ({ ...e, environment_id: environment.id }));
+      await insertDecisionLogs(db, dialect, JSON.stringify(bound));
       return { accepted: entries.length };
     },
   };

@@ -1,0 +1,69 @@
+import { Worker } from "node:worker_threads";
+import { now } from "../../lib/time.ts";
+import { DECISION_LOG_COLUMNS, DECISION_LOG_JSON_FIELDS } from "./audit-logs.repo.ts";
+
+export interface SqliteDecisionLogWriter {
+  /** Inserts a batch (the text of a JSON array of entries) on the writer's thread; resolves to the rows added. */
+  write(batch: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded PDP's decision log on SQLite: a connection on a thread of its own, so neither parsing a batch nor
+ * inserting it runs on the event loop that answers checks. It commits without waiting for the disk
+ * (`synchronous = OFF`): a power failure may cost the last decisions, never an API write. It shares the file with
+ * the main connection under WAL, so while a batch is being written the main connection's writes wait for SQLite's
+ * one write lock (a batch of 1,000 takes ~15 ms).
+ */
+export function createSqliteDecisionLogWriter(file: string): SqliteDecisionLogWriter {
+  const worker = new Worker(new URL("./decision-log-writer.worker.mjs", import.meta.url), {
+    workerData: {
+      file,
+      pragmas: ["synchronous = OFF", "busy_timeout = 10000"],
+      columns: DECISION_LOG_COLUMNS,
+      jsonFields: DECISION_LOG_JSON_FIELDS,
+    },
+  });
+  // An idle writer does not keep the process alive; one with a batch in flight does.
+  worker.unref();
+  const pending = new Map<number, { resolve: (changes: number) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
+  let failure: Error | undefined;
+  const failAll = (error: Error) => {
+    failure = error;
+    for (const p of pending.values()) p.reject(error);
+    pending.clear();
+  };
+  worker.on("message", (m: { id: number; changes?: number; error?: string }) => {
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (pending.size === 0) worker.unref();
+    if (m.error !== undefined) p?.reject(new Error(`decision log writer: ${m.error}`));
+    else p?.resolve(m.changes ?? 0);
+  });
+  worker.on("error", (error) => failAll(new Error(`decision log writer thread failed: ${error.message}`)));
+  const exited = new Promise<void>((resolve) =>
+    worker.once("exit", () => {
+      failAll(failure ?? new Error("decision log writer closed"));
+      resolve();
+    }),
+  );
+  return {
+    write(batch) {
+      if (failure) return Promise.reject(failure);
+      const id = nextId++;
+      return new Promise<number>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker.ref();
+        worker.postMessage({ id, batch, createdAt: now() });
+      });
+    },
+    async close() {
+      if (!failure) {
+        worker.ref();
+        worker.postMessage("close");
+      }
+      await exited;
+    },
+  };
+}
