@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -18,6 +18,30 @@ export async function freePort(): Promise<number> {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let clockTicks: number | undefined;
+
+/**
+ * CPU time a process has used, in µs: its main thread (a Node server's event loop) and all its threads, from
+ * /proc (Linux; undefined elsewhere). The kernel counts in clock ticks (10 ms): use it over seconds of load.
+ */
+export function cpuTimes(pid: number | undefined): { mainUs: number; processUs: number } | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    clockTicks ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    const ticks = (stat: string) => {
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return Number(fields[11]) + Number(fields[12]); // utime + stime
+    };
+    const us = (t: number) => (t * 1e6) / (clockTicks as number);
+    return {
+      mainUs: us(ticks(fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8"))),
+      processUs: us(ticks(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))),
+    };
+  } catch {
+    return undefined;
+  }
+}
 
 export interface Proc {
   name: string;

@@ -2,11 +2,14 @@ import { settings } from "../lib/config.ts";
 import { cerbosBinary, cerbosPolicies, startCerbos } from "../lib/cerbos.ts";
 import { Api, pool } from "../lib/http.ts";
 import { buildPdpDataset, TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts";
-import { BOOTSTRAP_KEY, freePort, sleep, startGatehouse, waitReady } from "../lib/procs.ts";
+import { BOOTSTRAP_KEY, cpuTimes, freePort, sleep, startGatehouse, waitReady } from "../lib/procs.ts";
 import { fmt, ms, ratio } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { seedPdpDataset } from "../lib/seed.ts";
 import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
+
+/** A load's figures with the CPU time the server spent per request. */
+type LoggedLoad = WrkResult & { main_cpu_us: number; process_cpu_us: number };
 
 type Target = "bare" | "bare-bulk" | "rbac" | "cerbos" | "rebac1" | "rebac3" | "abac" | "bulk" | "rbac-nolog";
 
@@ -19,7 +22,7 @@ const LABEL: Record<Target, string> = {
   rebac3: "ReBAC depth 3",
   abac: "ABAC",
   bulk: "/allowed/bulk x100 (RBAC)",
-  "rbac-nolog": "RBAC, decision log off (diagnostic)",
+  "rbac-nolog": "RBAC, decision log off",
 };
 
 const cerbosBody = (c: RbacCheck, i: number) =>
@@ -107,21 +110,18 @@ export const pdpScenario: Scenario = {
     const bareUrl = `http://127.0.0.1:${barePort}`;
     await waitReady(bareProc, `${bareUrl}/`);
 
-    // Diagnostic: the same embedded PDP over the same database with a decision logger that records nothing.
-    const nologPort = await freePort();
-    const nologProc = ctx.res.spawn("pdp without decision log", process.execPath, [
-      "--import",
-      "tsx",
-      "bench/lib/pdp-nolog-server.ts",
+    // For the decision log's cost: a second gatehouse serve over the same database with GATEHOUSE_DECISION_LOG=off.
+    const quiet = await startGatehouse(ctx.res, {
       dataDir,
-      String(nologPort),
-    ]);
-    const nologUrl = `http://127.0.0.1:${nologPort}`;
-    await waitReady(nologProc, `${nologUrl}/health`);
+      pdp: true,
+      env: { GATEHOUSE_DECISION_LOG: "off" },
+    });
+    const nologUrl = quiet.pdpUrl as string;
     const nolog = new Api(nologUrl, envKey);
     for (const c of d.checks.rbac) {
       const r = await nolog.call("POST", "/allowed", c.body);
-      if (r.json?.allow !== c.allow) fail(`diagnostic PDP: ${JSON.stringify(c.body)} -> ${r.text}`);
+      if (r.json?.allow !== c.allow)
+        fail(`PDP with the decision log off: ${JSON.stringify(c.body)} -> ${r.text}`);
     }
 
     const bin = cerbosBinary();
@@ -238,26 +238,53 @@ export const pdpScenario: Scenario = {
       }
     }
 
-    // The decision log's cost: the same RBAC load alternating between the PDP (log on) and the diagnostic PDP
-    // (log off) in short slices, in the order on, off, off, on, on, off, so that drift in the machine's load hits
-    // both alike.
-    const slice = Math.max(2, Math.round(settings.loadSeconds / 2));
-    const decisionLog: Record<number, { on: WrkResult; off: WrkResult }> = {};
+    // The decision log's cost: the same RBAC load alternating between the PDP with the log on and the one with it
+    // off, in short slices ordered on, off, off, on (three times), so that drift in the machine's load hits both
+    // alike; besides throughput and latency, the CPU time each server spent per request, on its event loop (where
+    // checks are answered) and in all its threads (the log's writer thread included).
+    const slice = Math.max(2, Math.round(settings.loadSeconds / 3));
+    const decisionLog: Record<number, Record<"on" | "off", LoggedLoad>> = {};
+    const pids = { on: gh.proc.child.pid, off: quiet.proc.child.pid };
     for (const c of [1, 64]) {
       const parts: Record<"on" | "off", WrkResult[]> = { on: [], off: [] };
-      for (const mode of ["on", "off", "off", "on", "on", "off"] as const) {
+      const cpu = { on: { main: 0, all: 0 }, off: { main: 0, all: 0 } };
+      for (const mode of [
+        "on",
+        "off",
+        "off",
+        "on",
+        "on",
+        "off",
+        "off",
+        "on",
+        "on",
+        "off",
+        "off",
+        "on",
+      ] as const) {
         const target = mode === "on" ? "rbac" : "rbac-nolog";
         if (!warmed.has(target)) {
           warmed.add(target);
           await runWrk(plans[target] as WrkPlan, 16, settings.warmupSeconds);
         }
+        const before = cpuTimes(pids[mode]);
         const r = await runWrk(plans[target] as WrkPlan, c, slice, samplers[target]);
+        const after = cpuTimes(pids[mode]);
         problems.push(...r.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
         parts[mode].push(r);
+        if (before && after) {
+          cpu[mode].main += after.mainUs - before.mainUs;
+          cpu[mode].all += after.processUs - before.processUs;
+        }
       }
-      decisionLog[c] = { on: combine(parts.on), off: combine(parts.off) };
+      const load = (mode: "on" | "off"): LoggedLoad => {
+        const r = combine(parts[mode]);
+        return { ...r, main_cpu_us: cpu[mode].main / r.requests, process_cpu_us: cpu[mode].all / r.requests };
+      };
+      const x = (decisionLog[c] = { on: load("on"), off: load("off") });
       ctx.log(
-        `decision log c=${c}: on ${fmt(decisionLog[c].on.rps)} req/s, off ${fmt(decisionLog[c].off.rps)} req/s`,
+        `decision log c=${c}: on ${fmt(x.on.rps)} req/s, ${x.on.main_cpu_us.toFixed(1)} µs event loop per request; ` +
+          `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs`,
       );
     }
     if (problems.length > 0) fail(`wrong or failed answers under load:\n  ${problems.join("\n  ")}`);
@@ -308,21 +335,34 @@ export const pdpScenario: Scenario = {
         `${settings.loadSeconds} s per point after a ${settings.warmupSeconds} s warm-up per target; every answer checked (see docs/benchmarks.md).`,
       ],
     });
+    const pct = (on: number, off: number) =>
+      `${on >= off ? "+" : ""}${((100 * (on - off)) / off).toFixed(1)}%`;
     ctx.table({
       title: "Decision log overhead (RBAC, the same checks alternating between log on and log off)",
-      columns: ["conc", "on req/s", "off req/s", "throughput lost", "p50 on", "p50 off", "p99 on", "p99 off"],
-      rows: Object.entries(decisionLog).map(([c, x]) => [
-        Number(c),
-        fmt(x.on.rps),
-        fmt(x.off.rps),
-        `${(100 * (1 - x.on.rps / x.off.rps)).toFixed(1)}%`,
-        ms(x.on.latency_us.p50),
-        ms(x.off.latency_us.p50),
-        ms(x.on.latency_us.p99),
-        ms(x.off.latency_us.p99),
+      columns: ["conc", "log", "req/s", "p50", "p99", "event loop CPU / request", "process CPU / request"],
+      rows: Object.entries(decisionLog).flatMap(([c, x]) => [
+        ...(["off", "on"] as const).map((mode) => [
+          Number(c),
+          mode,
+          fmt(x[mode].rps),
+          ms(x[mode].latency_us.p50),
+          ms(x[mode].latency_us.p99),
+          `${x[mode].main_cpu_us.toFixed(1)} µs`,
+          `${x[mode].process_cpu_us.toFixed(1)} µs`,
+        ]),
+        [
+          Number(c),
+          "on vs off",
+          pct(x.on.rps, x.off.rps),
+          pct(x.on.latency_us.p50, x.off.latency_us.p50),
+          pct(x.on.latency_us.p99, x.off.latency_us.p99),
+          pct(x.on.main_cpu_us, x.off.main_cpu_us),
+          pct(x.on.process_cpu_us, x.off.process_cpu_us),
+        ],
       ]),
       notes: [
-        `on: gatehouse serve's PDP, which records every decision; off: the same embedded PDP over the same database with GATEHOUSE_DECISION_LOG=off, in a process of its own. Six ${slice} s slices per concurrency (on, off, off, on, on, off), three of each combined.`,
+        `on: gatehouse serve's PDP, which records every decision; off: a second gatehouse serve over the same database with GATEHOUSE_DECISION_LOG=off. Twelve ${slice} s slices per concurrency (on, off, off, on, three times), six of each combined.`,
+        "event loop CPU: the server's main thread, where checks are answered; process CPU adds its other threads: the decision log's SQLite writer thread and the garbage collector's helpers. On this 2-core machine those threads compete with the load generator for the second core, which the throughput at c=64 shows.",
       ],
     });
     if (cerbosUrl) {
@@ -374,10 +414,22 @@ export const pdpScenario: Scenario = {
       checks: r.checks,
     });
     ctx.data["seed_seconds"] = seedS;
+    const withCpu = (x: LoggedLoad) => ({
+      ...pick(x),
+      main_cpu_us: x.main_cpu_us,
+      process_cpu_us: x.process_cpu_us,
+    });
     ctx.data["decision_log"] = Object.fromEntries(
       Object.entries(decisionLog).map(([c, x]) => [
         c,
-        { on: pick(x.on), off: pick(x.off), overhead: 1 - x.on.rps / x.off.rps },
+        {
+          on: withCpu(x.on),
+          off: withCpu(x.off),
+          throughput_lost: 1 - x.on.rps / x.off.rps,
+          main_cpu_extra: x.on.main_cpu_us / x.off.main_cpu_us - 1,
+          process_cpu_extra: x.on.process_cpu_us / x.off.process_cpu_us - 1,
+          p50_extra: x.on.latency_us.p50 / x.off.latency_us.p50 - 1,
+        },
       ]),
     );
     ctx.data["cerbos"] = cerbosUrl ? { version: cerbosVersion } : { missing: cerbosMissing };

@@ -95,13 +95,23 @@ function decisionIds(): (ms: number) => string {
 export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLogger {
   const flushIntervalMs = options.flushIntervalMs ?? 200;
   const maxBatch = options.maxBatch ?? 1000;
-  const maxQueue = options.maxQueue ?? 200_000;
+  const maxQueue = options.maxQueue ?? 100_000;
   let queue: string[] = [];
+  /** Entries taken by a drain and not yet shipped. */
+  let inFlight = 0;
   let dropped = 0;
   let failures = 0;
-  // Under load many decisions share a millisecond; they share its timestamp text too.
-  let clockMs = 0;
-  let clockText = "";
+  // Timestamps as toTimestamp() writes them, from text made once per second.
+  let second = -1;
+  let secondText = "";
+  const timestampOf = (ms: number): string => {
+    const s = Math.floor(ms / 1000);
+    if (s !== second) {
+      second = s;
+      secondText = toTimestamp(new Date(s * 1000)).slice(0, 20);
+    }
+    return `${secondText}${String(ms - s * 1000).padStart(3, "0")}+00:00`;
+  };
   const nextId = decisionIds();
   const heads = new Map<string, string>();
   const headOf = (s: DecisionSource): string => {
@@ -115,26 +125,29 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
 
   /** Ships what was queued when it started, in batches; entries recorded meanwhile wait for the next tick. */
   async function drain(): Promise<void> {
-    let due = queue.length;
-    while (due > 0) {
-      const count = Math.min(due, maxBatch);
-      const batch = count === queue.length ? queue : queue.slice(0, count);
+    const taken = queue;
+    queue = [];
+    inFlight = taken.length;
+    let sent = 0;
+    while (sent < taken.length) {
+      const count = Math.min(taken.length - sent, maxBatch);
       try {
-        await options.sink(`[${batch.join(",")}]`, count);
-        queue = queue.slice(count);
-        due -= count;
+        await options.sink(`[${taken.slice(sent, sent + count).join(",")}]`, count);
         failures = 0;
       } catch (error) {
         options.onError?.(error);
         failures += 1;
         // Retried on the next ticks; after five failures in a row the batch is given up.
-        if (failures >= 5) {
-          dropped += count;
-          queue = queue.slice(count);
-          failures = 0;
+        if (failures < 5) {
+          queue = taken.slice(sent).concat(queue);
+          inFlight = 0;
+          return;
         }
-        return;
+        failures = 0;
+        dropped += count;
       }
+      sent += count;
+      inFlight -= count;
     }
   }
 
@@ -153,17 +166,13 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
 
   return {
     record(source, entry) {
-      if (queue.length >= maxQueue) {
+      if (queue.length + inFlight >= maxQueue) {
         dropped += 1;
         return;
       }
       const ms = Date.now();
-      if (ms !== clockMs) {
-        clockMs = ms;
-        clockText = toTimestamp(new Date(ms));
-      }
       queue.push(
-        `{"id":"${nextId(ms)}","timestamp":"${clockText}",${headOf(source)},${JSON.stringify(entry).slice(1)}`,
+        `{"id":"${nextId(ms)}","timestamp":"${timestampOf(ms)}",${headOf(source)},${JSON.stringify(entry).slice(1)}`,
       );
     },
     flush,

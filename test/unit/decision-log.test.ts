@@ -8,6 +8,7 @@ import {
 } from "../../src/pdp/decision-log.ts";
 import { createSqliteDecisionLogWriter } from "../../src/modules/audit-logs/decision-log-writer.ts";
 import { insertDecisionLogs, listDecisionLogs } from "../../src/modules/audit-logs/audit-logs.repo.ts";
+import { toTimestamp } from "../../src/lib/time.ts";
 import { createTestEnv, describeEachDialect, type TestEnv } from "../helpers/app.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -64,7 +65,11 @@ test("decision logger: entries are encoded once, stamped with a time-ordered id,
   );
   for (const e of entries) {
     assert.match(e.id, UUID_RE);
-    assert.ok(!Number.isNaN(Date.parse(e.timestamp)), e.timestamp);
+    assert.equal(
+      e.timestamp,
+      toTimestamp(new Date(Date.parse(e.timestamp))),
+      "written as toTimestamp writes it",
+    );
   }
   const sorted = [...entries].map((e) => e.id).sort();
   assert.deepEqual(
@@ -85,6 +90,32 @@ test("decision logger: entries are encoded once, stamped with a time-ordered id,
     ...bound(other),
     ...record(5),
   });
+});
+
+test("decision logger: a drain ships what was queued when it began; a later flush() covers the rest", async () => {
+  const delivered: number[] = [];
+  let release: () => void = () => {};
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (batch) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      delivered.push(...(JSON.parse(batch) as DecisionLogEntry[]).map((e) => e.latency_us));
+    },
+    flushIntervalMs: 60_000,
+  });
+  logger.record(source, record(1));
+  const first = logger.flush();
+  await new Promise((r) => setImmediate(r));
+  logger.record(source, record(2));
+  const second = logger.flush();
+  release();
+  await first;
+  assert.deepEqual(delivered, [1], "the entry recorded during the first drain waits for the next");
+  await new Promise((r) => setImmediate(r));
+  release();
+  await second;
+  assert.deepEqual(delivered, [1, 2]);
+  await logger.close();
 });
 
 test("decision logger: a failing sink is retried, then its batch is dropped and counted; the queue is bounded", async () => {
