@@ -220,25 +220,8 @@ export const pdpScenario: Scenario = {
     const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
     const problems: string[] = [];
     const warmed = new Set<string>();
-    for (const c of settings.concurrencies) {
-      for (const target of order) {
-        const plan = plans[target];
-        if (!plan) continue;
-        if (!warmed.has(target)) {
-          warmed.add(target);
-          const w = await runWrk(plan, 16, settings.warmupSeconds);
-          problems.push(...w.problems.map((p) => `${LABEL[target]} warm-up: ${p}`));
-        }
-        const r = await runWrk(plan, c, settings.loadSeconds, samplers[target]);
-        problems.push(...r.problems.map((p) => `${LABEL[target]} c=${c}: ${p}`));
-        (results[target] ??= {})[c] = r;
-        ctx.log(
-          `${LABEL[target]} c=${c}: ${fmt(r.rps)} req/s, ${fmt(r.decisions_per_s)} decisions/s, p50 ${ms(r.latency_us.p50)}, p99 ${ms(r.latency_us.p99)}`,
-        );
-      }
-    }
-
-    // The decision log's cost: the same RBAC load alternating between the PDP with the log on and the one with it
+    // The decision log's cost, first (a backlog of log entries from the other loads would still be written
+    // during it): the same RBAC load alternating between the PDP with the log on and the one with it
     // off, in short slices ordered on, off, off, on (three times), so that drift in the machine's load hits both
     // alike; besides throughput and latency, the CPU time each server spent per request, on its event loop (where
     // checks are answered) and in all its threads (the log's writer thread included).
@@ -287,6 +270,24 @@ export const pdpScenario: Scenario = {
           `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs`,
       );
     }
+    for (const c of settings.concurrencies) {
+      for (const target of order) {
+        const plan = plans[target];
+        if (!plan) continue;
+        if (!warmed.has(target)) {
+          warmed.add(target);
+          const w = await runWrk(plan, 16, settings.warmupSeconds);
+          problems.push(...w.problems.map((p) => `${LABEL[target]} warm-up: ${p}`));
+        }
+        const r = await runWrk(plan, c, settings.loadSeconds, samplers[target]);
+        problems.push(...r.problems.map((p) => `${LABEL[target]} c=${c}: ${p}`));
+        (results[target] ??= {})[c] = r;
+        ctx.log(
+          `${LABEL[target]} c=${c}: ${fmt(r.rps)} req/s, ${fmt(r.decisions_per_s)} decisions/s, p50 ${ms(r.latency_us.p50)}, p99 ${ms(r.latency_us.p99)}`,
+        );
+      }
+    }
+
     if (problems.length > 0) fail(`wrong or failed answers under load:\n  ${problems.join("\n  ")}`);
 
     const rows = [];
