@@ -2,7 +2,17 @@ import fs from "node:fs";
 import path from "node:path";
 import Sqlite from "better-sqlite3";
 import pg from "pg";
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from "kysely";
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type DatabaseConnection,
+  type MigrationResultSet,
+} from "kysely";
 import type { Database } from "./types.ts";
 import { migrations } from "./migrations/index.ts";
 
@@ -25,6 +35,27 @@ export interface StoreOptions {
   /** PostgreSQL schema to use (tests get one each); created when missing. */
   pgSchema?: string;
   pgPoolSize?: number;
+}
+
+/**
+ * SQLite transactions begin IMMEDIATE: they take the write lock when they start, waiting for it up to the busy
+ * timeout. A deferred transaction that reads, awaits, then writes fails at once with SQLITE_BUSY when another
+ * connection to the file (the decision log's writer thread, another process) committed meanwhile; the busy
+ * timeout does not apply to that case. This process's own transactions are serialized by Kysely anyway.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+  }
+  override createDriver() {
+    return new ImmediateSqliteDriver(this.config);
+  }
 }
 
 // int8 (revisions, counts) as numbers: they stay far below 2^53.
@@ -62,7 +93,7 @@ export function openStore(options: StoreOptions): Store {
   database.pragma("synchronous = FULL");
   database.pragma("foreign_keys = ON");
   database.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
   return {
     db,
     dialect: "sqlite",
