@@ -47,6 +47,9 @@ export function createEmbeddedPdp(deps: {
   const replicas = new Map<string, Promise<Replica>>();
   const loaded = new Map<string, Replica>();
   const authCache = new Map<string, { principal: Principal; expires: number }>();
+  // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
+  // a check with a known key costs neither a SHA-256 nor a lookup. Cleared with the key cache.
+  const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
   // On SQLite the decision log is written from a thread of its own; PostgreSQL unpacks the batch in its own
   // process, so there it goes through the pool as one statement.
   const sqliteWriter =
@@ -123,26 +126,33 @@ export function createEmbeddedPdp(deps: {
     return { id: env.id, projectId: project.id };
   }
 
+  async function resolveKey(secret: string, request: FastifyRequest): Promise<PdpTarget> {
+    const principal = await principalFor(secret);
+    if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
+    if (principal.access === "no_access") throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
+    const env = await environmentOf(principal, request);
+    const target: PdpTarget = {
+      organizationId: principal.organizationId,
+      projectId: env.projectId,
+      environmentId: env.id,
+      replica: await replicaFor(env.id),
+    };
+    if (principal.level === "env") targetCache.set(secret, { target, expires: Date.now() + AUTH_CACHE_MS });
+    return target;
+  }
+
   return {
     pdpId,
     publicUrl: deps.publicUrl,
     decisions,
-    async resolve(authorization, request): Promise<PdpTarget> {
+    resolve(authorization, request): PdpTarget | Promise<PdpTarget> {
       if (authorization === undefined)
         throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
       const secret = BEARER_RE.exec(authorization)?.[1];
       if (!secret) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
-      const principal = await principalFor(secret);
-      if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
-      if (principal.access === "no_access")
-        throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
-      const env = await environmentOf(principal, request);
-      return {
-        organizationId: principal.organizationId,
-        projectId: env.projectId,
-        environmentId: env.id,
-        replica: await replicaFor(env.id),
-      };
+      const known = targetCache.get(secret);
+      if (known && known.expires > Date.now()) return known.target;
+      return resolveKey(secret, request);
     },
     async forwardFacts(target: PdpTarget, request: FactsProxyRequest): Promise<FactsProxyResponse> {
       const res = await deps.controlPlane().inject({
@@ -166,10 +176,13 @@ export function createEmbeddedPdp(deps: {
     },
     invalidateKeys() {
       authCache.clear();
+      targetCache.clear();
     },
     dropEnvironment(environmentId) {
       replicas.delete(environmentId);
       loaded.delete(environmentId);
+      for (const [secret, { target }] of targetCache)
+        if (target.environmentId === environmentId) targetCache.delete(secret);
     },
     async close() {
       unsubscribe();

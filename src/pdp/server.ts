@@ -32,7 +32,7 @@ export interface PdpDeps {
   pdpId: string;
   publicUrl: string;
   /** Checks the key and returns the environment it selects; throws 401/403 AppErrors. */
-  resolve(authorization: string | undefined, request: FastifyRequest): Promise<PdpTarget>;
+  resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget>;
   decisions: DecisionLogger;
   /** Forwards a facts request to the control plane (embedded: in process; standalone: over HTTP). */
   forwardFacts?: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>;

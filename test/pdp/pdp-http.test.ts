@@ -345,6 +345,28 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     assert.equal(list.json().data.length, 1);
   });
 
+  test("a revoked environment key stops working at once, though the PDP remembers keys it has seen", async () => {
+    const { acme, call } = env();
+    const created = await call(acme.adminKey, "POST", "/v2/api-key", {
+      object_type: "env",
+      project_id: acme.projectId,
+      environment_id: acme.envs.production,
+      access_level: "read",
+    });
+    assert.equal(created.status, 200, created.body);
+    const body = { user: { key: "alice" }, action: "read", resource: { type: "document", tenant: "t1" } };
+    assert.equal((await pdp.call(created.json.secret, "/allowed", body)).status, 200);
+    assert.equal(
+      (await pdp.call(created.json.secret, "/allowed", body)).status,
+      200,
+      "answered from the cache",
+    );
+    assert.equal((await call(acme.adminKey, "DELETE", `/v2/api-key/${created.json.id}`)).status, 204);
+    // gatehouse serve wires the control plane's key changes to the PDP (src/server.ts); the test app does not.
+    pdp.pdp.invalidateKeys();
+    assert.equal((await pdp.call(created.json.secret, "/allowed", body)).status, 401);
+  });
+
   test("decision log: every decision with its reason, filterable, readable one by one", async () => {
     await check({ key: "alice" }, "delete", { type: "document", tenant: "t1" });
     await pdp.pdp.decisions.flush();
