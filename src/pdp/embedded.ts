@@ -85,6 +85,9 @@ export function createEmbeddedPdp(deps: {
   const unsubscribe = notifier.subscribe((environmentId) => catchUp(environmentId));
   const poll = setInterval(() => {
     for (const environmentId of replicas.keys()) void catchUp(environmentId);
+    // Keys are not kept in memory past their cache time.
+    const now = Date.now();
+    for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
   }, POLL_MS);
   poll.unref();
 
