@@ -11,19 +11,20 @@ const environmentOf = db.prepare("select organization_id, project_id from enviro
 const insert = db.prepare(
   `insert into decision_logs (${columns.join(", ")}) values (${columns.map(() => "?").join(", ")})`,
 );
+// How each column's value is read from an entry, worked out once: the organization and project come from the
+// entry's environment, JSON fields are stored as text, booleans as 0/1.
 const json = new Set(jsonFields);
-
-/** The row of one entry: the organization and project from its environment, JSON fields as text. */
-function row(entry, environment, createdAt) {
-  return columns.map((column) => {
-    if (column === "organization_id" || column === "project_id") return environment[column];
-    if (column === "created_at") return createdAt;
+const readers = columns.map((column) => {
+  if (column === "organization_id" || column === "project_id")
+    return (_entry, environment) => environment[column];
+  if (column === "created_at") return (_entry, _environment, createdAt) => createdAt;
+  if (json.has(column)) return (entry) => (entry[column] == null ? null : JSON.stringify(entry[column]));
+  return (entry) => {
     const v = entry[column];
-    if (v === undefined || v === null) return null;
-    if (json.has(column)) return JSON.stringify(v);
-    return typeof v === "boolean" ? (v ? 1 : 0) : v;
-  });
-}
+    return v === undefined ? null : typeof v === "boolean" ? (v ? 1 : 0) : v;
+  };
+});
+const row = (entry, environment, createdAt) => readers.map((read) => read(entry, environment, createdAt));
 
 // Each environment is looked up once per batch, inside the batch's transaction: entries of an environment deleted
 // since they were decided are left out.
