@@ -8,6 +8,7 @@ import { evaluateGoals } from "./lib/goals.ts";
 import { readResults, writeResult, type ScenarioResult } from "./lib/report.ts";
 import { makeContext, type Scenario } from "./lib/scenario.ts";
 import { controlPlaneScenario } from "./scenarios/control-plane.ts";
+import { decisionLogScenario } from "./scenarios/decision-log.ts";
 import { engineScenario } from "./scenarios/engine.ts";
 import { pdpScenario } from "./scenarios/pdp.ts";
 import { propagationScenario } from "./scenarios/propagation.ts";
@@ -19,6 +20,7 @@ const SCENARIOS: Scenario[] = [
   scaleScenario,
   controlPlaneScenario,
   propagationScenario,
+  decisionLogScenario,
 ];
 
 async function main(argv: string[]): Promise<number> {

@@ -56,6 +56,10 @@ export const settings = {
     opConcurrency: 8,
     dialects: (process.env["BENCH_DIALECTS"] ?? "sqlite,postgres").split(",").filter(Boolean),
   },
+  decisionLog: {
+    /** Decisions stored and read back; a multiple of the 10,000 users. */
+    entries: small ? 10_000 : 100_000,
+  },
   propagation: {
     writes: small ? 40 : 200,
   },

@@ -11,7 +11,17 @@ import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 /** A load's figures with the CPU time the server spent per request. */
 type LoggedLoad = WrkResult & { main_cpu_us: number; process_cpu_us: number };
 
-type Target = "bare" | "bare-bulk" | "rbac" | "cerbos" | "rebac1" | "rebac3" | "abac" | "bulk" | "rbac-nolog";
+type Target =
+  | "bare"
+  | "bare-bulk"
+  | "rbac"
+  | "cerbos"
+  | "rebac1"
+  | "rebac3"
+  | "abac"
+  | "bulk"
+  | "rbac-log"
+  | "rbac-nolog";
 
 const LABEL: Record<Target, string> = {
   bare: "bare node:http (/allowed bodies)",
@@ -22,6 +32,7 @@ const LABEL: Record<Target, string> = {
   rebac3: "ReBAC depth 3",
   abac: "ABAC",
   bulk: "/allowed/bulk x100 (RBAC)",
+  "rbac-log": "RBAC, decision log on",
   "rbac-nolog": "RBAC, decision log off",
 };
 
@@ -110,19 +121,25 @@ export const pdpScenario: Scenario = {
     const bareUrl = `http://127.0.0.1:${barePort}`;
     await waitReady(bareProc, `${bareUrl}/`);
 
-    // For the decision log's cost: a second gatehouse serve over the same database with GATEHOUSE_DECISION_LOG=off.
-    const quiet = await startGatehouse(ctx.res, {
-      dataDir,
-      pdp: true,
-      env: { GATEHOUSE_DECISION_LOG: "off" },
-    });
-    const nologUrl = quiet.pdpUrl as string;
+    // For the decision log's cost: two more gatehouse serve over the same database, started alike after the
+    // seeding and differing only in GATEHOUSE_DECISION_LOG, so that neither carries the seeding's history.
+    const abServers = {
+      on: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "on" } }),
+      off: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "off" } }),
+    };
+    const logUrl = abServers.on.pdpUrl as string;
+    const nologUrl = abServers.off.pdpUrl as string;
+    const log = new Api(logUrl, envKey);
     const nolog = new Api(nologUrl, envKey);
-    for (const c of d.checks.rbac) {
-      const r = await nolog.call("POST", "/allowed", c.body);
-      if (r.json?.allow !== c.allow)
-        fail(`PDP with the decision log off: ${JSON.stringify(c.body)} -> ${r.text}`);
-    }
+    for (const [server, label] of [
+      [log, "on"],
+      [nolog, "off"],
+    ] as const)
+      for (const c of d.checks.rbac) {
+        const r = await server.call("POST", "/allowed", c.body);
+        if (r.json?.allow !== c.allow)
+          fail(`PDP with the decision log ${label}: ${JSON.stringify(c.body)} -> ${r.text}`);
+      }
 
     const bin = cerbosBinary();
     let cerbosUrl: string | undefined;
@@ -189,6 +206,7 @@ export const pdpScenario: Scenario = {
     const plans: Partial<Record<Target, WrkPlan>> = {
       bare: single(bareUrl, d.checks.rbac, "none"),
       rbac: single(pdpUrl, d.checks.rbac, "pdp", "rbac"),
+      "rbac-log": single(logUrl, d.checks.rbac, "pdp", "rbac"),
       "rbac-nolog": single(nologUrl, d.checks.rbac, "pdp", "rbac"),
       rebac1: single(pdpUrl, d.checks.rebac1, "pdp", "rebac"),
       rebac3: single(pdpUrl, d.checks.rebac3, "pdp", "rebac"),
@@ -214,6 +232,7 @@ export const pdpScenario: Scenario = {
       rebac1: sampler(pdp, d.checks.rebac1),
       rebac3: sampler(pdp, d.checks.rebac3),
       abac: sampler(pdp, d.checks.abac),
+      "rbac-log": sampler(log, d.checks.rbac),
       "rbac-nolog": sampler(nolog, d.checks.rbac),
     };
     const order: Target[] = ["bare", "rbac", "cerbos", "rebac1", "rebac3", "abac", "bare-bulk", "bulk"];
@@ -227,7 +246,7 @@ export const pdpScenario: Scenario = {
     // checks are answered) and in all its threads (the log's writer thread included).
     const slice = Math.max(2, Math.round(settings.loadSeconds / 3));
     const decisionLog: Record<number, Record<"on" | "off", LoggedLoad>> = {};
-    const pids = { on: gh.proc.child.pid, off: quiet.proc.child.pid };
+    const pids = { on: abServers.on.proc.child.pid, off: abServers.off.proc.child.pid };
     for (const c of [1, 64]) {
       const parts: Record<"on" | "off", WrkResult[]> = { on: [], off: [] };
       const cpu = { on: { main: 0, all: 0 }, off: { main: 0, all: 0 } };
@@ -245,7 +264,7 @@ export const pdpScenario: Scenario = {
         "off",
         "on",
       ] as const) {
-        const target = mode === "on" ? "rbac" : "rbac-nolog";
+        const target = mode === "on" ? "rbac-log" : "rbac-nolog";
         if (!warmed.has(target)) {
           warmed.add(target);
           await runWrk(plans[target] as WrkPlan, 16, settings.warmupSeconds);
@@ -362,7 +381,7 @@ export const pdpScenario: Scenario = {
         ],
       ]),
       notes: [
-        `on: gatehouse serve's PDP, which records every decision; off: a second gatehouse serve over the same database with GATEHOUSE_DECISION_LOG=off. Twelve ${slice} s slices per concurrency (on, off, off, on, three times), six of each combined.`,
+        `on and off: two gatehouse serve over the same database, started alike after the seeding, with GATEHOUSE_DECISION_LOG=on (every decision recorded) and =off. Twelve ${slice} s slices per concurrency (on, off, off, on, three times), six of each combined.`,
         "event loop CPU: the server's main thread, where checks are answered; process CPU adds its other threads: the decision log's SQLite writer thread and the garbage collector's helpers. On this 2-core machine those threads compete with the load generator for the second core, which the throughput at c=64 shows.",
       ],
     });

@@ -247,27 +247,18 @@ export interface ApiLogTable {
   response_body: string | null;
 }
 
-export interface DecisionLogsTable {
-  id: string;
-  organization_id: string;
-  project_id: string;
+/**
+ * Decisions of one environment, up to 1,000 to a row; see migration 0009. `entries` is the text of a JSON array
+ * of `DecisionLogEntry` objects; `first_id` and `last_id` are their least and greatest ids (UUIDv7, so they bound
+ * the chunk in time).
+ */
+export interface DecisionLogChunksTable {
   environment_id: string;
-  pdp_id: string;
-  /** check | bulk_check | get_user_permissions | get_authorized_users | all_tenants | user_tenants */
-  query: string;
-  user_key: string | null;
-  action: string | null;
-  resource_type: string | null;
-  resource_key: string | null;
-  tenant: string | null;
-  decision: number | null;
-  reason: string | null;
-  input: string | null;
-  result: string | null;
-  revision: number;
-  latency_us: number;
-  timestamp: string;
+  first_id: string;
+  last_id: string;
+  count: number;
   created_at: string;
+  entries: string;
 }
 
 /** A background task; see migration 0006. `params`, `result` and `error` are JSON. */
@@ -317,5 +308,5 @@ export interface Database {
   condition_set_rules: ConditionSetRulesTable;
   api_log: ApiLogTable;
   tasks: TasksTable;
-  decision_logs: DecisionLogsTable;
+  decision_log_chunks: DecisionLogChunksTable;
 }

@@ -5,13 +5,13 @@ export type DecisionQuery =
   "check" | "bulk_check" | "get_user_permissions" | "get_authorized_users" | "all_tenants" | "user_tenants";
 
 /**
- * One decision as the PDP records it; shipped to the control plane in batches. The organization and project are
- * the environment's, filled in where the entry is stored.
+ * One decision as the PDP records it; shipped to the control plane in chunks of one environment. The environment,
+ * its organization and project belong to the chunk, not to each entry.
  */
 export interface DecisionLogEntry {
+  /** A UUIDv7: its first 48 bits are the entry's time in milliseconds, so ids sort by time. */
   id: string;
   timestamp: string;
-  environment_id: string;
   pdp_id: string;
   query: DecisionQuery;
   user_key: string | null;
@@ -34,14 +34,23 @@ export interface DecisionSource {
   environmentId: string;
 }
 
-/** What a PDP route knows of one decision; the logger adds the id, the time, the environment and the PDP. */
-export type DecisionRecord = Omit<DecisionLogEntry, "id" | "timestamp" | "environment_id" | "pdp_id">;
+/** What a PDP route knows of one decision; the logger adds the id, the time and the PDP. */
+export type DecisionRecord = Omit<DecisionLogEntry, "id" | "timestamp" | "pdp_id">;
 
 /**
- * Receives a batch as the text of a JSON array of `DecisionLogEntry` objects: the entries are encoded once, when
- * they are recorded, and a sink passes the text on (to SQL's JSON functions or an HTTP body) without parsing it.
+ * Decisions of one environment as the log stores them: the text of a JSON array of `DecisionLogEntry` objects,
+ * encoded once, when they were recorded, and never parsed on the way to the database, which keeps the text as
+ * one row. `firstId` and `lastId` are the least and greatest ids, which bound the chunk in time.
  */
-export type DecisionLogSink = (batch: string, count: number) => Promise<void>;
+export interface DecisionLogChunk {
+  environmentId: string;
+  entries: string;
+  count: number;
+  firstId: string;
+  lastId: string;
+}
+
+export type DecisionLogSink = (chunk: DecisionLogChunk) => Promise<void>;
 
 export interface DecisionLogger {
   record(source: DecisionSource, entry: DecisionRecord): void;
@@ -65,14 +74,15 @@ export interface DecisionLoggerOptions {
 /**
  * UUIDv7 ids for decision log entries, cheaper than `newId()` (which costs more than the decision): the time part
  * is formatted once per millisecond, the variant and `rand_a` bits are random once per process, and the last 48
- * bits are a counter from a random start, so ids made in one millisecond keep their order.
+ * bits are a counter from a random start below 2^47, so ids made in one millisecond keep their order (it would
+ * take 2^47 decisions to wrap). Given times that never go back, the ids only grow.
  */
 function decisionIds(): (ms: number) => string {
   const random = randomBytes(9);
   const fixed = random.readUIntBE(0, 3);
   const rand = (fixed >> 12).toString(16).padStart(3, "0");
   const variant = (0x8000 | (fixed & 0x3fff)).toString(16);
-  let counter = random.readUIntBE(3, 6);
+  let counter = random.readUIntBE(3, 6) % 0x800000000000;
   let lastMs = -1;
   let prefix = "";
   return (ms) => {
@@ -87,20 +97,24 @@ function decisionIds(): (ms: number) => string {
 }
 
 /**
- * Recording encodes the entry to JSON text and pushes it onto an array; a timer ships batches. A check never
- * waits for the log, and a failing sink costs log entries (counted in `dropped`), never decisions. The queue
- * holds strings rather than the request's objects, so a decision's objects die young; the part of the text that
- * names the environment and the PDP is made once per environment.
+ * Recording encodes the entry to JSON text and pushes it onto its environment's queue; a timer ships chunks. A
+ * check never waits for the log, and a failing sink costs log entries (counted in `dropped`), never decisions.
+ * The queues hold strings rather than the request's objects, so a decision's objects die young. The clock the
+ * entries are stamped with never goes back, so each chunk's first and last entries hold its least and greatest
+ * ids.
  */
 export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLogger {
   const flushIntervalMs = options.flushIntervalMs ?? 200;
   const maxBatch = options.maxBatch ?? 1000;
   const maxQueue = options.maxQueue ?? 100_000;
-  let queue: string[] = [];
-  /** Entries taken by a drain and not yet shipped. */
-  let inFlight = 0;
+  let queues = new Map<string, string[]>();
+  /** Chunks taken by a drain and not yet shipped, oldest first; a chunk the sink refused stays at the front. */
+  let backlog: DecisionLogChunk[] = [];
+  /** Entries in the queues and the backlog. */
+  let pending = 0;
   let dropped = 0;
   let failures = 0;
+  let clock = 0;
   // Timestamps as toTimestamp() writes them, from text made once per second.
   let second = -1;
   let secondText = "";
@@ -113,41 +127,46 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     return `${secondText}${String(ms - s * 1000).padStart(3, "0")}+00:00`;
   };
   const nextId = decisionIds();
-  const heads = new Map<string, string>();
-  const headOf = (s: DecisionSource): string => {
-    let head = heads.get(s.environmentId);
-    if (head === undefined) {
-      head = JSON.stringify({ environment_id: s.environmentId, pdp_id: options.pdpId }).slice(1, -1);
-      heads.set(s.environmentId, head);
-    }
-    return head;
-  };
+  const pdp = JSON.stringify({ pdp_id: options.pdpId }).slice(1, -1);
+  /** `{"id":"` comes before each entry's id. */
+  const idOf = (entry: string) => entry.slice(7, 43);
 
-  /** Ships what was queued when it started, in batches; entries recorded meanwhile wait for the next tick. */
+  function take(): void {
+    for (const [environmentId, entries] of queues)
+      for (let i = 0; i < entries.length; i += maxBatch) {
+        const part = entries.slice(i, i + maxBatch);
+        backlog.push({
+          environmentId,
+          entries: `[${part.join(",")}]`,
+          count: part.length,
+          firstId: idOf(part[0] as string),
+          lastId: idOf(part[part.length - 1] as string),
+        });
+      }
+    queues = new Map();
+  }
+
+  /** Ships what was queued when it started; entries recorded meanwhile wait for the next tick. */
   async function drain(): Promise<void> {
-    const taken = queue;
-    queue = [];
-    inFlight = taken.length;
-    let sent = 0;
-    while (sent < taken.length) {
-      const count = Math.min(taken.length - sent, maxBatch);
+    take();
+    const shipping = backlog;
+    backlog = [];
+    for (const [i, chunk] of shipping.entries()) {
       try {
-        await options.sink(`[${taken.slice(sent, sent + count).join(",")}]`, count);
+        await options.sink(chunk);
         failures = 0;
       } catch (error) {
         options.onError?.(error);
         failures += 1;
-        // Retried on the next ticks; after five failures in a row the batch is given up.
+        // Retried on the next ticks; after five failures in a row the chunk is given up.
         if (failures < 5) {
-          queue = taken.slice(sent).concat(queue);
-          inFlight = 0;
+          backlog = shipping.slice(i);
           return;
         }
         failures = 0;
-        dropped += count;
+        dropped += chunk.count;
       }
-      sent += count;
-      inFlight -= count;
+      pending -= chunk.count;
     }
   }
 
@@ -160,19 +179,23 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     return chain;
   };
 
-  // A tick while a slow sink is still busy adds nothing: the queue is drained when the sink is free.
+  // A tick while a slow sink is still busy adds nothing: the queues are drained when the sink is free.
   const timer = setInterval(() => draining === 0 && void flush(), flushIntervalMs);
   timer.unref();
 
   return {
     record(source, entry) {
-      if (queue.length + inFlight >= maxQueue) {
+      if (pending >= maxQueue) {
         dropped += 1;
         return;
       }
-      const ms = Date.now();
+      pending += 1;
+      const now = Date.now();
+      if (now > clock) clock = now;
+      let queue = queues.get(source.environmentId);
+      if (queue === undefined) queues.set(source.environmentId, (queue = []));
       queue.push(
-        `{"id":"${nextId(ms)}","timestamp":"${timestampOf(ms)}",${headOf(source)},${JSON.stringify(entry).slice(1)}`,
+        `{"id":"${nextId(clock)}","timestamp":"${timestampOf(clock)}",${pdp},${JSON.stringify(entry).slice(1)}`,
       );
     },
     flush,

@@ -4,11 +4,12 @@ import type { Store } from "../db/store.ts";
 import type { ChangeNotifier } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import { hashSecret } from "../lib/secrets.ts";
+import { now } from "../lib/time.ts";
 import type { Principal } from "../lib/access.ts";
 import { findPrincipal } from "../plugins/auth.ts";
 import { findProject } from "../modules/projects/projects.repo.ts";
 import { findEnvironment } from "../modules/environments/environments.repo.ts";
-import { insertDecisionLogs } from "../modules/audit-logs/audit-logs.repo.ts";
+import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
 import { createSqliteDecisionLogWriter } from "../modules/audit-logs/decision-log-writer.ts";
 import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
 import { databaseSource } from "./db-source.ts";
@@ -50,8 +51,8 @@ export function createEmbeddedPdp(deps: {
   // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
   // a check with a known key costs neither a SHA-256 nor a lookup. Cleared with the key cache.
   const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
-  // On SQLite the decision log is written from a thread of its own; PostgreSQL unpacks the batch in its own
-  // process, so there it goes through the pool as one statement.
+  // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
+  // through the pool.
   const sqliteWriter =
     !deps.decisions && store.sqliteFile ? createSqliteDecisionLogWriter(store.sqliteFile) : undefined;
   const decisions =
@@ -59,8 +60,8 @@ export function createEmbeddedPdp(deps: {
     createDecisionLogger({
       pdpId,
       sink: sqliteWriter
-        ? async (batch) => void (await sqliteWriter.write(batch))
-        : (batch) => insertDecisionLogs(store.db, store.dialect, batch),
+        ? async (chunk) => void (await sqliteWriter.write(chunk))
+        : async (chunk) => void (await insertDecisionLogChunk(store.db, store.dialect, chunk, now())),
       onError: deps.onError,
     });
 

@@ -253,8 +253,9 @@ export async function startStandalonePdp(options: StandaloneOptions) {
       ? disabledDecisionLogger
       : createDecisionLogger({
           pdpId,
-          // The control plane binds the entries to the path's environment, whatever ids they carry.
-          sink: (batch) => cp.post(`/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`, batch),
+          // This PDP serves one environment: each chunk goes to the path of the one it serves.
+          sink: (chunk) =>
+            cp.post(`/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`, chunk.entries),
           flushIntervalMs: 1000,
         });
 

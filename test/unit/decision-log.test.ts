@@ -1,26 +1,39 @@
-import { test } from "node:test";
+import { mock, test } from "node:test";
 import assert from "node:assert/strict";
+import { sql } from "kysely";
 import {
   createDecisionLogger,
+  type DecisionLogChunk,
   type DecisionLogEntry,
   type DecisionRecord,
   type DecisionSource,
 } from "../../src/pdp/decision-log.ts";
 import { createSqliteDecisionLogWriter } from "../../src/modules/audit-logs/decision-log-writer.ts";
-import { insertDecisionLogs, listDecisionLogs } from "../../src/modules/audit-logs/audit-logs.repo.ts";
-import { toTimestamp } from "../../src/lib/time.ts";
+import {
+  findDecisionLog,
+  idAt,
+  insertDecisionLogChunk,
+  listDecisionLogs,
+  purgeDecisionLogs,
+  type DecisionLogFilter,
+} from "../../src/modules/audit-logs/audit-logs.repo.ts";
+import { up as createOldTable } from "../../src/db/migrations/0007_decision_log.ts";
+import { up as dropOldTimeIndex } from "../../src/db/migrations/0008_decision_log_time_index.ts";
+import { migrateToLatest } from "../../src/db/store.ts";
+import { now, toTimestamp } from "../../src/lib/time.ts";
 import { createTestEnv, describeEachDialect, type TestEnv } from "../helpers/app.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const GONE = "00000000-0000-7000-8000-000000000000";
 
 const record = (i: number): DecisionRecord => ({
-  query: "check",
-  user_key: `user "${i}" \u00e9\u{1F600}`,
-  action: "read",
-  resource_type: "document",
+  query: i % 5 === 4 ? "get_user_permissions" : "check",
+  user_key: `user "${i % 4}" \u00e9\u{1F600}`,
+  action: i % 2 === 0 ? "read" : "write",
+  resource_type: i % 3 === 0 ? "document" : "folder",
   resource_key: i % 2 === 0 ? `doc-${i}` : null,
-  tenant: "t1",
-  decision: i % 3 === 0 ? null : i % 3 === 1,
+  tenant: `t${i % 2}`,
+  decision: i % 5 === 4 ? null : i % 3 === 1,
   reason: i % 2 === 0 ? { kind: "rbac", role: "viewer", tenant: "t1" } : null,
   input:
     i % 4 === 0
@@ -34,12 +47,13 @@ const record = (i: number): DecisionRecord => ({
 });
 
 const source: DecisionSource = { environmentId: "e" };
+const parse = (chunk: DecisionLogChunk) => JSON.parse(chunk.entries) as DecisionLogEntry[];
 
-test("decision logger: entries are encoded once, stamped with a time-ordered id, shipped in bounded batches", async () => {
-  const batches: { entries: DecisionLogEntry[]; count: number }[] = [];
+test("decision logger: entries are encoded once, stamped with time-ordered ids, shipped per environment in bounded chunks", async () => {
+  const chunks: DecisionLogChunk[] = [];
   const logger = createDecisionLogger({
     pdpId: "pdp-1",
-    sink: async (batch, count) => void batches.push({ entries: JSON.parse(batch), count }),
+    sink: async (chunk) => void chunks.push(chunk),
     maxBatch: 4,
     flushIntervalMs: 60_000,
   });
@@ -50,46 +64,60 @@ test("decision logger: entries are encoded once, stamped with a time-ordered id,
   for (let i = 2; i <= 10; i++) logger.record(i === 5 ? other : source, record(i));
   await logger.close();
   assert.deepEqual(
-    batches.map((b) => [b.count, b.entries.length]),
+    chunks.map((c) => [c.environmentId, c.count, parse(c).map((e) => e.latency_us)]),
     [
-      [4, 4],
-      [4, 4],
-      [2, 2],
+      ["e", 4, [1, 2, 3, 4]],
+      ["e", 4, [6, 7, 8, 9]],
+      ["e", 1, [10]],
+      ["e2", 1, [5]],
     ],
   );
-  const entries = batches.flatMap((b) => b.entries);
-  assert.equal((entries[0]?.input as { action: string }).action, "read", "encoded when recorded");
-  assert.deepEqual(
-    entries.map((e) => e.latency_us),
-    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
-  );
+  for (const chunk of chunks) {
+    const ids = parse(chunk).map((e) => e.id);
+    assert.deepEqual([chunk.firstId, chunk.lastId], [ids[0], ids.at(-1)]);
+  }
+  const entries = chunks.flatMap(parse).sort((a, b) => a.latency_us - b.latency_us);
   for (const e of entries) {
     assert.match(e.id, UUID_RE);
+    assert.equal(e.id.slice(0, 13), idAt(Date.parse(e.timestamp)), "the id's first 48 bits are its time");
     assert.equal(
       e.timestamp,
       toTimestamp(new Date(Date.parse(e.timestamp))),
       "written as toTimestamp writes it",
     );
   }
-  const sorted = [...entries].map((e) => e.id).sort();
   assert.deepEqual(
-    sorted,
     entries.map((e) => e.id),
+    [...entries].map((e) => e.id).sort(),
     "ids are in recording order",
   );
-  const bound = (s: DecisionSource) => ({ environment_id: s.environmentId, pdp_id: "pdp-1" });
-  assert.deepEqual(entries[3], {
-    id: entries[3]?.id,
-    timestamp: entries[3]?.timestamp,
-    ...bound(source),
-    ...record(4),
+  for (const [i, e] of entries.entries()) {
+    // The first entry's input was changed after it was recorded: the entry keeps what it was then.
+    const recorded =
+      i === 0 ? { ...record(1), input: { user: { key: "u0" }, action: "read" } } : record(i + 1);
+    assert.deepEqual(e, { id: e.id, timestamp: e.timestamp, pdp_id: "pdp-1", ...recorded });
+  }
+});
+
+test("decision logger: a clock that goes back does not take the ids back with it", async (t) => {
+  const times = [5_000_000, 4_000_000, 5_000_001];
+  t.mock.method(Date, "now", () => times.shift() ?? 6_000_000);
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => void chunks.push(chunk),
+    flushIntervalMs: 60_000,
   });
-  assert.deepEqual(entries[4], {
-    id: entries[4]?.id,
-    timestamp: entries[4]?.timestamp,
-    ...bound(other),
-    ...record(5),
-  });
+  for (let i = 0; i < 3; i++) logger.record(source, record(i));
+  mock.restoreAll();
+  await logger.close();
+  const entries = chunks.flatMap(parse);
+  assert.deepEqual(
+    entries.map((e) => Date.parse(e.timestamp)),
+    [5_000_000, 5_000_000, 5_000_001],
+  );
+  assert.ok(entries[0]!.id < entries[1]!.id && entries[1]!.id < entries[2]!.id);
+  assert.deepEqual([chunks[0]?.firstId, chunks[0]?.lastId], [entries[0]?.id, entries[2]?.id]);
 });
 
 test("decision logger: a drain ships what was queued when it began; a later flush() covers the rest", async () => {
@@ -97,9 +125,9 @@ test("decision logger: a drain ships what was queued when it began; a later flus
   let release: () => void = () => {};
   const logger = createDecisionLogger({
     pdpId: "pdp-1",
-    sink: async (batch) => {
+    sink: async (chunk) => {
       await new Promise<void>((resolve) => (release = resolve));
-      delivered.push(...(JSON.parse(batch) as DecisionLogEntry[]).map((e) => e.latency_us));
+      delivered.push(...parse(chunk).map((e) => e.latency_us));
     },
     flushIntervalMs: 60_000,
   });
@@ -118,14 +146,14 @@ test("decision logger: a drain ships what was queued when it began; a later flus
   await logger.close();
 });
 
-test("decision logger: a failing sink is retried, then its batch is dropped and counted; the queue is bounded", async () => {
+test("decision logger: a failing sink is retried, then its chunk is dropped and counted; the queue is bounded", async () => {
   let failuresLeft = 2;
   const delivered: number[] = [];
   const retrying = createDecisionLogger({
     pdpId: "pdp-1",
-    sink: async (_batch, count) => {
+    sink: async (chunk) => {
       if (failuresLeft-- > 0) throw new Error("down");
-      delivered.push(count);
+      delivered.push(chunk.count);
     },
     flushIntervalMs: 60_000,
   });
@@ -133,8 +161,9 @@ test("decision logger: a failing sink is retried, then its batch is dropped and 
   await retrying.flush();
   await retrying.flush();
   assert.deepEqual(delivered, []);
+  retrying.record(source, record(2));
   await retrying.flush();
-  assert.deepEqual(delivered, [1], "delivered once the sink came back");
+  assert.deepEqual(delivered, [1, 1], "delivered once the sink came back, the older chunk first");
   assert.equal(retrying.dropped, 0);
 
   const errors: unknown[] = [];
@@ -150,94 +179,286 @@ test("decision logger: a failing sink is retried, then its batch is dropped and 
   for (let i = 0; i < 5; i++) dead.record(source, record(i));
   assert.equal(dead.dropped, 2, "past maxQueue new entries are dropped");
   for (let i = 0; i < 5; i++) await dead.flush();
-  assert.equal(dead.dropped, 5, "after five failures in a row the batch is given up");
+  assert.equal(dead.dropped, 5, "after five failures in a row the chunk is given up");
   assert.equal(errors.length, 5);
+  dead.record(source, record(9));
+  assert.equal(dead.dropped, 5, "the queue has room again once the chunk is given up");
   await dead.close();
 });
 
-const target = (env: TestEnv): DecisionSource => ({ environmentId: env.acme.envs.production });
+const production = (env: TestEnv) => env.acme.envs.production;
 
-/** What the logger hands its sink for records `from` to `to - 1`. */
-async function encoded(env: TestEnv, from: number, to: number): Promise<string> {
-  let text = "";
+/** A logger of PDP `pdpId` whose sink keeps the chunks it is given. */
+function collector(pdpId = "pdp-1", maxBatch?: number) {
+  const chunks: DecisionLogChunk[] = [];
   const logger = createDecisionLogger({
-    pdpId: "pdp-1",
-    sink: async (batch) => void (text = batch),
+    pdpId,
+    sink: async (chunk) => void chunks.push(chunk),
     flushIntervalMs: 60_000,
+    ...(maxBatch !== undefined && { maxBatch }),
   });
-  for (let i = from; i < to; i++) logger.record(target(env), record(i));
-  await logger.close();
-  return text;
+  return { logger, chunks };
 }
 
-const stored = async (env: TestEnv) =>
-  (await listDecisionLogs(env.store.db, target(env).environmentId, {}, 0, 1000)).rows.sort(
-    (a, b) => a.latency_us - b.latency_us,
-  );
+/** The chunks a logger ships for `records`. */
+async function chunksOf(environmentId: string, records: DecisionRecord[]): Promise<DecisionLogChunk[]> {
+  const { logger, chunks } = collector();
+  for (const r of records) logger.record({ environmentId }, r);
+  await logger.close();
+  return chunks;
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => record(from + i));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeEachDialect("decision log storage", (env) => {
-  test("a JSON batch goes in through the database's JSON functions, every value as recorded", async () => {
-    await insertDecisionLogs(env().store.db, env().dialect, await encoded(env(), 0, 12));
-    const rows = await stored(env());
-    assert.equal(rows.length, 12);
-    for (const [i, row] of rows.entries()) {
-      const r = record(i);
-      assert.equal(row.user_key, r.user_key);
-      assert.equal(row.resource_key, r.resource_key);
-      assert.equal(row.decision, r.decision === null ? null : r.decision ? 1 : 0);
-      assert.deepEqual(row.reason === null ? null : JSON.parse(row.reason), r.reason);
-      assert.deepEqual(row.input === null ? null : JSON.parse(row.input), r.input);
-      assert.equal(row.result, null);
-      assert.equal(Number(row.revision), r.revision);
-      assert.equal(row.environment_id, target(env()).environmentId);
-      assert.deepEqual([row.organization_id, row.project_id], [env().acme.id, env().acme.projectId]);
-      assert.equal(row.pdp_id, "pdp-1");
-      assert.ok(row.created_at >= row.timestamp.slice(0, 19));
-    }
+  const store = (chunk: DecisionLogChunk) =>
+    insertDecisionLogChunk(env().store.db, env().dialect, chunk, now());
+  const list = (f: DecisionLogFilter, offset: number, limit: number, environmentId = production(env())) =>
+    listDecisionLogs(env().store.db, env().dialect, environmentId, f, offset, limit);
+
+  test("a chunk is one row; its entries read back as recorded; a chunk shipped twice or of a deleted environment is left out", async () => {
+    const [chunk] = await chunksOf(production(env()), range(0, 12));
+    assert.ok(chunk);
+    assert.equal(await store(chunk), 12);
+    assert.equal(await store(chunk), 0, "shipped again after a lost answer: stored once");
+    const [orphan] = await chunksOf(GONE, range(0, 3));
+    assert.equal(await store(orphan as DecisionLogChunk), 0);
+    const { rows, total } = await list({}, 0, 100);
+    assert.equal(total, 12);
+    assert.deepEqual(
+      rows.map((r) => r.entry),
+      parse(chunk).reverse(),
+      "newest first, every value as recorded",
+    );
+    for (const r of rows) assert.ok(r.created_at >= r.entry.timestamp.slice(0, 19));
+    const chunks = await env().store.db.selectFrom("decision_log_chunks").selectAll().execute();
+    assert.equal(chunks.length, 1);
+    await env().store.db.deleteFrom("decision_log_chunks").execute();
   });
 
-  test("entries of an environment that no longer exists are left out, the rest of the batch goes in", async () => {
-    const before = (await stored(env())).length;
-    const batch = JSON.parse(await encoded(env(), 200, 204)) as DecisionLogEntry[];
-    (batch[1] as DecisionLogEntry).environment_id = "00000000-0000-7000-8000-000000000000";
-    await insertDecisionLogs(env().store.db, env().dialect, JSON.stringify(batch));
-    assert.deepEqual(
-      (await stored(env())).slice(before).map((r) => r.latency_us),
-      [200, 202, 203],
+  test("lists agree with a naive reading of every entry: pages, totals and each filter, across overlapping chunks of two PDPs", async () => {
+    // Two PDPs deciding at the same time and shipping small chunks, so that their chunks overlap in time.
+    const a = collector("pdp-1", 7);
+    const b = collector("pdp-2", 3);
+    const source = { environmentId: production(env()) };
+    for (let i = 0; i < 120; i++) {
+      a.logger.record(source, record(i));
+      if (i % 2 === 0) b.logger.record(source, record(i + 1000));
+      if (i % 10 === 9) await sleep(2);
+    }
+    await a.logger.close();
+    await b.logger.close();
+    const chunks = [...a.chunks, ...b.chunks];
+    for (const chunk of chunks) await store(chunk);
+    const all = chunks.flatMap(parse);
+    assert.equal(all.length, 180);
+    assert.ok(
+      a.chunks.some((x) => b.chunks.some((y) => x.firstId < y.firstId && y.firstId < x.lastId)),
+      "some chunks overlap",
     );
+    const [elsewhere] = await chunksOf(env().acme.envs.development, range(0, 5));
+    await store(elsewhere as DecisionLogChunk);
+
+    const newestFirst = [...all].sort((x, y) => (x.id < y.id ? 1 : -1));
+    const times = newestFirst.map((e) => Date.parse(e.timestamp));
+    const middle = times[Math.floor(times.length / 2)] as number;
+    const filters: [DecisionLogFilter, (e: DecisionLogEntry) => boolean][] = [
+      [{}, () => true],
+      [{ users: [record(1).user_key as string] }, (e) => e.user_key === record(1).user_key],
+      [
+        { users: [record(1).user_key as string, record(2).user_key as string] },
+        (e) => e.user_key === record(1).user_key || e.user_key === record(2).user_key,
+      ],
+      [{ decision: true }, (e) => e.decision === true],
+      [{ decision: false }, (e) => e.decision === false],
+      [{ resources: ["document"] }, (e) => e.resource_type === "document"],
+      [{ tenant: "t1" }, (e) => e.tenant === "t1"],
+      [{ action: "write" }, (e) => e.action === "write"],
+      [{ pdpId: "pdp-2" }, (e) => e.pdp_id === "pdp-2"],
+      [{ query: "get_user_permissions" }, (e) => e.query === "get_user_permissions"],
+      [{ fromMs: middle }, (e) => Date.parse(e.timestamp) >= middle],
+      [{ toMs: middle }, (e) => Date.parse(e.timestamp) <= middle],
+      [
+        { fromMs: middle, toMs: middle, decision: false },
+        (e) => Date.parse(e.timestamp) === middle && e.decision === false,
+      ],
+      [{ users: ["nobody"] }, () => false],
+    ];
+    for (const [filter, keep] of filters) {
+      const expected = newestFirst.filter(keep).map((e) => e.id);
+      for (const [offset, limit] of [
+        [0, 1],
+        [0, 10],
+        [3, 7],
+        [17, 5],
+        [100, 30],
+        [0, 1000],
+        [expected.length, 10],
+      ] as const) {
+        const { rows, total } = await list(filter, offset, limit);
+        assert.equal(total, expected.length, `total of ${JSON.stringify(filter)}`);
+        assert.deepEqual(
+          rows.map((r) => r.entry.id),
+          expected.slice(offset, offset + limit),
+          `${JSON.stringify(filter)} at ${offset}+${limit}`,
+        );
+      }
+    }
+    assert.equal((await list({}, 0, 100, env().acme.envs.development)).total, 5);
+
+    for (const e of [newestFirst[0], newestFirst[57], newestFirst.at(-1)] as DecisionLogEntry[]) {
+      const found = await findDecisionLog(env().store.db, env().dialect, production(env()), e.id);
+      assert.deepEqual(found?.entry, e);
+    }
+    const id = newestFirst[0]?.id as string;
+    assert.equal(
+      await findDecisionLog(env().store.db, env().dialect, env().acme.envs.development, id),
+      undefined,
+    );
+    assert.equal(await findDecisionLog(env().store.db, env().dialect, production(env()), GONE), undefined);
+  });
+
+  test("the purge deletes the chunks whose every entry is older than the cutoff", async () => {
+    const { db } = env().store;
+    const stored = async () =>
+      (await db.selectFrom("decision_log_chunks").select("count").execute()).reduce((n, c) => n + c.count, 0);
+    const entries: DecisionLogEntry[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const chunk of await chunksOf(production(env()), range(i, i + 1))) {
+        await store(chunk);
+        entries.push(...parse(chunk));
+      }
+      await sleep(3);
+    }
+    const before = await stored();
+    const cutoff = Date.parse(entries[2]!.timestamp);
+    assert.equal(
+      await purgeDecisionLogs(db, cutoff),
+      before - 1,
+      "every chunk but the last one ends before it",
+    );
+    const left = await list({}, 0, 1000);
+    assert.deepEqual(
+      left.rows.map((r) => r.entry.id),
+      [entries[2]?.id],
+    );
+    assert.equal(await purgeDecisionLogs(db, Date.now() + 1000), 1);
+    assert.equal(await stored(), 0);
+  });
+
+  test("migration 0009 moves the decisions of the old table into chunks", async () => {
+    const { db } = env().store;
+    // Back to the schema of migration 0008, with two decisions of the old shape.
+    await db.schema.dropTable("decision_log_chunks").execute();
+    await sql`delete from gatehouse_migrations where name = '0009_decision_log_chunks'`.execute(db);
+    await createOldTable(db as never);
+    await dropOldTimeIndex(db as never);
+    const old = (id: string, i: number) => ({
+      id,
+      organization_id: env().acme.id,
+      project_id: env().acme.projectId,
+      environment_id: production(env()),
+      pdp_id: "pdp-old",
+      query: "check",
+      user_key: `u${i}`,
+      action: "read",
+      resource_type: "document",
+      resource_key: null,
+      tenant: "t1",
+      decision: i,
+      reason: i === 1 ? JSON.stringify({ kind: "rbac", role: "viewer", tenant: "t1" }) : null,
+      input: i === 0 ? JSON.stringify({ context: { ip: "10.0.0.1" } }) : null,
+      result: null,
+      revision: 40 + i,
+      latency_us: 3,
+      timestamp: "2026-11-01T10:00:00.000+00:00",
+      created_at: "2026-11-01T10:00:01.000+00:00",
+    });
+    const at = idAt(Date.parse("2026-11-01T10:00:00Z"));
+    const ids = [`${at}-7000-8000-000000000001`, `${at}-7000-8000-000000000002`];
+    for (const [i, id] of ids.entries()) {
+      const row = old(id, i);
+      await sql`insert into decision_logs (${sql.join(Object.keys(row).map((k) => sql.ref(k)))})
+        values (${sql.join(Object.values(row))})`.execute(db);
+    }
+    await migrateToLatest(env().store);
+    const { rows } = await list({}, 0, 10);
+    assert.deepEqual(
+      rows.map((r) => [r.entry, r.created_at]),
+      [
+        [
+          {
+            id: ids[1],
+            timestamp: "2026-11-01T10:00:00.000+00:00",
+            pdp_id: "pdp-old",
+            query: "check",
+            user_key: "u1",
+            action: "read",
+            resource_type: "document",
+            resource_key: null,
+            tenant: "t1",
+            decision: true,
+            reason: { kind: "rbac", role: "viewer", tenant: "t1" },
+            input: null,
+            result: null,
+            revision: 41,
+            latency_us: 3,
+          },
+          "2026-11-01T10:00:01.000+00:00",
+        ],
+        [
+          {
+            id: ids[0],
+            timestamp: "2026-11-01T10:00:00.000+00:00",
+            pdp_id: "pdp-old",
+            query: "check",
+            user_key: "u0",
+            action: "read",
+            resource_type: "document",
+            resource_key: null,
+            tenant: "t1",
+            decision: false,
+            reason: null,
+            input: { context: { ip: "10.0.0.1" } },
+            result: null,
+            revision: 40,
+            latency_us: 3,
+          },
+          "2026-11-01T10:00:01.000+00:00",
+        ],
+      ],
+    );
+    assert.equal((await list({ users: ["u0"] }, 0, 10)).total, 1, "filters read the moved entries");
   });
 });
 
-test("SQLite writer thread: inserts what the logger encoded, skips deleted environments, reports errors", async () => {
+test("SQLite writer thread: stores chunks on its own connection, leaves out deleted environments and repeats, reports errors", async () => {
   const env = await createTestEnv("sqlite");
   try {
     const writer = createSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
-    const batch = await encoded(env, 100, 150);
-    assert.equal(await writer.write(batch), 50);
-    const rows = await stored(env);
-    assert.equal(rows.length, 50, "visible to the main connection");
-    for (const [i, row] of rows.entries()) {
-      const r = record(100 + i);
-      assert.equal(row.user_key, r.user_key);
-      assert.equal(row.decision, r.decision === null ? null : r.decision ? 1 : 0);
-      assert.deepEqual(row.reason === null ? null : JSON.parse(row.reason), r.reason);
-      assert.deepEqual(row.input === null ? null : JSON.parse(row.input), r.input);
-      assert.equal(row.result, null);
-      assert.deepEqual([row.organization_id, row.project_id], [env.acme.id, env.acme.projectId]);
-    }
-    const orphan = (JSON.parse(await encoded(env, 150, 152)) as DecisionLogEntry[]).map((e, i) =>
-      i === 0 ? { ...e, environment_id: "00000000-0000-7000-8000-000000000000" } : e,
+    const [chunk] = await chunksOf(production(env), range(100, 150));
+    assert.equal(await writer.write(chunk as DecisionLogChunk), 50);
+    const { rows } = await listDecisionLogs(env.store.db, "sqlite", production(env), {}, 0, 1000);
+    assert.deepEqual(
+      rows.map((r) => r.entry),
+      parse(chunk as DecisionLogChunk).reverse(),
+      "visible to the main connection",
     );
+    assert.equal(await writer.write(chunk as DecisionLogChunk), 0, "a repeat is stored once");
+    const [orphan] = await chunksOf(GONE, range(150, 152));
     assert.equal(
-      await writer.write(JSON.stringify(orphan)),
-      1,
-      "the deleted environment's entry is left out",
+      await writer.write(orphan as DecisionLogChunk),
+      0,
+      "the deleted environment's chunk is left out",
     );
-    await assert.rejects(writer.write("not json"), /decision log writer: .*JSON/);
-    await assert.rejects(writer.write(batch), /UNIQUE constraint/);
-    assert.equal((await stored(env)).length, 51, "a failed batch inserts nothing");
+    await assert.rejects(
+      writer.write({ ...(chunk as DecisionLogChunk), firstId: "another", entries: null as never }),
+      /decision log writer: NOT NULL constraint failed/,
+    );
     await writer.close();
-    await assert.rejects(writer.write("[]"), /closed/);
+    await assert.rejects(writer.write(chunk as DecisionLogChunk), /closed/);
   } finally {
     await env.app.close();
     await env.store.close();

@@ -6,6 +6,7 @@ import * as m0005 from "./0005_api_log.ts";
 import * as m0006 from "./0006_tasks.ts";
 import * as m0007 from "./0007_decision_log.ts";
 import * as m0008 from "./0008_decision_log_time_index.ts";
+import * as m0009 from "./0009_decision_log_chunks.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "0006_tasks": m0006,
   "0007_decision_log": m0007,
   "0008_decision_log_time_index": m0008,
+  "0009_decision_log_chunks": m0009,
 };

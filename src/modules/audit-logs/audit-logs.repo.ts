@@ -1,93 +1,52 @@
-import { CompiledQuery, type Kysely, type Selectable } from "kysely";
+import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Dialect } from "../../db/store.ts";
-import type { Database, DecisionLogsTable } from "../../db/types.ts";
-import { now } from "../../lib/time.ts";
-
-export type DecisionLogRow = Selectable<DecisionLogsTable>;
-
-/** The text fields of a batch entry (`DecisionLogEntry`); the organization and project come from the environment. */
-const TEXT_FIELDS = [
-  "id",
-  "environment_id",
-  "pdp_id",
-  "query",
-  "user_key",
-  "action",
-  "resource_type",
-  "resource_key",
-  "tenant",
-] as const;
-const JSON_FIELDS = ["reason", "input", "result"] as const;
-const COLUMNS = [
-  ...TEXT_FIELDS,
-  "organization_id",
-  "project_id",
-  "decision",
-  ...JSON_FIELDS,
-  "revision",
-  "latency_us",
-  "timestamp",
-  "created_at",
-];
-/** For the SQLite writer thread, which binds each entry's values itself. */
-export const DECISION_LOG_COLUMNS: readonly string[] = COLUMNS;
-export const DECISION_LOG_JSON_FIELDS: readonly string[] = JSON_FIELDS;
+import type { Database } from "../../db/types.ts";
+import type { DecisionLogChunk, DecisionLogEntry } from "../../pdp/decision-log.ts";
 
 /**
- * Inserts a batch given as the text of a JSON array of `DecisionLogEntry` objects, unpacked by the database's own
- * JSON functions: one statement, two parameters (`created_at`, then the batch), nothing parsed in JavaScript.
- * SQLite's `->` keeps a JSON value's text (JSON null becomes SQL NULL); PostgreSQL's `json` type keeps it as sent.
- * The join with `environments` supplies the organization and project, and leaves out entries of an environment
- * deleted since they were decided rather than failing the batch.
+ * Stores a chunk as one row, its entries as the text they were shipped in. The environment must still exist:
+ * a chunk of one deleted since its decisions were made is left out (0 rows). A chunk already stored (a retry
+ * after a lost answer) is left as it is. Parameters: first id, last id, count, created_at, entries, environment.
  */
-const insertDecisionLogsSql: Record<Dialect, string> = {
-  sqlite:
-    `insert into decision_logs (${COLUMNS.join(", ")}) select ` +
-    [
-      ...TEXT_FIELDS.map((c) => `e.value ->> '$.${c}'`),
-      "env.organization_id",
-      "env.project_id",
-      `e.value ->> '$.decision'`,
-      ...JSON_FIELDS.map((c) => `nullif(e.value -> '$.${c}', 'null')`),
-      `e.value ->> '$.revision'`,
-      `e.value ->> '$.latency_us'`,
-      `e.value ->> '$.timestamp'`,
-      "?",
-    ].join(", ") +
-    " from json_each(?) as e join environments env on env.id = e.value ->> '$.environment_id'",
-  postgres:
-    `insert into decision_logs (${COLUMNS.map((c) => `"${c}"`).join(", ")}) select ` +
-    [
-      ...TEXT_FIELDS.map((c) => `e."${c}"`),
-      "env.organization_id",
-      "env.project_id",
-      "e.decision::int",
-      ...JSON_FIELDS.map((c) => `nullif(e."${c}"::text, 'null')`),
-      "e.revision",
-      "e.latency_us",
-      'e."timestamp"',
-      "$1",
-    ].join(", ") +
-    " from json_to_recordset($2::json) as e(" +
-    [
-      ...TEXT_FIELDS.map((c) => `"${c}" text`),
-      "decision boolean",
-      ...JSON_FIELDS.map((c) => `"${c}" json`),
-      "revision bigint",
-      "latency_us integer",
-      '"timestamp" text',
-    ].join(", ") +
-    ') join environments env on env.id = e."environment_id"',
+export const INSERT_DECISION_LOG_CHUNK =
+  "insert into decision_log_chunks (environment_id, first_id, last_id, count, created_at, entries) " +
+  "select id, ?, ?, cast(? as integer), ?, ? from environments where id = ? on conflict do nothing";
+
+const insertChunkSql: Record<Dialect, string> = {
+  sqlite: INSERT_DECISION_LOG_CHUNK,
+  postgres: INSERT_DECISION_LOG_CHUNK.split("?").reduce((text, part, i) => `${text}$${i}${part}`),
 };
 
-/** One statement per batch: one commit, however many entries. */
-export async function insertDecisionLogs(
+export const chunkParameters = (chunk: DecisionLogChunk, createdAt: string) => [
+  chunk.firstId,
+  chunk.lastId,
+  chunk.count,
+  createdAt,
+  chunk.entries,
+  chunk.environmentId,
+];
+
+/** One statement per chunk; resolves to the entries stored (0 when the environment is gone or it was stored). */
+export async function insertDecisionLogChunk(
   db: Kysely<Database>,
   dialect: Dialect,
-  batch: string,
-): Promise<void> {
-  await db.executeQuery(CompiledQuery.raw(insertDecisionLogsSql[dialect], [now(), batch]));
+  chunk: DecisionLogChunk,
+  createdAt: string,
+): Promise<number> {
+  const result = await db.executeQuery(
+    CompiledQuery.raw(insertChunkSql[dialect], chunkParameters(chunk, createdAt)),
+  );
+  return Number(result.numAffectedRows ?? 0) > 0 ? chunk.count : 0;
+}
+
+/**
+ * The first 48 bits of a UUIDv7 are its time in milliseconds: the text every id made at `ms` or later is at
+ * least, and every id made before it is less than.
+ */
+export function idAt(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8)}`;
 }
 
 export interface DecisionLogFilter {
@@ -97,62 +56,173 @@ export interface DecisionLogFilter {
   resources?: string[] | undefined;
   tenant?: string | undefined;
   action?: string | undefined;
-  from?: string | undefined;
-  to?: string | undefined;
+  /** Milliseconds since the epoch, inclusive. */
+  fromMs?: number | undefined;
+  /** Milliseconds since the epoch, inclusive. */
+  toMs?: number | undefined;
   query?: string | undefined;
 }
 
+/** A decision as stored: its entry and when its chunk reached the database. */
+export interface StoredDecision {
+  entry: DecisionLogEntry;
+  created_at: string;
+}
+
+/**
+ * Reading entries out of chunks with the database's JSON functions. `contains` looks for text in a chunk before
+ * its entries are unpacked: entries are written by JSON.stringify, so an entry whose field equals a value holds
+ * `"field":<the value as JSON.stringify writes it>`, and a chunk without that text holds no such entry.
+ */
+const chunkSql = {
+  sqlite: {
+    from: sql`decision_log_chunks c, json_each(c.entries) e`,
+    field: (name: string) => sql`(e.value ->> ${sql.lit(`$.${name}`)})`,
+    entry: sql`e.value`,
+    contains: (text: string) => sql`instr(c.entries, ${text}) > 0`,
+    isTrue: (value: boolean) => sql`(e.value ->> '$.decision') = ${value ? 1 : 0}`,
+  },
+  postgres: {
+    from: sql`decision_log_chunks c cross join lateral json_array_elements(c.entries::json) e(value)`,
+    field: (name: string) => sql`(e.value ->> ${sql.lit(name)})`,
+    entry: sql`e.value::text`,
+    contains: (text: string) => sql`strpos(c.entries, ${text}) > 0`,
+    isTrue: (value: boolean) => sql`(e.value ->> 'decision') = ${value ? "true" : "false"}`,
+  },
+} satisfies Record<Dialect, unknown>;
+
+const needle = (field: string, value: unknown) => `"${field}":${JSON.stringify(value)}`;
+
+/** The conditions of a filter, on the chunk (cheap, by its ids and text) and then on each entry (exact). */
+function conditions(dialect: Dialect, environmentId: string, f: DecisionLogFilter): RawBuilder<unknown>[] {
+  const q = chunkSql[dialect];
+  const where: RawBuilder<unknown>[] = [sql`c.environment_id = ${environmentId}`];
+  const equals = (field: string, value: string | undefined) => {
+    if (value === undefined || value === "") return;
+    where.push(q.contains(needle(field, value)), sql`${q.field(field)} = ${value}`);
+  };
+  const oneOf = (field: string, values: string[] | undefined) => {
+    if (!values?.length) return;
+    where.push(
+      sql`(${sql.join(
+        values.map((v) => q.contains(needle(field, v))),
+        sql` or `,
+      )})`,
+      sql`${q.field(field)} in (${sql.join(values)})`,
+    );
+  };
+  equals("pdp_id", f.pdpId);
+  oneOf("user_key", f.users);
+  oneOf("resource_type", f.resources);
+  equals("tenant", f.tenant);
+  equals("action", f.action);
+  equals("query", f.query);
+  if (f.decision !== undefined) where.push(q.contains(needle("decision", f.decision)), q.isTrue(f.decision));
+  if (f.fromMs !== undefined) {
+    const from = idAt(f.fromMs);
+    where.push(sql`c.last_id >= ${from}`, sql`${q.field("id")} >= ${from}`);
+  }
+  if (f.toMs !== undefined) {
+    const to = idAt(f.toMs + 1);
+    where.push(sql`c.first_id < ${to}`, sql`${q.field("id")} < ${to}`);
+  }
+  return where;
+}
+
+const isFiltered = (f: DecisionLogFilter) => Object.values(f).some((v) => v !== undefined);
+
+/**
+ * Newest first. Without a filter the total is the sum of the chunks' counts, and only the chunks that can hold
+ * the page are unpacked: taking chunks by their last id, newest first, until they hold offset + limit entries,
+ * the page's entries are all at least the least first id among them, so no chunk whose last id is below it can
+ * hold one. With a filter, every chunk that may match is unpacked.
+ */
 export async function listDecisionLogs(
   db: Db,
+  dialect: Dialect,
   environmentId: string,
   f: DecisionLogFilter,
   offset: number,
   limit: number,
-): Promise<{ rows: DecisionLogRow[]; total: number }> {
-  let q = db.selectFrom("decision_logs").where("environment_id", "=", environmentId);
-  if (f.pdpId) q = q.where("pdp_id", "=", f.pdpId);
-  if (f.users?.length) q = q.where("user_key", "in", f.users);
-  if (f.decision !== undefined) q = q.where("decision", "=", f.decision ? 1 : 0);
-  if (f.resources?.length) q = q.where("resource_type", "in", f.resources);
-  if (f.tenant) q = q.where("tenant", "=", f.tenant);
-  if (f.action) q = q.where("action", "=", f.action);
-  if (f.from) q = q.where("timestamp", ">=", f.from);
-  if (f.to) q = q.where("timestamp", "<=", f.to);
-  if (f.query) q = q.where("query", "=", f.query);
-  const rows = await q
-    .selectAll()
-    .orderBy("timestamp", "desc")
-    .orderBy("id", "desc")
-    .offset(offset)
-    .limit(limit)
+): Promise<{ rows: StoredDecision[]; total: number }> {
+  const q = chunkSql[dialect];
+  const where = conditions(dialect, environmentId, f);
+  const page = (total: RawBuilder<unknown>) =>
+    sql<{ entry: string; created_at: string; total: number | string }>`select ${q.entry} as entry,
+      c.created_at, ${total} as total from ${q.from} where ${sql.join(where, sql` and `)}
+      order by ${q.field("id")} desc limit ${limit} offset ${offset}`.execute(db);
+  if (isFiltered(f)) {
+    // One pass over the matching entries gives the page and, by a window over them all, the total.
+    const { rows } = await page(sql`count(*) over ()`);
+    const first = rows[0];
+    if (first !== undefined || offset === 0)
+      return { rows: rows.map(stored), total: Number(first?.total ?? 0) };
+    // A page past the end: the total alone.
+    const count = await sql<{ n: number | string }>`select count(*) as n from ${q.from}
+      where ${sql.join(where, sql` and `)}`.execute(db);
+    return { rows: [], total: Number(count.rows[0]?.n ?? 0) };
+  }
+  const newest = await db
+    .selectFrom("decision_log_chunks")
+    .select(["first_id", "count"])
+    .where("environment_id", "=", environmentId)
+    .orderBy("last_id", "desc")
+    .limit(offset + limit)
     .execute();
-  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return { rows, total: Number(count.n) };
+  let held = 0;
+  let least: string | undefined;
+  for (const chunk of newest) {
+    held += chunk.count;
+    if (least === undefined || chunk.first_id < least) least = chunk.first_id;
+    if (held >= offset + limit) break;
+  }
+  if (held >= offset + limit && least !== undefined) where.push(sql`c.last_id >= ${least}`);
+  const sum = await db
+    .selectFrom("decision_log_chunks")
+    .select((eb) => eb.fn.sum<number | string>("count").as("n"))
+    .where("environment_id", "=", environmentId)
+    .executeTakeFirst();
+  const { rows } = await page(sql`0`);
+  return { rows: rows.map(stored), total: Number(sum?.n ?? 0) };
 }
 
-export const findDecisionLog = (
+const stored = (row: { entry: string; created_at: string }): StoredDecision => ({
+  entry: JSON.parse(row.entry) as DecisionLogEntry,
+  created_at: row.created_at,
+});
+
+/** Along the index of last ids: the chunks ending at or after the id, then the one whose range holds it. */
+export async function findDecisionLog(
   db: Db,
+  dialect: Dialect,
   environmentId: string,
   id: string,
-): Promise<DecisionLogRow | undefined> =>
-  db
-    .selectFrom("decision_logs")
-    .selectAll()
-    .where("environment_id", "=", environmentId)
-    .where("id", "=", id)
-    .executeTakeFirst();
+): Promise<StoredDecision | undefined> {
+  const q = chunkSql[dialect];
+  const found = await sql<{ entry: string; created_at: string }>`select ${q.entry} as entry, c.created_at
+    from ${q.from} where c.environment_id = ${environmentId} and c.last_id >= ${id} and c.first_id <= ${id}
+    and ${q.contains(needle("id", id))} and ${q.field("id")} = ${id} limit 1`.execute(db);
+  const row = found.rows[0];
+  return row && stored(row);
+}
 
-/** One environment at a time, along the (environment_id, timestamp) index: the table has no index on time alone. */
-export async function purgeDecisionLogs(db: Db, before: string): Promise<number> {
+/**
+ * Deletes the chunks whose every entry is older than `beforeMs`, one environment at a time along the index of
+ * last ids. A chunk spans one flush of one PDP (a fraction of a second), so its older entries outlive the
+ * retention by at most that.
+ */
+export async function purgeDecisionLogs(db: Db, beforeMs: number): Promise<number> {
   const environments = await db.selectFrom("environments").select("id").execute();
+  const before = idAt(beforeMs);
   let deleted = 0;
   for (const { id } of environments) {
-    const result = await db
-      .deleteFrom("decision_logs")
+    const gone = await db
+      .deleteFrom("decision_log_chunks")
       .where("environment_id", "=", id)
-      .where("timestamp", "<", before)
-      .executeTakeFirst();
-    deleted += Number(result.numDeletedRows);
+      .where("last_id", "<", before)
+      .returning("count")
+      .execute();
+    deleted += gone.reduce((n, chunk) => n + chunk.count, 0);
   }
   return deleted;
 }

@@ -3,19 +3,18 @@ import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
 import type { Principal } from "../../lib/access.ts";
 import { notFound } from "../../lib/errors.ts";
-import { fromJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
-import { toTimestamp } from "../../lib/time.ts";
+import { now } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/decision-log.ts";
 import type { Reason } from "../../pdp/engine/types.ts";
 import type { ScopeService } from "../scope/scope.service.ts";
 import {
   purgeDecisionLogs,
   findDecisionLog,
-  insertDecisionLogs,
+  insertDecisionLogChunk,
   listDecisionLogs,
   type DecisionLogFilter,
-  type DecisionLogRow,
+  type StoredDecision,
 } from "./audit-logs.repo.ts";
 
 /** One line a person can read: the grant path of an allow, the closest miss of a deny. */
@@ -38,45 +37,69 @@ export function describeReason(reason: unknown): string | undefined {
   }
 }
 
-/** The input of a check stored without one: the PDP leaves out what the columns already say. */
-const checkInput = (row: DecisionLogRow) => ({
-  user: { key: row.user_key },
-  action: row.action,
+/** The input of a check stored without one: the PDP leaves out what the entry's fields already say. */
+const checkInput = (e: DecisionLogEntry) => ({
+  user: { key: e.user_key },
+  action: e.action,
   resource: {
-    type: row.resource_type,
-    ...(row.resource_key !== null && { key: row.resource_key }),
-    tenant: row.tenant,
+    type: e.resource_type,
+    ...(e.resource_key !== null && { key: e.resource_key }),
+    tenant: e.tenant,
   },
   context: {},
 });
 
-const isCheck = (row: DecisionLogRow) => row.decision !== null;
-
-const readLog = (row: DecisionLogRow) => ({
-  id: row.id,
-  timestamp: row.timestamp,
-  created_at: row.created_at,
-  query: row.query,
-  ...(row.user_key !== null && { user_key: row.user_key }),
-  ...(row.resource_type !== null && { resource_type: row.resource_type }),
-  ...(row.resource_key !== null && { resource_key: row.resource_key }),
-  ...(row.tenant !== null && { tenant: row.tenant }),
-  ...(row.action !== null && { action: row.action }),
-  ...(row.decision !== null && { decision: row.decision === 1 }),
-  ...(row.reason !== null && { reason: describeReason(fromJson(row.reason)) ?? row.reason }),
-  org_id: row.organization_id,
-  project_id: row.project_id,
-  env_id: row.environment_id,
-  pdp_config_id: row.pdp_id,
-  revision: Number(row.revision),
-  latency_us: row.latency_us,
-  input: row.input === null && isCheck(row) ? checkInput(row) : fromJson(row.input),
-  // A check's answer is its decision; only other queries store a result of their own.
-  result: row.result === null && isCheck(row) ? { allow: row.decision === 1 } : fromJson(row.result),
+/** An entry as the PDP's logger writes it: its fields alone, in its order. */
+const asStored = (e: DecisionLogEntry): DecisionLogEntry => ({
+  id: e.id,
+  timestamp: e.timestamp,
+  pdp_id: e.pdp_id,
+  query: e.query,
+  user_key: e.user_key,
+  action: e.action,
+  resource_type: e.resource_type,
+  resource_key: e.resource_key,
+  tenant: e.tenant,
+  decision: e.decision,
+  reason: e.reason,
+  input: e.input,
+  result: e.result,
+  revision: e.revision,
+  latency_us: e.latency_us,
 });
 
-const unixToTimestamp = (seconds: number | undefined) =>
-  seconds === undefined ? undefined : toTimestamp(new Date(seconds * 1000));
+/** The environment's ids, which the entries of its chunks leave out. */
+interface Owner {
+  organization_id: string;
+  project_id: string;
+  id: string;
+}
+
+const readLog = ({ entry: e, created_at }: StoredDecision, env: Owner) => {
+  const isCheck = e.decision !== null;
+  return {
+    id: e.id,
+    timestamp: e.timestamp,
+    created_at,
+    query: e.query,
+    ...(e.user_key !== null && { user_key: e.user_key }),
+    ...(e.resource_type !== null && { resource_type: e.resource_type }),
+    ...(e.resource_key !== null && { resource_key: e.resource_key }),
+    ...(e.tenant !== null && { tenant: e.tenant }),
+    ...(e.action !== null && { action: e.action }),
+    ...(e.decision !== null && { decision: e.decision }),
+    ...(e.reason !== null && { reason: describeReason(e.reason) ?? JSON.stringify(e.reason) }),
+    org_id: env.organization_id,
+    project_id: env.project_id,
+    env_id: env.id,
+    pdp_config_id: e.pdp_id,
+    revision: e.revision,
+    latency_us: e.latency_us,
+    input: e.input === null && isCheck ? checkInput(e) : e.input,
+    // A check's answer is its decision; only other queries store a result of their own.
+    result: e.result === null && isCheck ? { allow: e.decision } : e.result,
+  };
+};
 
 /** Deletes decisions older than the retention; 0 days keeps them forever. Returns how many went. */
 export async function purgeDecisionLogsOlderThan(
@@ -85,7 +108,7 @@ export async function purgeDecisionLogsOlderThan(
   nowMs = Date.now(),
 ) {
   if (retentionDays <= 0) return 0;
-  return purgeDecisionLogs(db, toTimestamp(new Date(nowMs - retentionDays * 86_400_000)));
+  return purgeDecisionLogs(db, nowMs - retentionDays * 86_400_000);
 }
 
 export interface AuditLogQueryInput {
@@ -116,38 +139,53 @@ export function createAuditLogsService(deps: {
         resources: q.resources,
         tenant: q.tenant,
         action: q.action,
-        from: unixToTimestamp(q.timestamp_from),
-        to: unixToTimestamp(q.timestamp_to),
+        fromMs: q.timestamp_from === undefined ? undefined : q.timestamp_from * 1000,
+        toMs: q.timestamp_to === undefined ? undefined : q.timestamp_to * 1000,
         query: q.query === "none" ? undefined : q.query,
       };
       const { rows, total } = await listDecisionLogs(
         db,
+        dialect,
         environment.id,
         filter,
         offsetOf(page),
         page.perPage,
       );
-      const result = envelope(rows.map(readLog), total, page);
+      const result = envelope(
+        rows.map((row) => readLog(row, environment)),
+        total,
+        page,
+      );
       return { ...result, pagination_count: result.page_count };
     },
 
     async get(principal: Principal, proj: string, env: string, id: string) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
-      const row = await findDecisionLog(db, environment.id, id);
+      const row = await findDecisionLog(db, dialect, environment.id, id);
       if (!row) throw notFound("decision log", id);
-      return readLog(row);
+      return readLog(row, environment);
     },
 
-    /** Standalone PDPs ship their decisions here; the entries are bound to the path's environment. */
-    async ingest(
-      principal: Principal,
-      proj: string,
-      env: string,
-      entries: Omit<DecisionLogEntry, "environment_id">[],
-    ) {
+    /**
+     * Standalone PDPs ship their decisions here, one environment's chunk at a time: stored as one chunk of the
+     * path's environment, whatever environment the entries name.
+     */
+    async ingest(principal: Principal, proj: string, env: string, entries: DecisionLogEntry[]) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
-      const bound = entries.map((e) => ({ ...e, environment_id: environment.id }));
-      await insertDecisionLogs(db, dialect, JSON.stringify(bound));
+      if (entries.length === 0) return { accepted: 0 };
+      const ids = entries.map((e) => e.id).sort();
+      await insertDecisionLogChunk(
+        db,
+        dialect,
+        {
+          environmentId: environment.id,
+          entries: JSON.stringify(entries.map(asStored)),
+          count: entries.length,
+          firstId: ids[0] as string,
+          lastId: ids[ids.length - 1] as string,
+        },
+        now(),
+      );
       return { accepted: entries.length };
     },
   };

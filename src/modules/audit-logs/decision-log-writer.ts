@@ -1,31 +1,35 @@
 import { Worker } from "node:worker_threads";
 import { now } from "../../lib/time.ts";
-import { DECISION_LOG_COLUMNS, DECISION_LOG_JSON_FIELDS } from "./audit-logs.repo.ts";
+import type { DecisionLogChunk } from "../../pdp/decision-log.ts";
+import { chunkParameters, INSERT_DECISION_LOG_CHUNK } from "./audit-logs.repo.ts";
 
 export interface SqliteDecisionLogWriter {
-  /** Inserts a batch (the text of a JSON array of entries) on the writer's thread; resolves to the rows added. */
-  write(batch: string): Promise<number>;
+  /**
+   * Stores a chunk on the writer's thread; resolves to the entries stored (0 when the environment is gone or the
+   * chunk was stored before).
+   */
+  write(chunk: DecisionLogChunk): Promise<number>;
   close(): Promise<void>;
 }
 
 /**
- * The embedded PDP's decision log on SQLite: a connection on a thread of its own, so neither parsing a batch nor
- * inserting it runs on the event loop that answers checks. It commits without waiting for the disk
- * (`synchronous = OFF`): a power failure may cost the last decisions, never an API write. It shares the file with
- * the main connection under WAL, so while a batch is being written the main connection's writes wait for SQLite's
- * one write lock (a batch of 1,000 takes ~15 ms).
+ * The embedded PDP's decision log on SQLite: a connection on a thread of its own, so no insert runs on the event
+ * loop that answers checks. It commits without waiting for the disk (`synchronous = OFF`): a power failure may
+ * cost the last decisions, never an API write. It shares the file with the main connection under WAL, so while a
+ * chunk is being written the main connection's writes wait for SQLite's one write lock (a chunk of 1,000
+ * decisions takes about a millisecond).
  */
 export function createSqliteDecisionLogWriter(file: string): SqliteDecisionLogWriter {
   const worker = new Worker(new URL("./decision-log-writer.worker.mjs", import.meta.url), {
     workerData: {
       file,
       pragmas: ["synchronous = OFF", "busy_timeout = 10000"],
-      columns: DECISION_LOG_COLUMNS,
-      jsonFields: DECISION_LOG_JSON_FIELDS,
+      insertSql: INSERT_DECISION_LOG_CHUNK,
     },
   });
   // An idle writer does not keep the process alive; one with a batch in flight does.
   worker.unref();
+  /** Each written chunk's callbacks, by message id; `changes` is the rows the insert added (0 or 1). */
   const pending = new Map<number, { resolve: (changes: number) => void; reject: (error: Error) => void }>();
   let nextId = 0;
   let failure: Error | undefined;
@@ -49,13 +53,13 @@ export function createSqliteDecisionLogWriter(file: string): SqliteDecisionLogWr
     }),
   );
   return {
-    write(batch) {
+    write(chunk) {
       if (failure) return Promise.reject(failure);
       const id = nextId++;
       return new Promise<number>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
+        pending.set(id, { resolve: (changes) => resolve(changes > 0 ? chunk.count : 0), reject });
         worker.ref();
-        worker.postMessage({ id, batch, createdAt: now() });
+        worker.postMessage({ id, parameters: chunkParameters(chunk, now()) });
       });
     },
     async close() {

@@ -1,0 +1,259 @@
+import { performance } from "node:perf_hooks";
+import Sqlite from "better-sqlite3";
+import type { Dialect } from "../../src/db/store.ts";
+import { up as oldTable } from "../../src/db/migrations/0007_decision_log.ts";
+import { up as oldTimeIndex } from "../../src/db/migrations/0008_decision_log_time_index.ts";
+import { openStore } from "../../src/db/store.ts";
+import { now } from "../../src/lib/time.ts";
+import {
+  findDecisionLog,
+  insertDecisionLogChunk,
+  listDecisionLogs,
+  type DecisionLogFilter,
+} from "../../src/modules/audit-logs/audit-logs.repo.ts";
+import { createSqliteDecisionLogWriter } from "../../src/modules/audit-logs/decision-log-writer.ts";
+import {
+  createDecisionLogger,
+  type DecisionLogChunk,
+  type DecisionLogEntry,
+} from "../../src/pdp/decision-log.ts";
+import { createTestEnv } from "../../test/helpers/app.ts";
+import { settings } from "../lib/config.ts";
+import { percentile } from "../lib/http.ts";
+import { fmt } from "../lib/report.ts";
+import { fail, type Context, type Scenario } from "../lib/scenario.ts";
+
+/** What the PDP records for `n` RBAC checks of 10,000 users in 100 tenants, as its logger ships them. */
+async function recordChecks(environmentId: string, n: number): Promise<DecisionLogChunk[]> {
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "00000000-0000-7000-8000-00000000bead",
+    sink: async (chunk) => void chunks.push(chunk),
+    flushIntervalMs: 60_000,
+  });
+  for (let i = 0; i < n; i++) {
+    const tenant = `tenant-${i % 100}`;
+    logger.record(
+      { environmentId },
+      {
+        query: "check",
+        user_key: `user-${i % 10_000}`,
+        action: i % 2 === 0 ? "read" : "delete",
+        resource_type: "document",
+        resource_key: null,
+        tenant,
+        decision: i % 2 === 0,
+        reason:
+          i % 2 === 0
+            ? { kind: "rbac", role: "viewer", tenant }
+            : { kind: "deny", code: "no_permission", message: "no role grants document:delete" },
+        input: null,
+        result: null,
+        revision: 1234,
+        latency_us: 3,
+      },
+    );
+  }
+  await logger.close();
+  return chunks;
+}
+
+/**
+ * The layout migration 0009 replaced, for the baseline: a row of nineteen values per decision in a table with a
+ * primary key and an (environment, time, id) index, written as its writer thread did (parse the batch, bind each
+ * row, one transaction per batch).
+ */
+function oldLayoutWriter(file: string, organizationId: string, projectId: string) {
+  const db = new Sqlite(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = OFF");
+  db.pragma("foreign_keys = ON");
+  const columns = [
+    "id",
+    "organization_id",
+    "project_id",
+    "environment_id",
+    "pdp_id",
+    "query",
+    "user_key",
+    "action",
+    "resource_type",
+    "resource_key",
+    "tenant",
+    "decision",
+    "reason",
+    "input",
+    "result",
+    "revision",
+    "latency_us",
+    "timestamp",
+    "created_at",
+  ];
+  const insert = db.prepare(
+    `insert into decision_logs (${columns.join(", ")}) values (${columns.map(() => "?").join(", ")})`,
+  );
+  const json = (v: unknown) => (v == null ? null : JSON.stringify(v));
+  const write = db.transaction((chunk: DecisionLogChunk, createdAt: string) => {
+    for (const e of JSON.parse(chunk.entries) as DecisionLogEntry[])
+      insert.run([
+        e.id,
+        organizationId,
+        projectId,
+        chunk.environmentId,
+        e.pdp_id,
+        e.query,
+        e.user_key,
+        e.action,
+        e.resource_type,
+        e.resource_key,
+        e.tenant,
+        e.decision === null ? null : e.decision ? 1 : 0,
+        json(e.reason),
+        json(e.input),
+        json(e.result),
+        e.revision,
+        e.latency_us,
+        e.timestamp,
+        createdAt,
+      ]);
+  });
+  return { write: (chunk: DecisionLogChunk) => write.immediate(chunk, now()), close: () => db.close() };
+}
+
+const usPer = (ms: number, n: number) => (ms * 1000) / n;
+
+/** Median of `times` runs of `run`, in ms. */
+async function median(times: number, run: () => Promise<unknown>): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const t = performance.now();
+    await run();
+    ms.push(performance.now() - t);
+  }
+  return percentile(
+    ms.sort((a, b) => a - b),
+    50,
+  );
+}
+
+export const decisionLogScenario: Scenario = {
+  name: "decision-log",
+  description:
+    "Storing and reading the PDP decision log: the cost of storing a decision (SQLite through the writer thread, " +
+    "PostgreSQL through the pool) against the row-per-decision layout it replaced, and list and lookup times.",
+  async run(ctx: Context) {
+    const n = settings.decisionLog.entries;
+    const storing: Record<string, Record<string, number>> = {};
+    const reading: Record<string, Record<string, number>> = {};
+    for (const dialect of ["sqlite", "postgres"] as Dialect[]) {
+      const env = await createTestEnv(dialect);
+      try {
+        const environmentId = env.acme.envs.production;
+        const chunks = await recordChecks(environmentId, n);
+        /** Decisions in the timed chunks (all but the first). */
+        const timed = n - (chunks[0]?.count ?? 0);
+        const ids = chunks.flatMap((c) => (JSON.parse(c.entries) as DecisionLogEntry[]).map((e) => e.id));
+        let ms: number;
+        if (dialect === "sqlite") {
+          const writer = createSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
+          // The first chunk, untimed, waits for the thread to start.
+          await writer.write(chunks[0] as DecisionLogChunk);
+          const t = performance.now();
+          for (const chunk of chunks.slice(1)) await writer.write(chunk);
+          ms = performance.now() - t;
+          await writer.close();
+
+          // The baseline: the same chunks into the old layout, in a database file of its own.
+          const file = ctx.res.tempDir("decision-log-old") + "/old.db";
+          const old = openStore({ sqliteFile: file });
+          await old.db.schema
+            .createTable("environments")
+            .addColumn("id", "text", (c) => c.primaryKey())
+            .execute();
+          await old.db
+            .insertInto("environments" as never)
+            .values({ id: environmentId } as never)
+            .execute();
+          await oldTable(old.db as never);
+          await oldTimeIndex(old.db as never);
+          await old.close();
+          const oldWriter = oldLayoutWriter(file, env.acme.id, env.acme.projectId);
+          oldWriter.write(chunks[0] as DecisionLogChunk);
+          const tOld = performance.now();
+          for (const chunk of chunks.slice(1)) oldWriter.write(chunk);
+          const oldMs = performance.now() - tOld;
+          oldWriter.close();
+          storing[dialect] = { us_per_entry: usPer(ms, timed), old_us_per_entry: usPer(oldMs, timed) };
+        } else {
+          await insertDecisionLogChunk(env.store.db, dialect, chunks[0] as DecisionLogChunk, now());
+          const t = performance.now();
+          for (const chunk of chunks.slice(1))
+            await insertDecisionLogChunk(env.store.db, dialect, chunk, now());
+          ms = performance.now() - t;
+          storing[dialect] = { us_per_entry: usPer(ms, timed) };
+        }
+        ctx.log(`${dialect}: stored ${fmt(timed)} decisions in ${fmt(ms)} ms`);
+
+        const list = (f: DecisionLogFilter) => () =>
+          listDecisionLogs(env.store.db, dialect, environmentId, f, 0, 100);
+        const first = await list({})();
+        if (first.total !== n || first.rows[0]?.entry.id !== ids.at(-1))
+          fail(`${dialect}: the newest page does not start with the last decision recorded`);
+        const alice = await list({ users: ["user-7"] })();
+        if (alice.total !== n / 10_000) fail(`${dialect}: ${alice.total} decisions of user-7`);
+        const someId = ids[Math.floor(ids.length / 3)] as string;
+        if ((await findDecisionLog(env.store.db, dialect, environmentId, someId))?.entry.id !== someId)
+          fail(`${dialect}: decision ${someId} not found`);
+        reading[dialect] = {
+          newest_page_ms: await median(7, list({})),
+          tenth_page_ms: await median(7, () =>
+            listDecisionLogs(env.store.db, dialect, environmentId, {}, 900, 100),
+          ),
+          one_user_ms: await median(3, list({ users: ["user-7"] })),
+          denied_ms: await median(3, list({ decision: false })),
+          by_id_ms: await median(7, () => findDecisionLog(env.store.db, dialect, environmentId, someId)),
+        };
+      } finally {
+        await env.app.close();
+        await env.store.close();
+      }
+    }
+    const sqlite = storing["sqlite"] ?? {};
+    ctx.table({
+      title: `Storing ${fmt(n)} decisions (RBAC checks, in the logger's chunks of 1,000)`,
+      columns: ["database", "µs per decision", "row per decision (before 0009)", "ratio"],
+      rows: [
+        [
+          "SQLite (writer thread)",
+          (sqlite["us_per_entry"] ?? 0).toFixed(2),
+          (sqlite["old_us_per_entry"] ?? 0).toFixed(2),
+          `${((sqlite["old_us_per_entry"] ?? 0) / (sqlite["us_per_entry"] ?? 1)).toFixed(1)}x cheaper`,
+        ],
+        ["PostgreSQL (pool)", (storing["postgres"]?.["us_per_entry"] ?? 0).toFixed(2), "-", "-"],
+      ],
+      notes: [
+        "Wall time over the chunks after the first (which waits for the thread or the pool), one after another. The baseline writes the same chunks into the table of migrations 0007/0008 as that layout's writer thread did: parse each chunk, bind nineteen values a row, one transaction a chunk (same SQLite settings: WAL, synchronous = OFF).",
+      ],
+    });
+    ctx.table({
+      title: `Reading the decision log at ${fmt(n)} decisions in one environment (median ms)`,
+      columns: ["query", "SQLite", "PostgreSQL"],
+      rows: [
+        ["newest page (100)", "newest_page_ms"],
+        ["10th page (100)", "tenth_page_ms"],
+        ["users=user-7 (10 of them)", "one_user_ms"],
+        ["decision=false (half of them), first page and total", "denied_ms"],
+        ["one decision by id", "by_id_ms"],
+      ].map(([label, key]) => [
+        label as string,
+        (reading["sqlite"]?.[key as string] ?? 0).toFixed(1),
+        (reading["postgres"]?.[key as string] ?? 0).toFixed(1),
+      ]),
+      notes: [
+        "In process, through the repository functions the API uses. A filter unpacks every chunk whose text holds the value; no filter unpacks only the chunks that can hold the page.",
+      ],
+    });
+    ctx.data["storing"] = storing;
+    ctx.data["reading"] = reading;
+  },
+};
