@@ -27,11 +27,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(flags);
   if (command === "migrate") {
     const store = openConfiguredStore(config);
-    const result = await migrateToLatest(store);
+    const applied = await migrateToLatest(store);
     await store.close();
-    console.log(
-      `migrations applied: ${result.results?.map((r) => r.migrationName).join(", ") || "none (up to date)"}`,
-    );
+    console.log(`migrations applied: ${applied.join(", ") || "none (up to date)"}`);
     return 0;
   }
   if (command === "pdp") {

@@ -5,13 +5,12 @@ import pg from "pg";
 import {
   CompiledQuery,
   Kysely,
-  Migrator,
   PostgresDialect,
   SqliteDialect,
   SqliteDriver,
   sql,
   type DatabaseConnection,
-  type MigrationResultSet,
+  type Migration,
 } from "kysely";
 import type { Database } from "./types.ts";
 import { migrations } from "./migrations/index.ts";
@@ -122,32 +121,63 @@ export async function ensurePgSchema(databaseUrl: string, schema: string): Promi
   }
 }
 
-export async function migrateToLatest(store: Store): Promise<MigrationResultSet> {
-  if (store.dialect === "sqlite") return runMigrator(store.db, undefined);
-  // Instances starting together on one database take turns: a session-level advisory lock held on one connection
-  // for the whole run, around the migrator's own locking.
+const MIGRATIONS_TABLE = "gatehouse_migrations";
+
+/**
+ * Applies, in name order, the migrations not yet recorded in `gatehouse_migrations`, each in its own transaction
+ * with its record, so a crash leaves every migration whole or absent. Returns the names applied.
+ *
+ * Not Kysely's Migrator: to find its bookkeeping tables it introspects every table of the database, and on
+ * PostgreSQL that introspection fails when another schema drops a table meanwhile (`relation "x.y" does not
+ * exist`); on SQLite it runs migrations outside transactions.
+ */
+export async function migrateToLatest(
+  store: Store,
+  list: Record<string, Migration> = migrations,
+): Promise<string[]> {
+  if (store.dialect === "sqlite") return applyMigrations(store.db, list);
+  // Instances starting together on one database take turns: a session-level advisory lock, per schema, held on
+  // one connection for the whole run.
   return store.db.connection().execute(async (conn) => {
-    const schema = (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn))
-      .rows[0]?.schema;
-    await sql`select pg_advisory_lock(hashtext(${`gatehouse-migrations:${schema ?? ""}`}))`.execute(conn);
+    const lock = sql`hashtext('gatehouse-migrations:' || coalesce(current_schema(), ''))`;
+    await sql`select pg_advisory_lock(${lock})`.execute(conn);
     try {
-      return await runMigrator(conn, schema ?? undefined);
+      return await applyMigrations(conn, list);
     } finally {
-      await sql`select pg_advisory_unlock(hashtext(${`gatehouse-migrations:${schema ?? ""}`}))`.execute(conn);
+      await sql`select pg_advisory_unlock(${lock})`.execute(conn);
     }
   });
 }
 
-async function runMigrator(db: Kysely<Database>, schema: string | undefined): Promise<MigrationResultSet> {
-  // Name the schema explicitly: otherwise the migrator may see another schema's bookkeeping tables as its own.
-  const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations },
-    migrationTableName: "gatehouse_migrations",
-    migrationLockTableName: "gatehouse_migrations_lock",
-    ...(schema && { migrationTableSchema: schema }),
-  });
-  const result = await migrator.migrateToLatest();
-  if (result.error) throw result.error;
-  return result;
+async function applyMigrations(db: Kysely<Database>, list: Record<string, Migration>): Promise<string[]> {
+  const table = sql.table(MIGRATIONS_TABLE);
+  // The columns Kysely's Migrator used, so databases it migrated carry on.
+  await sql`create table if not exists ${table} (name varchar(255) not null primary key,
+    timestamp varchar(255) not null)`.execute(db);
+  const recorded = new Set(
+    (await sql<{ name: string }>`select name from ${table}`.execute(db)).rows.map((r) => r.name),
+  );
+  const unknown = [...recorded].filter((name) => !Object.hasOwn(list, name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `the database has migrations this version of Gatehouse does not know (${unknown.join(", ")}); ` +
+        "run the version that applied them, or a newer one",
+    );
+  }
+  const applied: string[] = [];
+  for (const [name, migration] of Object.entries(list).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (recorded.has(name)) continue;
+    const ran = await db.transaction().execute(async (trx) => {
+      // Another process on the same SQLite file may have applied it since the list was read.
+      const done = await sql`select 1 from ${table} where name = ${name}`.execute(trx);
+      if (done.rows.length > 0) return false;
+      await migration.up(trx);
+      await sql`insert into ${table} (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(
+        trx,
+      );
+      return true;
+    });
+    if (ran) applied.push(name);
+  }
+  return applied;
 }

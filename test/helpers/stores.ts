@@ -38,14 +38,14 @@ export interface TestStore extends Store {
   location: { sqliteFile?: string; databaseUrl?: string; pgSchema?: string };
 }
 
-/** A fresh, migrated database: a new SQLite file, or a new PostgreSQL schema. Dropped on close. */
-export async function freshStore(dialect: Dialect): Promise<TestStore> {
+/** A fresh database, migrated unless told not to: a new SQLite file, or a new PostgreSQL schema. Dropped on close. */
+export async function freshStore(dialect: Dialect, { migrate = true } = {}): Promise<TestStore> {
   const id = `t_${process.pid}_${randomBytes(4).toString("hex")}`;
   if (dialect === "sqlite") {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-test-"));
     const sqliteFile = path.join(dir, "gatehouse.db");
     const store = openStore({ sqliteFile });
-    await migrateToLatest(store);
+    if (migrate) await migrateToLatest(store);
     return {
       ...store,
       location: { sqliteFile },
@@ -57,7 +57,7 @@ export async function freshStore(dialect: Dialect): Promise<TestStore> {
   }
   await ensurePgSchema(PG_URL, id);
   const store = openStore({ databaseUrl: PG_URL, pgSchema: id, pgPoolSize: 4 });
-  await migrateToLatest(store);
+  if (migrate) await migrateToLatest(store);
   return {
     ...store,
     location: { databaseUrl: PG_URL, pgSchema: id },

@@ -1,0 +1,141 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Migrator, sql, type Kysely, type Migration } from "kysely";
+import { migrateToLatest, openStore } from "../../src/db/store.ts";
+import { migrations } from "../../src/db/migrations/index.ts";
+import { DIALECTS, freshStore } from "../helpers/stores.ts";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+
+const tables = async (db: AnyDb, dialect: string): Promise<string[]> => {
+  const { rows } =
+    dialect === "sqlite"
+      ? await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)
+      : await sql<{ name: string }>`select table_name as name from information_schema.tables
+          where table_schema = current_schema()`.execute(db);
+  return rows.map((r) => r.name).sort();
+};
+const recorded = async (db: AnyDb): Promise<string[]> =>
+  (await sql<{ name: string }>`select name from gatehouse_migrations order by name`.execute(db)).rows.map(
+    (r) => r.name,
+  );
+const createTable = (name: string): Migration => ({
+  up: async (db: AnyDb) => db.schema.createTable(name).addColumn("id", "integer").execute(),
+});
+
+for (const { dialect, skip } of DIALECTS) {
+  test(
+    `migrations [${dialect}]: applied in name order, each whole or not at all; a rerun applies nothing`,
+    { skip },
+    async () => {
+      const store = await freshStore(dialect, { migrate: false });
+      try {
+        const failing: Migration = {
+          up: async (db: AnyDb) => {
+            await db.schema.createTable("half_done").addColumn("id", "integer").execute();
+            throw new Error("migration failed on purpose");
+          },
+        };
+        // listed out of order: the runner sorts by name
+        const list = { b_second: failing, a_first: createTable("first_table") };
+        await assert.rejects(migrateToLatest(store, list), /failed on purpose/);
+        assert.deepEqual(await recorded(store.db), ["a_first"]);
+        const after = await tables(store.db, dialect);
+        assert.ok(after.includes("first_table"));
+        assert.ok(!after.includes("half_done"), "the failed migration's table was rolled back");
+
+        const fixed = { ...list, b_second: createTable("second_table") };
+        assert.deepEqual(await migrateToLatest(store, fixed), ["b_second"]);
+        assert.deepEqual(await migrateToLatest(store, fixed), []);
+        assert.deepEqual(await recorded(store.db), ["a_first", "b_second"]);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+
+  test(
+    `migrations [${dialect}]: a database migrated by a newer version is refused, not touched`,
+    { skip },
+    async () => {
+      const store = await freshStore(dialect, { migrate: false });
+      try {
+        await migrateToLatest(store, {
+          a_first: createTable("first_table"),
+          c_newer: createTable("newer_table"),
+        });
+        await assert.rejects(
+          migrateToLatest(store, {
+            a_first: createTable("first_table"),
+            b_other: createTable("other_table"),
+          }),
+          /does not know \(c_newer\)/,
+        );
+        assert.ok(!(await tables(store.db, dialect)).includes("other_table"));
+      } finally {
+        await store.close();
+      }
+    },
+  );
+
+  test(
+    `migrations [${dialect}]: a database that Kysely's Migrator migrated carries on with nothing to apply`,
+    { skip },
+    async () => {
+      const store = await freshStore(dialect, { migrate: false });
+      try {
+        // how earlier versions of Gatehouse migrated
+        const migrator = new Migrator({
+          db: store.db,
+          provider: { getMigrations: async () => migrations },
+          migrationTableName: "gatehouse_migrations",
+          migrationLockTableName: "gatehouse_migrations_lock",
+          ...(store.location.pgSchema && { migrationTableSchema: store.location.pgSchema }),
+        });
+        const result = await migrator.migrateToLatest();
+        assert.equal(result.error, undefined);
+        assert.deepEqual(await migrateToLatest(store), []);
+        assert.deepEqual(await recorded(store.db), Object.keys(migrations).sort());
+      } finally {
+        await store.close();
+      }
+    },
+  );
+}
+
+const pgSkip = DIALECTS.find((d) => d.dialect === "postgres")?.skip ?? false;
+
+test(
+  "migrations [postgres]: runners starting together on one schema apply each migration once",
+  { skip: pgSkip },
+  async () => {
+    const first = await freshStore("postgres", { migrate: false });
+    const second = await freshStore("postgres", { migrate: false });
+    try {
+      // the second store on the first one's schema
+      const same = openStore({ ...first.location, pgPoolSize: 2 });
+      try {
+        let runs = 0;
+        const counted: Migration = {
+          up: async (db: AnyDb) => {
+            runs++;
+            await db.schema.createTable("counted").addColumn("id", "integer").execute();
+          },
+        };
+        const list = { a_first: createTable("first_table"), b_counted: counted };
+        const [a, b] = await Promise.all([migrateToLatest(first, list), migrateToLatest(same, list)]);
+        assert.equal(runs, 1);
+        assert.deepEqual([...a, ...b].sort(), ["a_first", "b_counted"]);
+        assert.deepEqual(await recorded(first.db), ["a_first", "b_counted"]);
+        // another schema is not affected
+        assert.deepEqual(await tables(second.db, "postgres"), []);
+      } finally {
+        await same.close();
+      }
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  },
+);
