@@ -19,6 +19,7 @@ import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
 import { createScopeService } from "./modules/scope/scope.service.ts";
 import { createAuditLogsService } from "./modules/audit-logs/audit-logs.service.ts";
+import { openSqliteDecisionLogReader } from "./modules/audit-logs/sqlite-decision-log.ts";
 import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";
 import { purgeDecisionLogsOlderThan } from "./modules/audit-logs/audit-logs.service.ts";
 import { schedulePeriodic } from "./lib/periodic.ts";
@@ -243,8 +244,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onClose", () => taskRunner.stop());
   app.decorate("tasks", tasks);
   app.decorate("taskRunner", taskRunner);
+  const decisionLogReader =
+    store.sqliteFile === undefined ? undefined : openSqliteDecisionLogReader(store.sqliteFile);
+  if (decisionLogReader) app.addHook("onClose", () => decisionLogReader.destroy());
   await app.register(auditLogsRoutes, {
-    auditLogs: createAuditLogsService({ db: store.db, dialect: store.dialect, scope }),
+    auditLogs: createAuditLogsService({
+      db: store.db,
+      readDb: decisionLogReader ?? store.db,
+      dialect: store.dialect,
+      scope,
+    }),
   });
   schedulePeriodic(app, "decision log purge", 3_600_000, () =>
     purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays ?? 30),

@@ -10,7 +10,7 @@ import { findPrincipal } from "../plugins/auth.ts";
 import { findProject } from "../modules/projects/projects.repo.ts";
 import { findEnvironment } from "../modules/environments/environments.repo.ts";
 import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
-import { createSqliteDecisionLogWriter } from "../modules/audit-logs/decision-log-writer.ts";
+import { createSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
 import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
 import { databaseSource } from "./db-source.ts";
 import { Replica } from "./replica.ts";

@@ -8,7 +8,10 @@ import {
   type DecisionRecord,
   type DecisionSource,
 } from "../../src/pdp/decision-log.ts";
-import { createSqliteDecisionLogWriter } from "../../src/modules/audit-logs/decision-log-writer.ts";
+import {
+  createSqliteDecisionLogWriter,
+  openSqliteDecisionLogReader,
+} from "../../src/modules/audit-logs/sqlite-decision-log.ts";
 import {
   findDecisionLog,
   idAt,
@@ -458,8 +461,43 @@ test("SQLite writer thread: stores chunks on its own connection, leaves out dele
       /decision log writer: NOT NULL constraint failed/,
     );
     await writer.close();
-    await assert.rejects(writer.write(chunk as DecisionLogChunk), /closed/);
+    await assert.rejects(writer.write(chunk as DecisionLogChunk), /destroyed/);
   } finally {
+    await env.app.close();
+    await env.store.close();
+  }
+});
+
+test("SQLite reader thread: reads what the main connection committed, refuses writes, and leaves the event loop free while it reads", async () => {
+  const env = await createTestEnv("sqlite");
+  const reader = openSqliteDecisionLogReader(env.store.location.sqliteFile as string);
+  try {
+    const chunks = await chunksOf(production(env), range(0, 20_000));
+    for (const chunk of chunks) await insertDecisionLogChunk(env.store.db, "sqlite", chunk, now());
+    const filter: DecisionLogFilter = { decision: false, action: "write" };
+    const expected = await listDecisionLogs(env.store.db, "sqlite", production(env), filter, 0, 10);
+    assert.ok(expected.total > 0);
+
+    // While the thread unpacks every chunk, the main thread keeps turning: count its turns.
+    let turns = 0;
+    let reading = true;
+    const spin = () => {
+      turns++;
+      if (reading) setImmediate(spin);
+    };
+    setImmediate(spin);
+    const read = await listDecisionLogs(reader, "sqlite", production(env), filter, 0, 10);
+    reading = false;
+    assert.deepEqual(read, expected);
+    assert.ok(turns >= 10, `the event loop turned ${turns} times while the thread read`);
+
+    await assert.rejects(
+      sql`delete from decision_log_chunks`.execute(reader),
+      /decision log reader: attempt to write a readonly database/,
+    );
+    assert.equal((await listDecisionLogs(env.store.db, "sqlite", production(env), {}, 0, 1)).total, 20_000);
+  } finally {
+    await reader.destroy();
     await env.app.close();
     await env.store.close();
   }

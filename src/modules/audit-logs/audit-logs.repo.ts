@@ -9,7 +9,7 @@ import type { DecisionLogChunk, DecisionLogEntry } from "../../pdp/decision-log.
  * a chunk of one deleted since its decisions were made is left out (0 rows). A chunk already stored (a retry
  * after a lost answer) is left as it is. Parameters: first id, last id, count, created_at, entries, environment.
  */
-export const INSERT_DECISION_LOG_CHUNK =
+const INSERT_DECISION_LOG_CHUNK =
   "insert into decision_log_chunks (environment_id, first_id, last_id, count, created_at, entries) " +
   "select id, ?, ?, cast(? as integer), ?, ? from environments where id = ? on conflict do nothing";
 
@@ -18,7 +18,7 @@ const insertChunkSql: Record<Dialect, string> = {
   postgres: INSERT_DECISION_LOG_CHUNK.split("?").reduce((text, part, i) => `${text}$${i}${part}`),
 };
 
-export const chunkParameters = (chunk: DecisionLogChunk, createdAt: string) => [
+const chunkParameters = (chunk: DecisionLogChunk, createdAt: string) => [
   chunk.firstId,
   chunk.lastId,
   chunk.count,

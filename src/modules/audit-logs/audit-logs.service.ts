@@ -125,10 +125,12 @@ export interface AuditLogQueryInput {
 
 export function createAuditLogsService(deps: {
   db: Kysely<Database>;
+  /** Where lists and lookups run: on SQLite a connection on its own thread, else `db`. */
+  readDb: Kysely<Database>;
   dialect: Dialect;
   scope: ScopeService;
 }) {
-  const { db, dialect, scope } = deps;
+  const { db, readDb, dialect, scope } = deps;
   return {
     async list(principal: Principal, proj: string, env: string, q: AuditLogQueryInput, page: PageRequest) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
@@ -144,7 +146,7 @@ export function createAuditLogsService(deps: {
         query: q.query === "none" ? undefined : q.query,
       };
       const { rows, total } = await listDecisionLogs(
-        db,
+        readDb,
         dialect,
         environment.id,
         filter,
@@ -161,7 +163,7 @@ export function createAuditLogsService(deps: {
 
     async get(principal: Principal, proj: string, env: string, id: string) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
-      const row = await findDecisionLog(db, dialect, environment.id, id);
+      const row = await findDecisionLog(readDb, dialect, environment.id, id);
       if (!row) throw notFound("decision log", id);
       return readLog(row, environment);
     },
