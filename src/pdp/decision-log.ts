@@ -96,53 +96,69 @@ function decisionIds(): (ms: number) => string {
   };
 }
 
+/** One environment's entries since its last chunk, as UTF-8 JSON text: `[`, then the entries split by commas. */
+interface Queue {
+  environmentId: string;
+  buf: Buffer;
+  /** Bytes used. */
+  length: number;
+  count: number;
+  firstId: string;
+  lastId: string;
+}
+
+const OPEN_BRACKET = 0x5b;
+const COMMA = 0x2c;
+const CLOSE_BRACKET = 0x5d;
+
 /**
- * Recording encodes the entry to JSON text and pushes it onto its environment's queue; a timer ships chunks. A
- * check never waits for the log, and a failing sink costs log entries (counted in `dropped`), never decisions.
- * The queues hold strings rather than the request's objects, so a decision's objects die young. The clock the
- * entries are stamped with never goes back, so each chunk's first and last entries hold its least and greatest
- * ids.
+ * Recording encodes the entry to JSON text and writes its UTF-8 bytes into its environment's buffer; a full
+ * buffer (`maxBatch` entries) becomes a chunk at once, and a timer ships chunks and what the buffers hold. A check
+ * never waits for the log, and a failing sink costs log entries (counted in `dropped`), never decisions. Nothing a
+ * decision allocates outlives its check (the bytes go into buffers that are reused), so the log adds no work for
+ * the garbage collector beyond the young generation. The clock the entries are stamped with never goes back, so
+ * each chunk's first and last entries hold its least and greatest ids.
  */
 export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLogger {
   const flushIntervalMs = options.flushIntervalMs ?? 200;
   const maxBatch = options.maxBatch ?? 1000;
   const maxQueue = options.maxQueue ?? 100_000;
-  let queues = new Map<string, string[]>();
-  /** Chunks taken by a drain and not yet shipped, oldest first; a chunk the sink refused stays at the front. */
+  let queues = new Map<string, Queue>();
+  /** Buffers of queues already made into chunks, for the next ones. */
+  const spare: Buffer[] = [];
+  /** Chunks not yet shipped, oldest first; a chunk the sink refused stays at the front. */
   let backlog: DecisionLogChunk[] = [];
   /** Entries in the queues and the backlog. */
   let pending = 0;
   let dropped = 0;
   let failures = 0;
   let clock = 0;
-  // Timestamps as toTimestamp() writes them, from text made once per second.
-  let second = -1;
-  let secondText = "";
-  const timestampOf = (ms: number): string => {
-    const s = Math.floor(ms / 1000);
-    if (s !== second) {
-      second = s;
-      secondText = toTimestamp(new Date(s * 1000)).slice(0, 20);
-    }
-    return `${secondText}${String(ms - s * 1000).padStart(3, "0")}+00:00`;
-  };
   const nextId = decisionIds();
   const pdp = JSON.stringify({ pdp_id: options.pdpId }).slice(1, -1);
-  /** `{"id":"` comes before each entry's id. */
-  const idOf = (entry: string) => entry.slice(7, 43);
+  // What follows an entry's id, up to its own fields: the same for every entry of one millisecond.
+  let afterIdMs = -1;
+  let afterId = "";
 
+  function seal(q: Queue): void {
+    q.buf[q.length] = CLOSE_BRACKET;
+    backlog.push({
+      environmentId: q.environmentId,
+      entries: q.buf.toString("utf8", 0, q.length + 1),
+      count: q.count,
+      firstId: q.firstId,
+      lastId: q.lastId,
+    });
+    q.buf[0] = OPEN_BRACKET;
+    q.length = 1;
+    q.count = 0;
+  }
+
+  /** Makes every queue's entries into a chunk; a few buffers of ordinary size are kept for the next ones. */
   function take(): void {
-    for (const [environmentId, entries] of queues)
-      for (let i = 0; i < entries.length; i += maxBatch) {
-        const part = entries.slice(i, i + maxBatch);
-        backlog.push({
-          environmentId,
-          entries: `[${part.join(",")}]`,
-          count: part.length,
-          firstId: idOf(part[0] as string),
-          lastId: idOf(part[part.length - 1] as string),
-        });
-      }
+    for (const q of queues.values()) {
+      if (q.count > 0) seal(q);
+      if (spare.length < 8 && q.buf.length <= 1024 * 1024) spare.push(q.buf);
+    }
     queues = new Map();
   }
 
@@ -192,11 +208,38 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       pending += 1;
       const now = Date.now();
       if (now > clock) clock = now;
-      let queue = queues.get(source.environmentId);
-      if (queue === undefined) queues.set(source.environmentId, (queue = []));
-      queue.push(
-        `{"id":"${nextId(clock)}","timestamp":"${timestampOf(clock)}",${pdp},${JSON.stringify(entry).slice(1)}`,
-      );
+      const id = nextId(clock);
+      if (clock !== afterIdMs) {
+        afterIdMs = clock;
+        afterId = `","timestamp":"${toTimestamp(new Date(clock))}",${pdp},`;
+      }
+      const head = `{"id":"${id}${afterId}`;
+      const json = JSON.stringify(entry);
+      let q = queues.get(source.environmentId);
+      if (q === undefined) {
+        const buf = spare.pop() ?? Buffer.allocUnsafe(64 * 1024);
+        buf[0] = OPEN_BRACKET;
+        q = { environmentId: source.environmentId, buf, length: 1, count: 0, firstId: id, lastId: id };
+        queues.set(source.environmentId, q);
+      } else if (q.count === maxBatch) {
+        seal(q);
+      }
+      // Room for the text at three bytes a UTF-16 unit (the most UTF-8 takes), a comma and the closing bracket.
+      const need = q.length + (head.length + json.length) * 3 + 2;
+      if (need > q.buf.length) {
+        const grown = Buffer.allocUnsafe(Math.max(need, q.buf.length * 2));
+        q.buf.copy(grown, 0, 0, q.length);
+        q.buf = grown;
+      }
+      if (q.count === 0) q.firstId = id;
+      else q.buf[q.length++] = COMMA;
+      // The head ends with a comma; the entry's own `{` is written over it, then the comma put back: the two
+      // strings are never joined.
+      const at = q.length + q.buf.write(head, q.length) - 1;
+      q.length = at + q.buf.write(json, at);
+      q.buf[at] = COMMA;
+      q.count += 1;
+      q.lastId = id;
     },
     flush,
     async close() {
