@@ -12,7 +12,7 @@ import {
   type DecisionLogFilter,
 } from "../../src/modules/audit-logs/audit-logs.repo.ts";
 import {
-  createSqliteDecisionLogWriter,
+  openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,
 } from "../../src/modules/audit-logs/sqlite-decision-log.ts";
 import {
@@ -176,13 +176,16 @@ export const decisionLogScenario: Scenario = {
         const ids = chunks.flatMap((c) => (JSON.parse(c.entries) as DecisionLogEntry[]).map((e) => e.id));
         let ms: number;
         if (dialect === "sqlite") {
-          const writer = createSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
+          const writerDb = openSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
+          const writer = {
+            write: (c: DecisionLogChunk) => insertDecisionLogChunk(writerDb, dialect, c, now()),
+          };
           // The first chunk, untimed, waits for the thread to start.
           await writer.write(chunks[0] as DecisionLogChunk);
           const t = performance.now();
           for (const chunk of chunks.slice(1)) await writer.write(chunk);
           ms = performance.now() - t;
-          await writer.close();
+          await writerDb.destroy();
 
           // The baseline: the same chunks into the old layout, in a database file of its own.
           const file = ctx.res.tempDir("decision-log-old") + "/old.db";

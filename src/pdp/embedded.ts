@@ -10,7 +10,7 @@ import { findPrincipal } from "../plugins/auth.ts";
 import { findProject } from "../modules/projects/projects.repo.ts";
 import { findEnvironment } from "../modules/environments/environments.repo.ts";
 import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
-import { createSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
+import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
 import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
 import { databaseSource } from "./db-source.ts";
 import { Replica } from "./replica.ts";
@@ -53,15 +53,14 @@ export function createEmbeddedPdp(deps: {
   const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
   // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
   // through the pool.
-  const sqliteWriter =
-    !deps.decisions && store.sqliteFile ? createSqliteDecisionLogWriter(store.sqliteFile) : undefined;
+  const logWriter =
+    !deps.decisions && store.sqliteFile ? openSqliteDecisionLogWriter(store.sqliteFile) : undefined;
+  const logDb = logWriter ?? store.db;
   const decisions =
     deps.decisions ??
     createDecisionLogger({
       pdpId,
-      sink: sqliteWriter
-        ? async (chunk) => void (await sqliteWriter.write(chunk))
-        : async (chunk) => void (await insertDecisionLogChunk(store.db, store.dialect, chunk, now())),
+      sink: async (chunk) => void (await insertDecisionLogChunk(logDb, store.dialect, chunk, now())),
       onError: deps.onError,
     });
 
@@ -192,7 +191,7 @@ export function createEmbeddedPdp(deps: {
       unsubscribe();
       clearInterval(poll);
       await decisions.close();
-      await sqliteWriter?.close();
+      await logWriter?.destroy();
     },
   };
 }

@@ -9,7 +9,7 @@ import {
   type DecisionSource,
 } from "../../src/pdp/decision-log.ts";
 import {
-  createSqliteDecisionLogWriter,
+  openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,
 } from "../../src/modules/audit-logs/sqlite-decision-log.ts";
 import {
@@ -440,7 +440,8 @@ describeEachDialect("decision log storage", (env) => {
 test("SQLite writer thread: stores chunks on its own connection, leaves out deleted environments and repeats, reports errors", async () => {
   const env = await createTestEnv("sqlite");
   try {
-    const writer = createSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
+    const writerDb = openSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
+    const writer = { write: (c: DecisionLogChunk) => insertDecisionLogChunk(writerDb, "sqlite", c, now()) };
     const [chunk] = await chunksOf(production(env), range(100, 150));
     assert.equal(await writer.write(chunk as DecisionLogChunk), 50);
     const { rows } = await listDecisionLogs(env.store.db, "sqlite", production(env), {}, 0, 1000);
@@ -460,7 +461,7 @@ test("SQLite writer thread: stores chunks on its own connection, leaves out dele
       writer.write({ ...(chunk as DecisionLogChunk), firstId: "another", entries: null as never }),
       /decision log writer: NOT NULL constraint failed/,
     );
-    await writer.close();
+    await writerDb.destroy();
     await assert.rejects(writer.write(chunk as DecisionLogChunk), /destroyed/);
   } finally {
     await env.app.close();

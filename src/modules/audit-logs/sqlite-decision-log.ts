@@ -1,18 +1,6 @@
 import type { Kysely } from "kysely";
 import { openSqliteThread } from "../../db/sqlite-thread.ts";
 import type { Database } from "../../db/types.ts";
-import { now } from "../../lib/time.ts";
-import type { DecisionLogChunk } from "../../pdp/decision-log.ts";
-import { insertDecisionLogChunk } from "./audit-logs.repo.ts";
-
-export interface SqliteDecisionLogWriter {
-  /**
-   * Stores a chunk on the writer's thread; resolves to the entries stored (0 when the environment is gone or the
-   * chunk was stored before).
-   */
-  write(chunk: DecisionLogChunk): Promise<number>;
-  close(): Promise<void>;
-}
 
 /**
  * The embedded PDP's decision log on SQLite: a connection on a thread of its own, so no insert runs on the event
@@ -21,12 +9,8 @@ export interface SqliteDecisionLogWriter {
  * chunk is being written the main connection's writes wait for SQLite's one write lock (a chunk of 1,000
  * decisions takes about a millisecond).
  */
-export function createSqliteDecisionLogWriter(file: string): SqliteDecisionLogWriter {
-  const db = openSqliteThread(file, ["synchronous = OFF", "busy_timeout = 10000"], "decision log writer");
-  return {
-    write: (chunk) => insertDecisionLogChunk(db, "sqlite", chunk, now()),
-    close: () => db.destroy(),
-  };
+export function openSqliteDecisionLogWriter(file: string): Kysely<Database> {
+  return openSqliteThread(file, ["synchronous = OFF", "busy_timeout = 10000"], "decision log writer");
 }
 
 /**
