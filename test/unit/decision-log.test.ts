@@ -25,6 +25,8 @@ import { up as dropOldTimeIndex } from "../../src/db/migrations/0008_decision_lo
 import { migrateToLatest } from "../../src/db/store.ts";
 import { now, toTimestamp } from "../../src/lib/time.ts";
 import { createTestEnv, describeEachDialect, type TestEnv } from "../helpers/app.ts";
+import { createEngine, type Reason } from "../../src/pdp/engine/index.ts";
+import { allQueries, fixture } from "../pdp/engine-fixture.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const GONE = "00000000-0000-7000-8000-000000000000";
@@ -121,6 +123,113 @@ test("decision logger: a clock that goes back does not take the ids back with it
   );
   assert.ok(entries[0]!.id < entries[1]!.id && entries[1]!.id < entries[2]!.id);
   assert.deepEqual([chunks[0]?.firstId, chunks[0]?.lastId], [entries[0]?.id, entries[2]?.id]);
+});
+
+test("decision logger: each entry is the text JSON.stringify writes, for every kind of reason and for strings to escape", async () => {
+  const engine = createEngine(fixture);
+  const checks: DecisionRecord[] = allQueries(fixture, ["nobody"]).map((q, i) => {
+    const d = engine.check(q);
+    return {
+      query: "check",
+      user_key: q.user.key,
+      action: q.action,
+      resource_type: q.resource.type,
+      resource_key: q.resource.key ?? null,
+      tenant: q.resource.tenant ?? null,
+      decision: d.allow,
+      reason: d.reason,
+      input: null,
+      result: null,
+      revision: i,
+      latency_us: i % 7,
+    };
+  });
+  assert.deepEqual(
+    [...new Set(checks.map((c) => (c.reason as Reason).kind))].sort(),
+    ["abac", "deny", "rbac", "rebac"],
+    "the fixture gives every kind of reason",
+  );
+  assert.ok(
+    checks.some(
+      (c) => (c.reason as Reason).kind === "rebac" && (c.reason as { via: unknown[] }).via.length > 1,
+    ),
+  );
+  const awkward = [
+    'q"uote',
+    "back\\slash",
+    "new\nline",
+    "\u0000\u001f\u007f",
+    "\u2028\u00e9",
+    "\u{1F600}",
+    "\ud800 lone",
+    "lone \udfff",
+    "",
+  ];
+  const others: DecisionRecord[] = awkward.map((text, i) => ({
+    query: i % 2 === 0 ? "check" : "get_user_permissions",
+    user_key: text,
+    action: i % 3 === 0 ? null : text,
+    resource_type: text,
+    resource_key: text,
+    tenant: i % 2 === 0 ? text : null,
+    decision: i % 3 === 0 ? null : i % 2 === 0,
+    reason:
+      i % 4 === 0
+        ? { kind: "deny", code: "UNKNOWN_USER", message: `user ${text} is not known` }
+        : i % 4 === 1
+          ? {
+              kind: "rebac",
+              role: text,
+              instance: `doc:${text}`,
+              tenant: text,
+              via: [{ role: text, instance: text, relation: text }],
+            }
+          : i % 4 === 2
+            ? { kind: "abac", user_set: text, resource_set: text }
+            : { kind: "something else", text, n: [1, 2.5] },
+    input: i % 2 === 0 ? { user: { key: text }, context: { n: 1.5, list: [text, null, true] } } : null,
+    result: i % 2 === 1 ? [{ text }] : null,
+    revision: i === 4 ? Number.NaN : i,
+    latency_us: i === 5 ? Number.POSITIVE_INFINITY : i,
+  }));
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({
+    pdpId: 'pdp "one"',
+    sink: async (chunk) => void chunks.push(chunk),
+    maxBatch: 100_000,
+    flushIntervalMs: 60_000,
+  });
+  const recorded = [...checks, ...others];
+  for (const r of recorded) logger.record(source, r);
+  await logger.close();
+  assert.equal(chunks.length, 1);
+  const stamps = parse(chunks[0]!).map((e) => ({ id: e.id, timestamp: e.timestamp, pdp_id: 'pdp "one"' }));
+  const expected = recorded.map((r, i) => JSON.stringify({ ...stamps[i], ...r }));
+  assert.equal(chunks[0]!.entries, `[${expected.join(",")}]`);
+});
+
+test("decision logger: ids made in one millisecond keep growing when the counter's low 16 bits wrap", async (t) => {
+  t.mock.method(Date, "now", () => 7_000_000);
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => void chunks.push(chunk),
+    maxBatch: 100_000,
+    maxQueue: 100_000,
+    flushIntervalMs: 60_000,
+  });
+  for (let i = 0; i < 70_000; i++) logger.record(source, record(i));
+  mock.restoreAll();
+  await logger.close();
+  const ids = chunks.flatMap(parse).map((e) => e.id);
+  assert.equal(ids.length, 70_000);
+  const wraps = ids.filter((id, i) => i > 0 && id.endsWith("0000")).length;
+  assert.ok(wraps >= 1, "70,000 ids pass at least one wrap of the low 16 bits");
+  assert.ok(
+    ids.every((id, i) => i === 0 || (ids[i - 1] as string) < id),
+    "ids only grow",
+  );
+  assert.ok(ids.every((id) => UUID_RE.test(id) && id.startsWith(idAt(7_000_000))));
 });
 
 test("decision logger: a drain ships what was queued when it began; a later flush() covers the rest", async () => {
