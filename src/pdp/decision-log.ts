@@ -107,6 +107,22 @@ function decisionIds(): (ms: number) => string {
   };
 }
 
+const MILLIS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
+
+/** `toTimestamp(new Date(ms))`, with the text up to the second made once a second. */
+function timestamps(): (ms: number) => string {
+  let second = -1;
+  let upToSecond = "";
+  return (ms) => {
+    const millis = ms % 1000;
+    if (ms - millis !== second) {
+      second = ms - millis;
+      upToSecond = toTimestamp(new Date(second)).slice(0, 20);
+    }
+    return `${upToSecond}${MILLIS[millis]}+00:00`;
+  };
+}
+
 // Entries are written field by field rather than with JSON.stringify, which costs several times more for objects
 // this small (the test checks the text is byte for byte what JSON.stringify writes).
 
@@ -198,6 +214,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   let failures = 0;
   let clock = 0;
   const nextId = decisionIds();
+  const timestamp = timestamps();
   const pdp = JSON.stringify({ pdp_id: options.pdpId }).slice(1, -1);
   // What follows an entry's id, up to its own fields: the same for every entry of one millisecond.
   let afterIdMs = -1;
@@ -275,7 +292,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       const id = nextId(clock);
       if (clock !== afterIdMs) {
         afterIdMs = clock;
-        afterId = `","timestamp":"${toTimestamp(new Date(clock))}",${pdp},`;
+        afterId = `","timestamp":"${timestamp(clock)}",${pdp},`;
       }
       const text = `{"id":"${id}${afterId}${jsonFields(entry)}`;
       let q = queues.get(source.environmentId);

@@ -62,7 +62,7 @@ describe("RBAC", () => {
     {
       name: "a tenant role lacking the permission denies and names the role",
       query: query("alice", "write", "document", "t1"),
-      expect: denies("NO_PERMISSION", /has role reader in tenant "t1", which lacks document:write/),
+      expect: denies("NO_PERMISSION", /has role reader in tenant 't1', which lacks document:write/),
     },
     {
       name: "a permission naming an action group grants the group's actions",
@@ -102,7 +102,7 @@ describe("tenant isolation", () => {
     {
       name: "a role in t1 grants nothing in t2",
       query: query("bob", "read", "document", "t2"),
-      expect: denies("NO_ROLE_IN_TENANT", /no role in tenant "t2" \(has roles in t1\)/),
+      expect: denies("NO_ROLE_IN_TENANT", /no role in tenant 't2' \(has roles in t1\)/),
     },
     {
       name: "a role in t2 grants in t2",
@@ -112,7 +112,7 @@ describe("tenant isolation", () => {
     {
       name: "an instance check uses the instance's tenant (t1), not the default",
       query: query("jon", "read", "document:d1"),
-      expect: denies("NO_ROLE_IN_TENANT", /tenant "t1"/),
+      expect: denies("NO_ROLE_IN_TENANT", /tenant 't1'/),
     },
     {
       name: "an instance of t2 is readable with a t2 role",
@@ -122,12 +122,12 @@ describe("tenant isolation", () => {
     {
       name: "a check without tenant runs in the default tenant",
       query: query("alice", "read", "document"),
-      expect: denies("NO_ROLE_IN_TENANT", /tenant "default"/),
+      expect: denies("NO_ROLE_IN_TENANT", /tenant 'default'/),
     },
     {
       name: "a request tenant contradicting the instance's tenant denies",
       query: query("dan", "write", "document:d1", "t2"),
-      expect: denies("TENANT_MISMATCH", /belongs to tenant "t1", not "t2"/),
+      expect: denies("TENANT_MISMATCH", /belongs to tenant 't1', not 't2'/),
     },
     {
       name: "the request tenant 'default' (what the SDK fills in) does not contradict",
@@ -137,7 +137,7 @@ describe("tenant isolation", () => {
     {
       name: "instance roles in t1 derive nothing through a tuple of t2",
       query: query("kim", "read", "document:d3"),
-      expect: denies("NO_ROLE_IN_TENANT", /tenant "t2"/),
+      expect: denies("NO_ROLE_IN_TENANT", /tenant 't2'/),
     },
     {
       name: "instance roles of t1 do not reach instances of t2",
@@ -314,7 +314,7 @@ describe("ABAC", () => {
     {
       name: "an unknown user without matching attributes is denied as unknown",
       query: query("ghost", "read", "document:pub"),
-      expect: denies("UNKNOWN_USER", /"ghost" is not known; no condition-set rule/),
+      expect: denies("UNKNOWN_USER", /'ghost' is not known; no condition-set rule/),
     },
   ]);
 
@@ -542,12 +542,12 @@ describe("unknown names deny with a code", () => {
     {
       name: "unknown resource type",
       query: query("bob", "read", "spaceship", "t1"),
-      expect: denies("UNKNOWN_RESOURCE_TYPE", /"spaceship" is not defined/),
+      expect: denies("UNKNOWN_RESOURCE_TYPE", /'spaceship' is not defined/),
     },
     {
       name: "unknown action",
       query: query("bob", "fly", "document", "t1"),
-      expect: denies("UNKNOWN_ACTION", /action "fly" is not defined on resource type "document"/),
+      expect: denies("UNKNOWN_ACTION", /action 'fly' is not defined on resource type 'document'/),
     },
     {
       name: "an action group is not an action",
@@ -557,13 +557,13 @@ describe("unknown names deny with a code", () => {
     {
       name: "unknown instance",
       query: query("bob", "read", "document:nope", "t1"),
-      expect: denies("UNKNOWN_INSTANCE", /"document:nope" does not exist/),
+      expect: denies("UNKNOWN_INSTANCE", /'document:nope' does not exist/),
     },
     { name: "unknown user", query: query("ghost", "read", "document", "t1"), expect: denies("UNKNOWN_USER") },
     {
       name: "unknown tenant",
       query: query("alice", "read", "document", "t9"),
-      expect: denies("UNKNOWN_TENANT", /tenant "t9" does not exist/),
+      expect: denies("UNKNOWN_TENANT", /tenant 't9' does not exist/),
     },
   ]);
 });

@@ -208,6 +208,25 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
   assert.equal(chunks[0]!.entries, `[${expected.join(",")}]`);
 });
 
+test("decision logger: timestamps are toTimestamp's text, across seconds, minutes and days", async (t) => {
+  const times = [999, 1000, 1001, 59_999, 60_000, 86_399_999, 86_400_000, 1_795_000_000_123];
+  const left = [...times];
+  t.mock.method(Date, "now", () => left.shift() ?? 2_000_000_000_000);
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => void chunks.push(chunk),
+    flushIntervalMs: 60_000,
+  });
+  for (let i = 0; i < times.length; i++) logger.record(source, record(i));
+  mock.restoreAll();
+  await logger.close();
+  assert.deepEqual(
+    chunks.flatMap(parse).map((e) => e.timestamp),
+    times.map((ms) => toTimestamp(new Date(ms))),
+  );
+});
+
 test("decision logger: ids made in one millisecond keep growing when the counter's low 16 bits wrap", async (t) => {
   t.mock.method(Date, "now", () => 7_000_000);
   const chunks: DecisionLogChunk[] = [];

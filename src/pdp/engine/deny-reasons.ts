@@ -1,5 +1,6 @@
 // Deny reasons name the closest miss. They are only built once a check has already failed, so the allow path
-// never pays for them.
+// never pays for them. Names are quoted with ' (as the API's errors do): JSON needs no escape for it, so the
+// decision log writes most messages as they are, without JSON.stringify.
 
 import type { DerivationSearch } from "./derivation.ts";
 import type { FactStore } from "./facts.ts";
@@ -38,10 +39,10 @@ export function explainMiss(
       : "";
   const { user, tenant, tenantKey, instance } = missed;
   if (user === undefined || !facts.userExists(user)) {
-    return deny("UNKNOWN_USER", `user "${missed.userKey}" is not known${abacNote}`);
+    return deny("UNKNOWN_USER", `user '${missed.userKey}' is not known${abacNote}`);
   }
   if (tenant === undefined || !facts.tenantExists(tenant)) {
-    return deny("UNKNOWN_TENANT", `tenant "${tenantKey}" does not exist${abacNote}`);
+    return deny("UNKNOWN_TENANT", `tenant '${tenantKey}' does not exist${abacNote}`);
   }
   const tenantRoleKeys: string[] = [];
   const otherTenants = new Set<string>();
@@ -58,16 +59,16 @@ export function explainMiss(
     const elsewhere = otherTenants.size === 0 ? "" : ` (has roles in ${[...otherTenants].sort().join(", ")})`;
     return deny(
       "NO_ROLE_IN_TENANT",
-      `user "${missed.userKey}" has no role in tenant "${tenantKey}"${onInstance}${elsewhere}${abacNote}`,
+      `user '${missed.userKey}' has no role in tenant '${tenantKey}'${onInstance}${elsewhere}${abacNote}`,
     );
   }
   const held = [
-    ...(tenantRoleKeys.length > 0 ? [`${roleList(tenantRoleKeys)} in tenant "${tenantKey}"`] : []),
+    ...(tenantRoleKeys.length > 0 ? [`${roleList(tenantRoleKeys)} in tenant '${tenantKey}'`] : []),
     ...(instanceRoleKeys.length > 0 ? [`${roleList(instanceRoleKeys)} on ${instanceName}`] : []),
   ];
   const count = tenantRoleKeys.length + instanceRoleKeys.length;
   return deny(
     "NO_PERMISSION",
-    `user "${missed.userKey}" has ${held.join(" and ")}, which ${count === 1 ? "lacks" : "lack"} ${permissionName}${abacNote}`,
+    `user '${missed.userKey}' has ${held.join(" and ")}, which ${count === 1 ? "lacks" : "lack"} ${permissionName}${abacNote}`,
   );
 }

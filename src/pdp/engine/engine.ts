@@ -150,11 +150,11 @@ class DecisionEngine implements Engine {
     const type = facts.types.get(resource.type);
     const actions = type === undefined ? undefined : schema.actionPermissions[type];
     if (type === undefined || actions === undefined) {
-      return deny("UNKNOWN_RESOURCE_TYPE", `resource type "${resource.type}" is not defined`);
+      return deny("UNKNOWN_RESOURCE_TYPE", `resource type '${resource.type}' is not defined`);
     }
     const permission = actions.get(action);
     if (permission === undefined) {
-      return deny("UNKNOWN_ACTION", `action "${action}" is not defined on resource type "${resource.type}"`);
+      return deny("UNKNOWN_ACTION", `action '${action}' is not defined on resource type '${resource.type}'`);
     }
     if (!resource.key) {
       const tenantKey = resource.tenant || DEFAULT_TENANT;
@@ -162,7 +162,7 @@ class DecisionEngine implements Engine {
     }
     const instance = facts.instanceId(type, resource.key);
     if (instance === undefined) {
-      return deny("UNKNOWN_INSTANCE", `resource instance "${resource.type}:${resource.key}" does not exist`);
+      return deny("UNKNOWN_INSTANCE", `resource instance '${resource.type}:${resource.key}' does not exist`);
     }
     const tenant = facts.instanceTenant[instance] as number;
     const tenantKey = facts.tenants.keyOf(tenant);
@@ -171,7 +171,7 @@ class DecisionEngine implements Engine {
     if (requested && requested !== DEFAULT_TENANT && requested !== tenantKey) {
       return deny(
         "TENANT_MISMATCH",
-        `resource instance "${resource.type}:${resource.key}" belongs to tenant "${tenantKey}", not "${requested}"`,
+        `resource instance '${resource.type}:${resource.key}' belongs to tenant '${tenantKey}', not '${requested}'`,
       );
     }
     return { permission, instance, tenant, tenantKey };
