@@ -57,7 +57,12 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
       : "-",
   );
 
-  type Logged = { throughput_lost: number; main_cpu_extra: number; p50_extra: number };
+  type Logged = {
+    throughput_lost: number;
+    main_cpu_extra: number;
+    p50_extra: number;
+    off_servers_apart?: number;
+  };
   const logged = Object.entries((get(pdp?.data, "decision_log") ?? {}) as Record<string, Logged>);
   const pc = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
   const worstCpu = logged.length ? Math.max(...logged.map(([, x]) => x.main_cpu_extra)) : undefined;
@@ -70,7 +75,10 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
       : logged
           .map(
             ([c, x]) =>
-              `c=${c}: event loop ${pc(x.main_cpu_extra)}, p50 ${pc(x.p50_extra)}, throughput ${pc(-x.throughput_lost)}`,
+              `c=${c}: event loop ${pc(x.main_cpu_extra)}, p50 ${pc(x.p50_extra)}, throughput ${pc(-x.throughput_lost)}` +
+              (x.off_servers_apart === undefined
+                ? ""
+                : ` (two log-off servers ${pc(x.off_servers_apart)} apart)`),
           )
           .join("; "),
   );

@@ -21,7 +21,8 @@ type Target =
   | "abac"
   | "bulk"
   | "rbac-log"
-  | "rbac-nolog";
+  | "rbac-nolog"
+  | "rbac-nolog2";
 
 const LABEL: Record<Target, string> = {
   bare: "bare node:http (/allowed bodies)",
@@ -34,6 +35,7 @@ const LABEL: Record<Target, string> = {
   bulk: "/allowed/bulk x100 (RBAC)",
   "rbac-log": "RBAC, decision log on",
   "rbac-nolog": "RBAC, decision log off",
+  "rbac-nolog2": "RBAC, decision log off (second server)",
 };
 
 const cerbosBody = (c: RbacCheck, i: number) =>
@@ -121,19 +123,24 @@ export const pdpScenario: Scenario = {
     const bareUrl = `http://127.0.0.1:${barePort}`;
     await waitReady(bareProc, `${bareUrl}/`);
 
-    // For the decision log's cost: two more gatehouse serve over the same database, started alike after the
-    // seeding and differing only in GATEHOUSE_DECISION_LOG, so that neither carries the seeding's history.
+    // For the decision log's cost: three more gatehouse serve over the same database, started alike after the
+    // seeding so that none carries the seeding's history: one with the log on, two with it off. The two alike
+    // show how far apart the A/B puts servers that do the same work: its resolution.
     const abServers = {
       on: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "on" } }),
       off: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "off" } }),
+      off2: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "off" } }),
     };
     const logUrl = abServers.on.pdpUrl as string;
     const nologUrl = abServers.off.pdpUrl as string;
+    const nolog2Url = abServers.off2.pdpUrl as string;
     const log = new Api(logUrl, envKey);
     const nolog = new Api(nologUrl, envKey);
+    const nolog2 = new Api(nolog2Url, envKey);
     for (const [server, label] of [
       [log, "on"],
       [nolog, "off"],
+      [nolog2, "off (second)"],
     ] as const)
       for (const c of d.checks.rbac) {
         const r = await server.call("POST", "/allowed", c.body);
@@ -208,6 +215,7 @@ export const pdpScenario: Scenario = {
       rbac: single(pdpUrl, d.checks.rbac, "pdp", "rbac"),
       "rbac-log": single(logUrl, d.checks.rbac, "pdp", "rbac"),
       "rbac-nolog": single(nologUrl, d.checks.rbac, "pdp", "rbac"),
+      "rbac-nolog2": single(nolog2Url, d.checks.rbac, "pdp", "rbac"),
       rebac1: single(pdpUrl, d.checks.rebac1, "pdp", "rebac"),
       rebac3: single(pdpUrl, d.checks.rebac3, "pdp", "rebac"),
       abac: single(pdpUrl, d.checks.abac, "pdp", "abac"),
@@ -234,44 +242,47 @@ export const pdpScenario: Scenario = {
       abac: sampler(pdp, d.checks.abac),
       "rbac-log": sampler(log, d.checks.rbac),
       "rbac-nolog": sampler(nolog, d.checks.rbac),
+      "rbac-nolog2": sampler(nolog2, d.checks.rbac),
     };
     const order: Target[] = ["bare", "rbac", "cerbos", "rebac1", "rebac3", "abac", "bare-bulk", "bulk"];
     const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
     const problems: string[] = [];
     const warmed = new Set<string>();
     // The decision log's cost, first (a backlog of log entries from the other loads would still be written
-    // during it): the same RBAC load alternating between the PDP with the log on and the one with it
-    // off, in short slices ordered on, off, off, on (three times), so that drift in the machine's load hits both
-    // alike; besides throughput and latency, the CPU time each server spent per request, on its event loop (where
-    // checks are answered) and in all its threads (the log's writer thread included).
+    // during it): the same RBAC load rotating between the PDP with the log on and the two with it off, in short
+    // slices whose order changes every round (each server first, second and last alike), so that drift in the
+    // machine's load hits all alike; besides throughput and latency, the CPU time each server spent per request,
+    // on its event loop (where checks are answered) and in all its threads (the log's writer thread included).
+    // The log's cost is on against both off servers together; off2 against off is the A/B's resolution.
     const slice = Math.max(2, Math.round(settings.loadSeconds / 3));
-    const decisionLog: Record<number, Record<"on" | "off", LoggedLoad>> = {};
-    const pids = { on: abServers.on.proc.child.pid, off: abServers.off.proc.child.pid };
+    type Mode = "on" | "off" | "off2";
+    const target: Record<Mode, Target> = { on: "rbac-log", off: "rbac-nolog", off2: "rbac-nolog2" };
+    const rounds: Mode[][] = [
+      ["on", "off", "off2"],
+      ["off2", "off", "on"],
+      ["off", "off2", "on"],
+      ["on", "off2", "off"],
+      ["off2", "on", "off"],
+      ["off", "on", "off2"],
+    ];
+    const decisionLog: Record<number, { on: LoggedLoad; off: LoggedLoad; noise: number }> = {};
     for (const c of [1, 64]) {
-      const parts: Record<"on" | "off", WrkResult[]> = { on: [], off: [] };
-      const cpu = { on: { main: 0, all: 0 }, off: { main: 0, all: 0 } };
-      for (const mode of [
-        "on",
-        "off",
-        "off",
-        "on",
-        "on",
-        "off",
-        "off",
-        "on",
-        "on",
-        "off",
-        "off",
-        "on",
-      ] as const) {
-        const target = mode === "on" ? "rbac-log" : "rbac-nolog";
-        if (!warmed.has(target)) {
-          warmed.add(target);
-          await runWrk(plans[target] as WrkPlan, 16, settings.warmupSeconds);
+      const parts: Record<Mode, WrkResult[]> = { on: [], off: [], off2: [] };
+      const cpu: Record<Mode, { main: number; all: number }> = {
+        on: { main: 0, all: 0 },
+        off: { main: 0, all: 0 },
+        off2: { main: 0, all: 0 },
+      };
+      for (const mode of rounds.flat()) {
+        const plan = plans[target[mode]] as WrkPlan;
+        if (!warmed.has(target[mode])) {
+          warmed.add(target[mode]);
+          await runWrk(plan, 16, settings.warmupSeconds);
         }
-        const before = cpuTimes(pids[mode]);
-        const r = await runWrk(plans[target] as WrkPlan, c, slice, samplers[target]);
-        const after = cpuTimes(pids[mode]);
+        const pid = abServers[mode].proc.child.pid;
+        const before = cpuTimes(pid);
+        const r = await runWrk(plan, c, slice, samplers[target[mode]]);
+        const after = cpuTimes(pid);
         problems.push(...r.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
         parts[mode].push(r);
         if (before && after) {
@@ -279,14 +290,17 @@ export const pdpScenario: Scenario = {
           cpu[mode].all += after.processUs - before.processUs;
         }
       }
-      const load = (mode: "on" | "off"): LoggedLoad => {
-        const r = combine(parts[mode]);
-        return { ...r, main_cpu_us: cpu[mode].main / r.requests, process_cpu_us: cpu[mode].all / r.requests };
+      const load = (...modes: Mode[]): LoggedLoad => {
+        const r = combine(modes.flatMap((m) => parts[m]));
+        const sum = (k: "main" | "all") => modes.reduce((n, m) => n + cpu[m][k], 0);
+        return { ...r, main_cpu_us: sum("main") / r.requests, process_cpu_us: sum("all") / r.requests };
       };
-      const x = (decisionLog[c] = { on: load("on"), off: load("off") });
+      const noise = load("off2").main_cpu_us / load("off").main_cpu_us - 1;
+      const x = (decisionLog[c] = { on: load("on"), off: load("off", "off2"), noise });
       ctx.log(
         `decision log c=${c}: on ${fmt(x.on.rps)} req/s, ${x.on.main_cpu_us.toFixed(1)} µs event loop per request; ` +
-          `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs`,
+          `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs; the two off servers differ by ` +
+          `${(100 * noise).toFixed(1)}%`,
       );
     }
     for (const c of settings.concurrencies) {
@@ -379,9 +393,19 @@ export const pdpScenario: Scenario = {
           pct(x.on.main_cpu_us, x.off.main_cpu_us),
           pct(x.on.process_cpu_us, x.off.process_cpu_us),
         ],
+        [
+          Number(c),
+          "off2 vs off",
+          "",
+          "",
+          "",
+          `${x.noise >= 0 ? "+" : ""}${(100 * x.noise).toFixed(1)}%`,
+          "",
+        ],
       ]),
       notes: [
-        `on and off: two gatehouse serve over the same database, started alike after the seeding, with GATEHOUSE_DECISION_LOG=on (every decision recorded) and =off. Twelve ${slice} s slices per concurrency (on, off, off, on, three times), six of each combined.`,
+        `on and off: three gatehouse serve over the same database, started alike after the seeding, one with GATEHOUSE_DECISION_LOG=on (every decision recorded) and two with =off, combined as "off". Eighteen ${slice} s slices per concurrency, six per server, in an order that changes every round.`,
+        "off2 vs off: the event-loop CPU per request of the two servers with the log off, which do the same work: how far apart the A/B puts servers alike, so differences of that size between on and off say nothing.",
         "event loop CPU: the server's main thread, where checks are answered; process CPU adds its other threads: the decision log's SQLite writer thread and the garbage collector's helpers. On this 2-core machine those threads compete with the load generator for the second core, which the throughput at c=64 shows.",
       ],
     });
@@ -447,6 +471,7 @@ export const pdpScenario: Scenario = {
           off: withCpu(x.off),
           throughput_lost: 1 - x.on.rps / x.off.rps,
           main_cpu_extra: x.on.main_cpu_us / x.off.main_cpu_us - 1,
+          off_servers_apart: x.noise,
           process_cpu_extra: x.on.process_cpu_us / x.off.process_cpu_us - 1,
           p50_extra: x.on.latency_us.p50 / x.off.latency_us.p50 - 1,
         },
