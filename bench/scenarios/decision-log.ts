@@ -97,7 +97,7 @@ function oldLayoutWriter(file: string, organizationId: string, projectId: string
   );
   const json = (v: unknown) => (v == null ? null : JSON.stringify(v));
   const write = db.transaction((chunk: DecisionLogChunk, createdAt: string) => {
-    for (const e of JSON.parse(chunk.entries) as DecisionLogEntry[])
+    for (const e of JSON.parse(Buffer.from(chunk.entries).toString()) as DecisionLogEntry[])
       insert.run([
         e.id,
         organizationId,
@@ -173,7 +173,9 @@ export const decisionLogScenario: Scenario = {
         const chunks = await recordChecks(environmentId, n);
         /** Decisions in the timed chunks (all but the first). */
         const timed = n - (chunks[0]?.count ?? 0);
-        const ids = chunks.flatMap((c) => (JSON.parse(c.entries) as DecisionLogEntry[]).map((e) => e.id));
+        const ids = chunks.flatMap((c) =>
+          (JSON.parse(Buffer.from(c.entries).toString()) as DecisionLogEntry[]).map((e) => e.id),
+        );
         let ms: number;
         if (dialect === "sqlite") {
           const writerDb = openSqliteDecisionLogWriter(env.store.location.sqliteFile as string);

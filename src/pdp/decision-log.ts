@@ -39,13 +39,13 @@ export interface DecisionSource {
 export type DecisionRecord = Omit<DecisionLogEntry, "id" | "timestamp" | "pdp_id">;
 
 /**
- * Decisions of one environment as the log stores them: the text of a JSON array of `DecisionLogEntry` objects,
- * encoded once, when they were recorded, and never parsed on the way to the database, which keeps the text as
- * one row. `firstId` and `lastId` are the least and greatest ids, which bound the chunk in time.
+ * Decisions of one environment as the log stores them: a JSON array of `DecisionLogEntry` objects as UTF-8 bytes,
+ * encoded once, when they were recorded, and neither parsed nor decoded on the way to the database, which keeps
+ * the text as one row. `firstId` and `lastId` are the least and greatest ids, which bound the chunk in time.
  */
 export interface DecisionLogChunk {
   environmentId: string;
-  entries: string;
+  entries: Uint8Array<ArrayBuffer>;
   count: number;
   firstId: string;
   lastId: string;
@@ -224,7 +224,9 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     q.buf[q.length] = CLOSE_BRACKET;
     backlog.push({
       environmentId: q.environmentId,
-      entries: q.buf.toString("utf8", 0, q.length + 1),
+      // A copy of the bytes: no string of the whole chunk on this thread's heap, nor UTF-8 decoding (a string
+      // that large would live in the old generation, to be freed by a full collection).
+      entries: Buffer.from(q.buf.subarray(0, q.length + 1)),
       count: q.count,
       firstId: q.firstId,
       lastId: q.lastId,

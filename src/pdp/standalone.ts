@@ -60,7 +60,7 @@ class ControlPlane {
   }
 
   /** `body` is JSON text. */
-  async post(pathAndQuery: string, body: string): Promise<void> {
+  async post(pathAndQuery: string, body: string | Uint8Array<ArrayBuffer>): Promise<void> {
     const res = await fetch(this.url + pathAndQuery, {
       method: "POST",
       headers: { authorization: `Bearer ${this.key}`, "content-type": "application/json" },

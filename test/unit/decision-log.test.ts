@@ -52,7 +52,8 @@ const record = (i: number): DecisionRecord => ({
 });
 
 const source: DecisionSource = { environmentId: "e" };
-const parse = (chunk: DecisionLogChunk) => JSON.parse(chunk.entries) as DecisionLogEntry[];
+const text = (chunk: DecisionLogChunk) => new TextDecoder().decode(chunk.entries);
+const parse = (chunk: DecisionLogChunk) => JSON.parse(text(chunk)) as DecisionLogEntry[];
 
 test("decision logger: entries are encoded once, stamped with time-ordered ids, shipped per environment in bounded chunks", async () => {
   const chunks: DecisionLogChunk[] = [];
@@ -205,7 +206,7 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
   assert.equal(chunks.length, 1);
   const stamps = parse(chunks[0]!).map((e) => ({ id: e.id, timestamp: e.timestamp, pdp_id: 'pdp "one"' }));
   const expected = recorded.map((r, i) => JSON.stringify({ ...stamps[i], ...r }));
-  assert.equal(chunks[0]!.entries, `[${expected.join(",")}]`);
+  assert.equal(text(chunks[0]!), `[${expected.join(",")}]`);
 });
 
 test("decision logger: timestamps are toTimestamp's text, across seconds, minutes and days", async (t) => {
@@ -366,6 +367,9 @@ describeEachDialect("decision log storage", (env) => {
     for (const r of rows) assert.ok(r.created_at >= r.entry.timestamp.slice(0, 19));
     const chunks = await env().store.db.selectFrom("decision_log_chunks").selectAll().execute();
     assert.equal(chunks.length, 1);
+    // The chunk is shipped as bytes; the column holds text (on SQLite a bound buffer would stay a BLOB).
+    assert.equal(typeof chunks[0]?.entries, "string");
+    assert.equal(chunks[0]?.entries, text(chunk));
     await env().store.db.deleteFrom("decision_log_chunks").execute();
   });
 

@@ -5,13 +5,14 @@ import type { Database } from "../../db/types.ts";
 import type { DecisionLogChunk, DecisionLogEntry } from "../../pdp/decision-log.ts";
 
 /**
- * Stores a chunk as one row, its entries as the text they were shipped in. The environment must still exist:
+ * Stores a chunk as one row, its entries as the text they were shipped in (bound as bytes and cast to text, which
+ * neither SQLite nor PostgreSQL re-encodes: both keep UTF-8). The environment must still exist:
  * a chunk of one deleted since its decisions were made is left out (0 rows). A chunk already stored (a retry
  * after a lost answer) is left as it is. Parameters: first id, last id, count, created_at, entries, environment.
  */
 const INSERT_DECISION_LOG_CHUNK =
   "insert into decision_log_chunks (environment_id, first_id, last_id, count, created_at, entries) " +
-  "select id, ?, ?, cast(? as integer), ?, ? from environments where id = ? on conflict do nothing";
+  "select id, ?, ?, cast(? as integer), ?, cast(? as text) from environments where id = ? on conflict do nothing";
 
 const insertChunkSql: Record<Dialect, string> = {
   sqlite: INSERT_DECISION_LOG_CHUNK,

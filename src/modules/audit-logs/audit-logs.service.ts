@@ -181,7 +181,7 @@ export function createAuditLogsService(deps: {
         dialect,
         {
           environmentId: environment.id,
-          entries: JSON.stringify(entries.map(asStored)),
+          entries: Buffer.from(JSON.stringify(entries.map(asStored))),
           count: entries.length,
           firstId: ids[0] as string,
           lastId: ids[ids.length - 1] as string,
