@@ -2,6 +2,7 @@ import { settings } from "../lib/config.ts";
 import { cerbosBinary, cerbosPolicies, startCerbos } from "../lib/cerbos.ts";
 import { Api, pool } from "../lib/http.ts";
 import { buildPdpDataset, TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts";
+import { loopShares, monotonicUs, type LoopShares } from "../lib/cpu-profile.ts";
 import { BOOTSTRAP_KEY, cpuTimes, freePort, sleep, startGatehouse, waitReady } from "../lib/procs.ts";
 import { fmt, ms, ratio } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
@@ -21,6 +22,7 @@ type Target =
   | "abac"
   | "bulk"
   | "rbac-log"
+  | "rbac-log2"
   | "rbac-nolog"
   | "rbac-nolog2";
 
@@ -34,6 +36,7 @@ const LABEL: Record<Target, string> = {
   abac: "ABAC",
   bulk: "/allowed/bulk x100 (RBAC)",
   "rbac-log": "RBAC, decision log on",
+  "rbac-log2": "RBAC, decision log on (second server)",
   "rbac-nolog": "RBAC, decision log off",
   "rbac-nolog2": "RBAC, decision log off (second server)",
 };
@@ -123,22 +126,29 @@ export const pdpScenario: Scenario = {
     const bareUrl = `http://127.0.0.1:${barePort}`;
     await waitReady(bareProc, `${bareUrl}/`);
 
-    // For the decision log's cost: three more gatehouse serve over the same database, started alike after the
-    // seeding so that none carries the seeding's history: one with the log on, two with it off. The two alike
-    // show how far apart the A/B puts servers that do the same work: its resolution.
+    // For the decision log's cost: four more gatehouse serve over the same database, started alike after the
+    // seeding so that none carries the seeding's history: two with the log on, two with it off. Processes that do
+    // the same work differ by a few percent, one from the other; two of each average that out, and how far apart
+    // the two of each are is the A/B's resolution.
+    const logServer = (log: "on" | "off") =>
+      startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: log } });
     const abServers = {
-      on: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "on" } }),
-      off: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "off" } }),
-      off2: await startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: "off" } }),
+      on: await logServer("on"),
+      on2: await logServer("on"),
+      off: await logServer("off"),
+      off2: await logServer("off"),
     };
     const logUrl = abServers.on.pdpUrl as string;
+    const log2Url = abServers.on2.pdpUrl as string;
     const nologUrl = abServers.off.pdpUrl as string;
     const nolog2Url = abServers.off2.pdpUrl as string;
     const log = new Api(logUrl, envKey);
+    const log2 = new Api(log2Url, envKey);
     const nolog = new Api(nologUrl, envKey);
     const nolog2 = new Api(nolog2Url, envKey);
     for (const [server, label] of [
       [log, "on"],
+      [log2, "on (second)"],
       [nolog, "off"],
       [nolog2, "off (second)"],
     ] as const)
@@ -214,6 +224,7 @@ export const pdpScenario: Scenario = {
       bare: single(bareUrl, d.checks.rbac, "none"),
       rbac: single(pdpUrl, d.checks.rbac, "pdp", "rbac"),
       "rbac-log": single(logUrl, d.checks.rbac, "pdp", "rbac"),
+      "rbac-log2": single(log2Url, d.checks.rbac, "pdp", "rbac"),
       "rbac-nolog": single(nologUrl, d.checks.rbac, "pdp", "rbac"),
       "rbac-nolog2": single(nolog2Url, d.checks.rbac, "pdp", "rbac"),
       rebac1: single(pdpUrl, d.checks.rebac1, "pdp", "rebac"),
@@ -241,6 +252,7 @@ export const pdpScenario: Scenario = {
       rebac3: sampler(pdp, d.checks.rebac3),
       abac: sampler(pdp, d.checks.abac),
       "rbac-log": sampler(log, d.checks.rbac),
+      "rbac-log2": sampler(log2, d.checks.rbac),
       "rbac-nolog": sampler(nolog, d.checks.rbac),
       "rbac-nolog2": sampler(nolog2, d.checks.rbac),
     };
@@ -249,31 +261,39 @@ export const pdpScenario: Scenario = {
     const problems: string[] = [];
     const warmed = new Set<string>();
     // The decision log's cost, first (a backlog of log entries from the other loads would still be written
-    // during it): the same RBAC load rotating between the PDP with the log on and the two with it off, in short
-    // slices whose order changes every round (each server first, second and last alike), so that drift in the
-    // machine's load hits all alike; besides throughput and latency, the CPU time each server spent per request,
-    // on its event loop (where checks are answered) and in all its threads (the log's writer thread included).
-    // The log's cost is on against both off servers together; off2 against off is the A/B's resolution.
+    // during it): the same RBAC load rotating between the two PDPs with the log on and the two with it off, in
+    // short slices whose order changes every round (each server in each place once, and after each other server
+    // once, in four rounds, run twice), so that drift in the machine's load hits all alike; besides throughput and
+    // latency, the CPU time each server spent per request, on its event loop (where checks are answered) and in
+    // all its threads (the log's writer thread included). The log's cost is both on servers against both off
+    // servers; on2 against on and off2 against off are the A/B's resolution.
     const slice = Math.max(2, Math.round(settings.loadSeconds / 3));
-    type Mode = "on" | "off" | "off2";
-    const target: Record<Mode, Target> = { on: "rbac-log", off: "rbac-nolog", off2: "rbac-nolog2" };
+    type Mode = "on" | "on2" | "off" | "off2";
+    const target: Record<Mode, Target> = {
+      on: "rbac-log",
+      on2: "rbac-log2",
+      off: "rbac-nolog",
+      off2: "rbac-nolog2",
+    };
     const rounds: Mode[][] = [
-      ["on", "off", "off2"],
-      ["off2", "off", "on"],
-      ["off", "off2", "on"],
-      ["on", "off2", "off"],
-      ["off2", "on", "off"],
-      ["off", "on", "off2"],
+      ["on", "off", "on2", "off2"],
+      ["off", "off2", "on", "on2"],
+      ["on2", "on", "off2", "off"],
+      ["off2", "on2", "off", "on"],
     ];
-    const decisionLog: Record<number, { on: LoggedLoad; off: LoggedLoad; noise: number }> = {};
+    const decisionLog: Record<
+      number,
+      { on: LoggedLoad; off: LoggedLoad; onNoise: number; offNoise: number }
+    > = {};
     for (const c of [1, 64]) {
-      const parts: Record<Mode, WrkResult[]> = { on: [], off: [], off2: [] };
+      const parts: Record<Mode, WrkResult[]> = { on: [], on2: [], off: [], off2: [] };
       const cpu: Record<Mode, { main: number; all: number }> = {
         on: { main: 0, all: 0 },
+        on2: { main: 0, all: 0 },
         off: { main: 0, all: 0 },
         off2: { main: 0, all: 0 },
       };
-      for (const mode of rounds.flat()) {
+      for (const mode of [...rounds, ...rounds].flat()) {
         const plan = plans[target[mode]] as WrkPlan;
         if (!warmed.has(target[mode])) {
           warmed.add(target[mode]);
@@ -295,14 +315,46 @@ export const pdpScenario: Scenario = {
         const sum = (k: "main" | "all") => modes.reduce((n, m) => n + cpu[m][k], 0);
         return { ...r, main_cpu_us: sum("main") / r.requests, process_cpu_us: sum("all") / r.requests };
       };
-      const noise = load("off2").main_cpu_us / load("off").main_cpu_us - 1;
-      const x = (decisionLog[c] = { on: load("on"), off: load("off", "off2"), noise });
+      const apart = (a: Mode, b: Mode) => load(b).main_cpu_us / load(a).main_cpu_us - 1;
+      const x = (decisionLog[c] = {
+        on: load("on", "on2"),
+        off: load("off", "off2"),
+        onNoise: apart("on", "on2"),
+        offNoise: apart("off", "off2"),
+      });
       ctx.log(
         `decision log c=${c}: on ${fmt(x.on.rps)} req/s, ${x.on.main_cpu_us.toFixed(1)} µs event loop per request; ` +
-          `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs; the two off servers differ by ` +
-          `${(100 * noise).toFixed(1)}%`,
+          `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs; the two on servers differ by ` +
+          `${(100 * x.onNoise).toFixed(1)}%, the two off servers by ${(100 * x.offNoise).toFixed(1)}%`,
       );
     }
+    // Where the log's time goes inside one process, which the spread between processes does not blur: one more
+    // server with the log on and one with it off, each profiled (--cpu-prof) through the RBAC load at c=64; the
+    // share of the event loop's work under the logger's module (what it calls included: encoding, sealing,
+    // handing chunks to the writer) and in the garbage collector.
+    const profiled: Partial<Record<"on" | "off", LoopShares>> = {};
+    for (const mode of ["on", "off"] as const) {
+      const dir = ctx.res.tempDir(`pdp-profile-${mode}`);
+      const server = await startGatehouse(ctx.res, {
+        dataDir,
+        pdp: true,
+        env: { GATEHOUSE_DECISION_LOG: mode },
+        nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+      });
+      const plan = single(server.pdpUrl as string, d.checks.rbac, "pdp", "rbac");
+      await runWrk(plan, 16, settings.warmupSeconds);
+      const from = monotonicUs();
+      const r = await runWrk(plan, 64, settings.loadSeconds);
+      const to = monotonicUs();
+      problems.push(...r.problems.map((p) => `profiled server, log ${mode}: ${p}`));
+      await server.proc.stop();
+      const x = (profiled[mode] = loopShares(dir, "/src/pdp/decision-log.ts", from, to));
+      ctx.log(
+        `profiled, log ${mode}: ${fmt(r.rps)} req/s; of the event loop's work, ${(100 * x.module).toFixed(1)}% in the ` +
+          `decision logger, ${(100 * x.gc).toFixed(1)}% in the garbage collector (${fmt(x.busySamples)} samples)`,
+      );
+    }
+
     for (const c of settings.concurrencies) {
       for (const target of order) {
         const plan = plans[target];
@@ -393,20 +445,37 @@ export const pdpScenario: Scenario = {
           pct(x.on.main_cpu_us, x.off.main_cpu_us),
           pct(x.on.process_cpu_us, x.off.process_cpu_us),
         ],
-        [
-          Number(c),
-          "off2 vs off",
-          "",
-          "",
-          "",
-          `${x.noise >= 0 ? "+" : ""}${(100 * x.noise).toFixed(1)}%`,
-          "",
-        ],
+        ...(["on", "off"] as const).map((mode) => {
+          const noise = mode === "on" ? x.onNoise : x.offNoise;
+          return [
+            Number(c),
+            `${mode}2 vs ${mode}`,
+            "",
+            "",
+            "",
+            `${noise >= 0 ? "+" : ""}${(100 * noise).toFixed(1)}%`,
+            "",
+          ];
+        }),
       ]),
       notes: [
-        `on and off: three gatehouse serve over the same database, started alike after the seeding, one with GATEHOUSE_DECISION_LOG=on (every decision recorded) and two with =off, combined as "off". Eighteen ${slice} s slices per concurrency, six per server, in an order that changes every round.`,
-        "off2 vs off: the event-loop CPU per request of the two servers with the log off, which do the same work: how far apart the A/B puts servers alike, so differences of that size between on and off say nothing.",
+        `on and off: four gatehouse serve over the same database, started alike after the seeding, two with GATEHOUSE_DECISION_LOG=on (every decision recorded) and two with =off, each pair combined. Thirty-two ${slice} s slices per concurrency, eight per server, in an order that changes every round.`,
+        "on2 vs on, off2 vs off: the event-loop CPU per request of two servers that do the same work: how far apart the A/B puts servers alike, so differences of that size between on and off say nothing.",
         "event loop CPU: the server's main thread, where checks are answered; process CPU adds its other threads: the decision log's SQLite writer thread and the garbage collector's helpers. On this 2-core machine those threads compete with the load generator for the second core, which the throughput at c=64 shows.",
+      ],
+    });
+    const share = (x: number | undefined) => (x === undefined ? "-" : `${(100 * x).toFixed(1)}%`);
+    ctx.table({
+      title: "Decision log in the profile of one process (RBAC, c=64)",
+      columns: ["log", "decision logger", "garbage collector", "busy samples"],
+      rows: (["on", "off"] as const).map((mode) => [
+        mode,
+        share(profiled[mode]?.module),
+        share(profiled[mode]?.gc),
+        fmt(profiled[mode]?.busySamples ?? 0),
+      ]),
+      notes: [
+        `Two more gatehouse serve, one with the log on and one off, each run with --cpu-prof through ${settings.loadSeconds} s of the RBAC load at c=64 after a warm-up; the shares are of the samples in which the event loop was at work during the load. "decision logger": a frame of src/pdp/decision-log.ts on the stack (what it calls included: encoding, sealing chunks, handing them to the writer thread). Within one process these shares are free of the spread between processes alike; they leave out what the log costs other code (caches, the writer thread's share of the cores).`,
       ],
     });
     if (cerbosUrl) {
@@ -471,12 +540,23 @@ export const pdpScenario: Scenario = {
           off: withCpu(x.off),
           throughput_lost: 1 - x.on.rps / x.off.rps,
           main_cpu_extra: x.on.main_cpu_us / x.off.main_cpu_us - 1,
-          off_servers_apart: x.noise,
+          on_servers_apart: x.onNoise,
+          off_servers_apart: x.offNoise,
           process_cpu_extra: x.on.process_cpu_us / x.off.process_cpu_us - 1,
           p50_extra: x.on.latency_us.p50 / x.off.latency_us.p50 - 1,
         },
       ]),
     );
+    ctx.data["decision_log_profile"] = {
+      concurrency: 64,
+      on: profiled.on,
+      off: profiled.off,
+      // The log's share of the loop's work: its own code, and what the collector does beyond the log-off server.
+      log_share:
+        profiled.on && profiled.off
+          ? profiled.on.module + Math.max(0, profiled.on.gc - profiled.off.gc)
+          : undefined,
+    };
     ctx.data["cerbos"] = cerbosUrl ? { version: cerbosVersion } : { missing: cerbosMissing };
     ctx.data["results"] = Object.fromEntries(
       Object.entries(results).map(([t, byC]) => [
