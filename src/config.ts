@@ -24,6 +24,7 @@ export interface Config {
   apiLogFlushMs: number;
   decisionLogRetentionDays: number;
   decisionLog: string;
+  pdpIdleMinutes: number;
   controlPlaneUrl: string | undefined;
   pdpApiKey: string | undefined;
 }
@@ -202,6 +203,15 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "on",
     describe: "record every PDP decision in the decision log (on) or not (off)",
+  },
+  {
+    env: "GATEHOUSE_PDP_IDLE_MINUTES",
+    flag: "pdp-idle-minutes",
+    key: "pdpIdleMinutes",
+    kind: "int",
+    default: "60",
+    describe:
+      "minutes the embedded PDP keeps an environment's in-memory copy after its last check (0 keeps every copy)",
   },
   {
     env: "GATEHOUSE_CONTROL_PLANE_URL",

@@ -92,6 +92,7 @@ export async function startServer(
             if (!controlPlane.app) throw new Error("the control plane is not running");
             return controlPlane.app;
           },
+          idleMs: config.pdpIdleMinutes * 60_000,
           onError: (err) => controlPlane.app?.log.error({ err }, "embedded PDP error"),
           ...(config.decisionLog === "off" && { decisions: disabledDecisionLogger }),
         });

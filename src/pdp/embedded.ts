@@ -41,9 +41,12 @@ export function createEmbeddedPdp(deps: {
   publicUrl: string;
   controlPlane: () => FastifyInstance;
   decisions?: DecisionLogger;
+  /** An environment's copy no check has asked for this long is let go (0 keeps every copy). */
+  idleMs?: number;
   onError?: (error: unknown) => void;
 }): EmbeddedPdp {
   const { store, notifier } = deps;
+  const idleMs = deps.idleMs ?? 0;
   const pdpId = randomUUID();
   const replicas = new Map<string, Promise<Replica>>();
   const loaded = new Map<string, Replica>();
@@ -84,12 +87,22 @@ export function createEmbeddedPdp(deps: {
   };
   const unsubscribe = notifier.subscribe((environmentId) => catchUp(environmentId));
   const poll = setInterval(() => {
+    const now = Date.now();
+    // Copies of environments no check asked for in a while go, so that memory follows the environments in use;
+    // the next check loads the environment again.
+    if (idleMs > 0) for (const [id, r] of loaded) if (now - r.usedAt > idleMs) dropEnvironment(id);
     for (const environmentId of replicas.keys()) void catchUp(environmentId);
     // Keys are not kept in memory past their cache time.
-    const now = Date.now();
     for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
   }, POLL_MS);
   poll.unref();
+
+  function dropEnvironment(environmentId: string): void {
+    replicas.delete(environmentId);
+    loaded.delete(environmentId);
+    for (const [secret, { target }] of targetCache)
+      if (target.environmentId === environmentId) targetCache.delete(secret);
+  }
 
   async function principalFor(secret: string): Promise<Principal | null> {
     const hash = hashSecret(secret);
@@ -140,6 +153,7 @@ export function createEmbeddedPdp(deps: {
       environmentId: env.id,
       replica: await replicaFor(env.id),
     };
+    target.replica.usedAt = Date.now();
     if (principal.level === "env") targetCache.set(secret, { target, expires: Date.now() + AUTH_CACHE_MS });
     return target;
   }
@@ -154,7 +168,11 @@ export function createEmbeddedPdp(deps: {
       const secret = BEARER_RE.exec(authorization)?.[1];
       if (!secret) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
       const known = targetCache.get(secret);
-      if (known && known.expires > Date.now()) return known.target;
+      const now = Date.now();
+      if (known && known.expires > now) {
+        known.target.replica.usedAt = now;
+        return known.target;
+      }
       return resolveKey(secret, request);
     },
     async forwardFacts(target: PdpTarget, request: FactsProxyRequest): Promise<FactsProxyResponse> {
@@ -181,12 +199,7 @@ export function createEmbeddedPdp(deps: {
       authCache.clear();
       targetCache.clear();
     },
-    dropEnvironment(environmentId) {
-      replicas.delete(environmentId);
-      loaded.delete(environmentId);
-      for (const [secret, { target }] of targetCache)
-        if (target.environmentId === environmentId) targetCache.delete(secret);
-    },
+    dropEnvironment,
     async close() {
       unsubscribe();
       clearInterval(poll);

@@ -36,6 +36,8 @@ export class Replica {
   readonly engine: Engine = createEngine();
   revision = -1;
   lastSyncAt = 0;
+  /** When a check last asked for this copy (ms since the epoch); the embedded PDP lets idle copies go. */
+  usedAt = Date.now();
   private running: Promise<void> | undefined;
   private again = false;
   private waiters: Waiter[] = [];

@@ -23,12 +23,13 @@ const toReply = (res: { statusCode: number; headers: Record<string, unknown>; bo
 };
 
 /** The embedded PDP over a test environment's control plane, as `gatehouse serve` wires it. */
-export async function startTestPdp(env: TestEnv): Promise<TestPdp> {
+export async function startTestPdp(env: TestEnv, options: { idleMs?: number } = {}): Promise<TestPdp> {
   const pdp = createEmbeddedPdp({
     store: env.store,
     notifier: env.app.notifier,
     publicUrl: PUBLIC_URL,
     controlPlane: () => env.app,
+    ...options,
   });
   const app = await buildPdpApp(pdp);
   const opa = await buildOpaApp(pdp);

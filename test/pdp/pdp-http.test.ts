@@ -4,6 +4,8 @@ import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 describeEachDialect("PDP over HTTP (embedded)", (env) => {
   let pdp: TestPdp;
   let key = "";
@@ -423,6 +425,41 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
       (await env().call(key, "GET", "/v2/pdps/default/production/audit_logs?per_page=101")).status,
       422,
     );
+  });
+
+  test("an environment's copy no check asked for in the idle time is let go; the next check loads it with the writes made meanwhile", async () => {
+    const idle = await startTestPdp(env(), { idleMs: 1500 });
+    try {
+      const held = () => idle.pdp.status().environments.map((e) => e.environmentId);
+      const copy = async () => (await idle.pdp.resolve(`Bearer ${key}`, {} as never)).replica;
+      const read = (user: string) =>
+        idle.call(key, "/allowed", { user, action: "read", resource: { type: "document", tenant: "t2" } });
+      assert.equal((await read("bob")).json.allow, true);
+      assert.equal((await read("carol")).json.allow, false);
+      const [production] = held();
+      assert.ok(production, "the first check loads the environment");
+      const first = await copy();
+      // Checks every 100 ms for longer than the idle time keep the copy.
+      for (const until = Date.now() + 2500; Date.now() < until;) {
+        assert.equal((await read("bob")).json.allow, true);
+        await sleep(100);
+      }
+      assert.deepEqual(held(), [production]);
+      assert.equal(await copy(), first, "a copy in use stays (it was not let go and loaded again)");
+      // Idle: it goes within the idle time and one poll (0.5 s).
+      for (const until = Date.now() + 10_000; held().length > 0 && Date.now() < until;) await sleep(100);
+      assert.deepEqual(held(), [], "an idle copy is let go");
+      await ok("POST", `${F}/role_assignments`, { user: "carol", role: "viewer", tenant: "t2" });
+      const carol = await read("carol");
+      assert.equal(
+        carol.json.allow,
+        true,
+        `loaded again, with the write made while it was away: ${carol.body}`,
+      );
+      assert.deepEqual(held(), [production]);
+    } finally {
+      await idle.close();
+    }
   });
 
   test("decision log retention: decisions older than the retention are purged, 0 keeps them", async () => {
