@@ -31,9 +31,10 @@ export interface LoopShares {
 export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
 /**
- * Reads the main thread's `.cpuprofile` in `dir` and measures the samples taken between `fromUs` and `toUs` (`monotonicUs()`
- * of the process that ran the load): what share of the event loop's work ran under `moduleSuffix` and in the
- * garbage collector. Attributing within one process is free of the few percent by which processes alike differ.
+ * Reads the main thread's `.cpuprofile` in `dir` and measures the samples taken between `fromUs` and `toUs`
+ * (`monotonicUs()` of the process that ran the load): what share of the event loop's work ran under
+ * `moduleSuffix` and in the garbage collector. Attributing within one process is free of the few percent by which
+ * processes alike differ.
  */
 export function loopShares(dir: string, moduleSuffix: string, fromUs: number, toUs: number): LoopShares {
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread, the others workers'.
