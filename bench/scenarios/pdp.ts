@@ -130,8 +130,8 @@ export const pdpScenario: Scenario = {
     // seeding so that none carries the seeding's history: two with the log on, two with it off. Processes that do
     // the same work differ by a few percent, one from the other; two of each average that out, and how far apart
     // the two of each are is the A/B's resolution.
-    const logServer = (log: "on" | "off") =>
-      startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: log } });
+    const logServer = (log: "on" | "off", nodeFlags: string[] = []) =>
+      startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: log }, nodeFlags });
     const abServers = {
       on: await logServer("on"),
       on2: await logServer("on"),
@@ -335,12 +335,7 @@ export const pdpScenario: Scenario = {
     const profiled: Partial<Record<"on" | "off", LoopShares>> = {};
     for (const mode of ["on", "off"] as const) {
       const dir = ctx.res.tempDir(`pdp-profile-${mode}`);
-      const server = await startGatehouse(ctx.res, {
-        dataDir,
-        pdp: true,
-        env: { GATEHOUSE_DECISION_LOG: mode },
-        nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
-      });
+      const server = await logServer(mode, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
       const plan = single(server.pdpUrl as string, d.checks.rbac, "pdp", "rbac");
       await runWrk(plan, 16, settings.warmupSeconds);
       const from = monotonicUs();

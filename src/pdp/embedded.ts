@@ -153,8 +153,9 @@ export function createEmbeddedPdp(deps: {
       environmentId: env.id,
       replica: await replicaFor(env.id),
     };
-    target.replica.usedAt = Date.now();
-    if (principal.level === "env") targetCache.set(secret, { target, expires: Date.now() + AUTH_CACHE_MS });
+    const now = Date.now();
+    target.replica.usedAt = now;
+    if (principal.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
     return target;
   }
 

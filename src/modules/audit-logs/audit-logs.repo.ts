@@ -72,8 +72,8 @@ export interface StoredDecision {
 
 /**
  * Reading entries out of chunks with the database's JSON functions. `contains` looks for text in a chunk before
- * its entries are unpacked: entries are written as JSON.stringify writes them, so an entry whose field equals a value holds
- * `"field":<the value as JSON.stringify writes it>`, and a chunk without that text holds no such entry.
+ * its entries are unpacked: entries are written as JSON.stringify writes them, so an entry whose field equals a
+ * value holds `"field":<the value as JSON.stringify writes it>`, and a chunk without that text holds no such entry.
  */
 const chunkSql = {
   sqlite: {
