@@ -209,6 +209,40 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
   assert.equal(text(chunks[0]!), `[${expected.join(",")}]`);
 });
 
+test("decision logger: entries encoded in runs keep their order, their environments and the time they were recorded", async (t) => {
+  // More entries than the logger holds before encoding a run, over three environments, each at its own time.
+  const n = 500;
+  let i = 0;
+  t.mock.method(Date, "now", () => 9_000_000 + 7 * i);
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => void chunks.push(chunk),
+    maxBatch: 30,
+    flushIntervalMs: 60_000,
+  });
+  const environments = ["a", "b", "c"];
+  for (i = 0; i < n; i++) logger.record({ environmentId: environments[(i * i) % 3] as string }, record(i));
+  mock.restoreAll();
+  await logger.close();
+  assert.ok(chunks.every((c) => c.count <= 30 && c.count === parse(c).length));
+  const entries = chunks.flatMap((c) => parse(c).map((e) => ({ ...e, environment: c.environmentId })));
+  entries.sort((x, y) => (x.id < y.id ? -1 : 1));
+  assert.deepEqual(
+    entries.map((e) => [e.latency_us, e.environment, e.timestamp]),
+    Array.from({ length: n }, (_, k) => [
+      k,
+      environments[(k * k) % 3],
+      toTimestamp(new Date(9_000_000 + 7 * k)),
+    ]),
+    "by id, the entries are in the order they were recorded, each with its environment and time",
+  );
+  for (const c of chunks) {
+    const ids = parse(c).map((e) => e.id);
+    assert.deepEqual([c.firstId, c.lastId], [ids[0], ids.at(-1)]);
+  }
+});
+
 test("decision logger: timestamps are toTimestamp's text, across seconds, minutes and days", async (t) => {
   const times = [999, 1000, 1001, 59_999, 60_000, 86_399_999, 86_400_000, 1_795_000_000_123];
   const left = [...times];
