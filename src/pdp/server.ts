@@ -1,4 +1,10 @@
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import Fastify, {
+  LogController,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from "fastify";
 import { AppError, errorBody } from "../lib/errors.ts";
 import { errorsPlugin } from "../plugins/errors.ts";
 import type { CheckQuery, Decision } from "./engine/types.ts";
@@ -178,14 +184,19 @@ function decide(
   return d;
 }
 
-/** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
-export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = Fastify({
+/** Fastify's options for both PDP ports. */
+function serverOptions(deps: PdpDeps): FastifyServerOptions {
+  return {
     logger: deps.logger ?? false,
     // Per-request log lines would cost more than the decision itself; the decision log records every check.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024,
-  });
+  };
+}
+
+/** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
+export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(deps));
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
 
   const health = async () => ({ status: "ok" });
@@ -434,12 +445,7 @@ function registerFactsProxy(
 
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = Fastify({
-    logger: deps.logger ?? false,
-    // Per-request log lines would cost more than the decision itself; the decision log records every check.
-    disableRequestLogging: true,
-    bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024,
-  });
+  const app = Fastify(serverOptions(deps));
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
   app.get("/health", async () => ({}));
   app.post("/v1/data/permit/root", async (request) => {
