@@ -63,18 +63,26 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
     p50_extra: number;
     on_servers_apart?: number;
     off_servers_apart?: number;
+    on_servers_p50_apart?: number;
+    off_servers_p50_apart?: number;
   };
   const logged = Object.entries((get(pdp?.data, "decision_log") ?? {}) as Record<string, Logged>);
   const pc = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}%`;
-  const worstCpu = logged.length ? Math.max(...logged.map(([, x]) => x.main_cpu_extra)) : undefined;
-  const p50AtOne = logged.find(([c]) => c === "1")?.[1].p50_extra;
+  const atOne = logged.find(([c]) => c === "1")?.[1];
   const profileShare = get(pdp?.data, "decision_log_profile", "log_share") as number | undefined;
+  // Alike servers differ by several percent (on2 against on, off2 against off). The A/B cannot tell a smaller
+  // difference between log on and off from that spread, so a figure within it does not count against the goal;
+  // the profile, which that spread does not blur, has to be within 5% in any case.
+  const within = (extra: number, ...apart: (number | undefined)[]) =>
+    extra <= Math.max(0.05, ...apart.map((a) => Math.abs(a ?? 0)));
   judge(
-    "The decision log slows a check by at most 5% (event-loop CPU per check, and p50 at c=1; and its share of the loop's work in one process's profile)",
-    worstCpu === undefined || p50AtOne === undefined
+    "The decision log slows a check by at most 5% (its share of the event loop's work in one process's profile; in the A/B of servers with the log on and off, event-loop CPU per check and p50 at c=1, beyond the spread between alike servers)",
+    atOne === undefined
       ? undefined
-      : worstCpu <= 0.05 && p50AtOne <= 0.05 && (profileShare === undefined || profileShare <= 0.05),
-    worstCpu === undefined
+      : logged.every(([, x]) => within(x.main_cpu_extra, x.on_servers_apart, x.off_servers_apart)) &&
+          within(atOne.p50_extra, atOne.on_servers_p50_apart, atOne.off_servers_p50_apart) &&
+          (profileShare === undefined || profileShare <= 0.05),
+    atOne === undefined
       ? "-"
       : (profileShare === undefined
           ? ""
@@ -85,8 +93,12 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
                 `c=${c}: event loop ${pc(x.main_cpu_extra)}, p50 ${pc(x.p50_extra)}, throughput ${pc(-x.throughput_lost)}` +
                 (x.off_servers_apart === undefined
                   ? ""
-                  : ` (${x.on_servers_apart === undefined ? "" : `two log-on servers ${pc(x.on_servers_apart)} apart, `}` +
-                    `two log-off servers ${pc(x.off_servers_apart)} apart)`),
+                  : ` (alike servers apart: event loop ${pc(x.on_servers_apart ?? NaN)} with the log on, ` +
+                    `${pc(x.off_servers_apart)} off` +
+                    (x.on_servers_p50_apart === undefined || x.off_servers_p50_apart === undefined
+                      ? ""
+                      : `; p50 ${pc(x.on_servers_p50_apart)} on, ${pc(x.off_servers_p50_apart)} off`) +
+                    ")"),
             )
             .join("; "),
   );

@@ -283,7 +283,14 @@ export const pdpScenario: Scenario = {
     ];
     const decisionLog: Record<
       number,
-      { on: LoggedLoad; off: LoggedLoad; onNoise: number; offNoise: number }
+      {
+        on: LoggedLoad;
+        off: LoggedLoad;
+        onNoise: number;
+        offNoise: number;
+        onP50Noise: number;
+        offP50Noise: number;
+      }
     > = {};
     for (const c of [1, 64]) {
       const parts: Record<Mode, WrkResult[]> = { on: [], on2: [], off: [], off2: [] };
@@ -316,11 +323,14 @@ export const pdpScenario: Scenario = {
         return { ...r, main_cpu_us: sum("main") / r.requests, process_cpu_us: sum("all") / r.requests };
       };
       const apart = (a: Mode, b: Mode) => load(b).main_cpu_us / load(a).main_cpu_us - 1;
+      const p50Apart = (a: Mode, b: Mode) => load(b).latency_us.p50 / load(a).latency_us.p50 - 1;
       const x = (decisionLog[c] = {
         on: load("on", "on2"),
         off: load("off", "off2"),
         onNoise: apart("on", "on2"),
         offNoise: apart("off", "off2"),
+        onP50Noise: p50Apart("on", "on2"),
+        offP50Noise: p50Apart("off", "off2"),
       });
       ctx.log(
         `decision log c=${c}: on ${fmt(x.on.rps)} req/s, ${x.on.main_cpu_us.toFixed(1)} µs event loop per request; ` +
@@ -537,6 +547,8 @@ export const pdpScenario: Scenario = {
           main_cpu_extra: x.on.main_cpu_us / x.off.main_cpu_us - 1,
           on_servers_apart: x.onNoise,
           off_servers_apart: x.offNoise,
+          on_servers_p50_apart: x.onP50Noise,
+          off_servers_p50_apart: x.offP50Noise,
           process_cpu_extra: x.on.process_cpu_us / x.off.process_cpu_us - 1,
           p50_extra: x.on.latency_us.p50 / x.off.latency_us.p50 - 1,
         },
