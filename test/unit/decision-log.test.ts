@@ -222,7 +222,11 @@ test("decision logger: entries encoded in runs keep their order, their environme
     flushIntervalMs: 60_000,
   });
   const environments = ["a", "b", "c"];
-  for (i = 0; i < n; i++) logger.record({ environmentId: environments[(i * i) % 3] as string }, record(i));
+  for (i = 0; i < n; i++) {
+    logger.record({ environmentId: environments[(i * i) % 3] as string }, record(i));
+    // Now and then the event loop turns, and the runs held so far are encoded.
+    if (i % 90 === 89) await new Promise((resolve) => setImmediate(resolve));
+  }
   mock.restoreAll();
   await logger.close();
   assert.ok(chunks.every((c) => c.count <= 30 && c.count === parse(c).length));
