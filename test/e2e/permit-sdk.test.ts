@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Permit } from "permitio";
-import { freePort, startServerProcess } from "../helpers/process.ts";
+import { startServerProcess } from "../helpers/process.ts";
 
 const BOOTSTRAP = "permit-sdk-e2e-bootstrap-key-0000000000";
 // The SDK's `useOpa` always calls port 8181 on the PDP's host.
@@ -12,13 +12,16 @@ const OPA_PORT = 8181;
 
 test("Permit's published SDK drives a full RBAC and ReBAC setup and checks against a running Gatehouse", async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-sdk-"));
-  const pdpPort = await freePort();
-  const server = await startServerProcess({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_API_KEY: BOOTSTRAP,
-    GATEHOUSE_PDP_PORT: String(pdpPort),
-    GATEHOUSE_OPA_PORT: String(OPA_PORT),
-  });
+  const server = await startServerProcess(
+    {
+      GATEHOUSE_DATA_DIR: dataDir,
+      GATEHOUSE_BOOTSTRAP_API_KEY: BOOTSTRAP,
+      GATEHOUSE_OPA_PORT: String(OPA_PORT),
+    },
+    [],
+    { pdp: true },
+  );
+  const { pdpPort } = server;
   try {
     const keyRes = await fetch(`${server.baseUrl}/v2/api-key/default/production`, {
       headers: { authorization: `Bearer ${BOOTSTRAP}` },

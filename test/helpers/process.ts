@@ -27,18 +27,38 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * Starts a server on a port found free. Another process (tests run in parallel) may take that port before the
+ * server binds it; then the server exits with EADDRINUSE and a fresh port is tried.
+ */
+async function onFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes("EADDRINUSE")) throw error;
+    }
+  }
+}
+
 /** Starts `gatehouse serve` the way `npm start` does, and waits until /readyz answers. */
 export async function startServerProcess(
   env: Record<string, string>,
   args: string[] = [],
-): Promise<ServerProcess> {
-  const port = await freePort();
-  return startGatehouse(
-    ["serve", ...args],
-    { GATEHOUSE_API_PORT: String(port), GATEHOUSE_PDP_PORT: "0", ...env },
-    port,
-    "/readyz",
-  );
+  options: { pdp?: boolean } = {},
+): Promise<ServerProcess & { pdpPort: number }> {
+  return onFreePort(async (port) => {
+    // With `pdp`, the embedded PDP listens on a port found free too, picked again on a retry.
+    const pdpPort = options.pdp ? await freePort() : 0;
+    const server = await startGatehouse(
+      ["serve", ...args],
+      { GATEHOUSE_API_PORT: String(port), GATEHOUSE_PDP_PORT: String(pdpPort), ...env },
+      port,
+      "/readyz",
+    );
+    return { ...server, pdpPort };
+  });
 }
 
 /** Starts `gatehouse pdp` (a standalone PDP) and waits until its /ready answers. */
@@ -46,12 +66,13 @@ export async function startPdpProcess(
   env: Record<string, string>,
   args: string[] = [],
 ): Promise<ServerProcess> {
-  const port = await freePort();
-  return startGatehouse(
-    ["pdp", ...args],
-    { GATEHOUSE_PDP_PORT: String(port), GATEHOUSE_OPA_PORT: "0", ...env },
-    port,
-    "/ready",
+  return onFreePort((port) =>
+    startGatehouse(
+      ["pdp", ...args],
+      { GATEHOUSE_PDP_PORT: String(port), GATEHOUSE_OPA_PORT: "0", ...env },
+      port,
+      "/ready",
+    ),
   );
 }
 
