@@ -41,6 +41,16 @@ const LABEL: Record<Target, string> = {
   "rbac-nolog2": "RBAC, decision log off (second server)",
 };
 
+/** The servers of the decision log's A/B: two with the log on, two with it off. */
+const AB_MODES = ["on", "on2", "off", "off2"] as const;
+type AbMode = (typeof AB_MODES)[number];
+const AB_TARGET: Record<AbMode, Target> = {
+  on: "rbac-log",
+  on2: "rbac-log2",
+  off: "rbac-nolog",
+  off2: "rbac-nolog2",
+};
+
 const cerbosBody = (c: RbacCheck, i: number) =>
   JSON.stringify({
     requestId: "",
@@ -138,25 +148,15 @@ export const pdpScenario: Scenario = {
       off: await logServer("off"),
       off2: await logServer("off"),
     };
-    const logUrl = abServers.on.pdpUrl as string;
-    const log2Url = abServers.on2.pdpUrl as string;
-    const nologUrl = abServers.off.pdpUrl as string;
-    const nolog2Url = abServers.off2.pdpUrl as string;
-    const log = new Api(logUrl, envKey);
-    const log2 = new Api(log2Url, envKey);
-    const nolog = new Api(nologUrl, envKey);
-    const nolog2 = new Api(nolog2Url, envKey);
-    for (const [server, label] of [
-      [log, "on"],
-      [log2, "on (second)"],
-      [nolog, "off"],
-      [nolog2, "off (second)"],
-    ] as const)
+    const abApis = {} as Record<AbMode, Api>;
+    for (const mode of AB_MODES) {
+      const server = (abApis[mode] = new Api(abServers[mode].pdpUrl as string, envKey));
       for (const c of d.checks.rbac) {
         const r = await server.call("POST", "/allowed", c.body);
         if (r.json?.allow !== c.allow)
-          fail(`PDP with the decision log ${label}: ${JSON.stringify(c.body)} -> ${r.text}`);
+          fail(`PDP with the decision log ${mode}: ${JSON.stringify(c.body)} -> ${r.text}`);
       }
+    }
 
     const bin = cerbosBinary();
     let cerbosUrl: string | undefined;
@@ -223,10 +223,6 @@ export const pdpScenario: Scenario = {
     const plans: Partial<Record<Target, WrkPlan>> = {
       bare: single(bareUrl, d.checks.rbac, "none"),
       rbac: single(pdpUrl, d.checks.rbac, "pdp", "rbac"),
-      "rbac-log": single(logUrl, d.checks.rbac, "pdp", "rbac"),
-      "rbac-log2": single(log2Url, d.checks.rbac, "pdp", "rbac"),
-      "rbac-nolog": single(nologUrl, d.checks.rbac, "pdp", "rbac"),
-      "rbac-nolog2": single(nolog2Url, d.checks.rbac, "pdp", "rbac"),
       rebac1: single(pdpUrl, d.checks.rebac1, "pdp", "rebac"),
       rebac3: single(pdpUrl, d.checks.rebac3, "pdp", "rebac"),
       abac: single(pdpUrl, d.checks.abac, "pdp", "abac"),
@@ -251,11 +247,11 @@ export const pdpScenario: Scenario = {
       rebac1: sampler(pdp, d.checks.rebac1),
       rebac3: sampler(pdp, d.checks.rebac3),
       abac: sampler(pdp, d.checks.abac),
-      "rbac-log": sampler(log, d.checks.rbac),
-      "rbac-log2": sampler(log2, d.checks.rbac),
-      "rbac-nolog": sampler(nolog, d.checks.rbac),
-      "rbac-nolog2": sampler(nolog2, d.checks.rbac),
     };
+    for (const mode of AB_MODES) {
+      plans[AB_TARGET[mode]] = single(abServers[mode].pdpUrl as string, d.checks.rbac, "pdp", "rbac");
+      samplers[AB_TARGET[mode]] = sampler(abApis[mode], d.checks.rbac);
+    }
     const order: Target[] = ["bare", "rbac", "cerbos", "rebac1", "rebac3", "abac", "bare-bulk", "bulk"];
     const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
     const problems: string[] = [];
@@ -268,14 +264,7 @@ export const pdpScenario: Scenario = {
     // all its threads (the log's writer thread included). The log's cost is both on servers against both off
     // servers; on2 against on and off2 against off are the A/B's resolution.
     const slice = Math.max(2, Math.round(settings.loadSeconds / 3));
-    type Mode = "on" | "on2" | "off" | "off2";
-    const target: Record<Mode, Target> = {
-      on: "rbac-log",
-      on2: "rbac-log2",
-      off: "rbac-nolog",
-      off2: "rbac-nolog2",
-    };
-    const rounds: Mode[][] = [
+    const rounds: AbMode[][] = [
       ["on", "off", "on2", "off2"],
       ["off", "off2", "on", "on2"],
       ["on2", "on", "off2", "off"],
@@ -293,22 +282,22 @@ export const pdpScenario: Scenario = {
       }
     > = {};
     for (const c of [1, 64]) {
-      const parts: Record<Mode, WrkResult[]> = { on: [], on2: [], off: [], off2: [] };
-      const cpu: Record<Mode, { main: number; all: number }> = {
+      const parts: Record<AbMode, WrkResult[]> = { on: [], on2: [], off: [], off2: [] };
+      const cpu: Record<AbMode, { main: number; all: number }> = {
         on: { main: 0, all: 0 },
         on2: { main: 0, all: 0 },
         off: { main: 0, all: 0 },
         off2: { main: 0, all: 0 },
       };
       for (const mode of [...rounds, ...rounds].flat()) {
-        const plan = plans[target[mode]] as WrkPlan;
-        if (!warmed.has(target[mode])) {
-          warmed.add(target[mode]);
+        const plan = plans[AB_TARGET[mode]] as WrkPlan;
+        if (!warmed.has(AB_TARGET[mode])) {
+          warmed.add(AB_TARGET[mode]);
           await runWrk(plan, 16, settings.warmupSeconds);
         }
         const pid = abServers[mode].proc.child.pid;
         const before = cpuTimes(pid);
-        const r = await runWrk(plan, c, slice, samplers[target[mode]]);
+        const r = await runWrk(plan, c, slice, samplers[AB_TARGET[mode]]);
         const after = cpuTimes(pid);
         problems.push(...r.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
         parts[mode].push(r);
@@ -317,13 +306,13 @@ export const pdpScenario: Scenario = {
           cpu[mode].all += after.processUs - before.processUs;
         }
       }
-      const load = (...modes: Mode[]): LoggedLoad => {
+      const load = (...modes: AbMode[]): LoggedLoad => {
         const r = combine(modes.flatMap((m) => parts[m]));
         const sum = (k: "main" | "all") => modes.reduce((n, m) => n + cpu[m][k], 0);
         return { ...r, main_cpu_us: sum("main") / r.requests, process_cpu_us: sum("all") / r.requests };
       };
-      const apart = (a: Mode, b: Mode) => load(b).main_cpu_us / load(a).main_cpu_us - 1;
-      const p50Apart = (a: Mode, b: Mode) => load(b).latency_us.p50 / load(a).latency_us.p50 - 1;
+      const apart = (a: AbMode, b: AbMode) => load(b).main_cpu_us / load(a).main_cpu_us - 1;
+      const p50Apart = (a: AbMode, b: AbMode) => load(b).latency_us.p50 / load(a).latency_us.p50 - 1;
       const x = (decisionLog[c] = {
         on: load("on", "on2"),
         off: load("off", "off2"),

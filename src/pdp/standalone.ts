@@ -59,7 +59,7 @@ class ControlPlane {
     return (await res.json()) as T;
   }
 
-  /** `body` is JSON text. */
+  /** `body` is JSON text, or its UTF-8 bytes. */
   async post(pathAndQuery: string, body: string | Uint8Array<ArrayBuffer>): Promise<void> {
     const res = await fetch(this.url + pathAndQuery, {
       method: "POST",
