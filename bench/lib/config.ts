@@ -35,6 +35,13 @@ export const settings = {
     checks: small ? 300 : 2000,
     bulkBodies: small ? 10 : 50,
     bulkSize: 100,
+    /**
+     * The decision log's A/B: servers that switch their log on and off, blocks of four slices (on, off, off, on
+     * or the other way round) per server and concurrency, and seconds per slice.
+     */
+    abServers: small ? 1 : 4,
+    abBlocks: small ? 1 : 2,
+    abSeconds: small ? 1 : 2,
   },
   engine: {
     tuples: small ? 50_000 : 1_000_000,

@@ -154,6 +154,8 @@ export interface GatehouseOptions {
   env?: Record<string, string>;
   /** Extra node flags, e.g. --cpu-prof (BENCH_SERVER_NODE_FLAGS adds to every server). */
   nodeFlags?: string[];
+  /** The script that runs `gatehouse serve`: src/main.ts, or a wrapper of it. */
+  entry?: string;
 }
 
 export interface Gatehouse {
@@ -171,7 +173,7 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
   const proc = res.spawn(
     "gatehouse serve",
     process.execPath,
-    [...serverFlags(), ...(o.nodeFlags ?? []), "--import", "tsx", "src/main.ts", "serve"],
+    [...serverFlags(), ...(o.nodeFlags ?? []), "--import", "tsx", o.entry ?? "src/main.ts", "serve"],
     {
       GATEHOUSE_HOST: "127.0.0.1",
       GATEHOUSE_API_PORT: String(apiPort),

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { BENCH_DIR } from "./config.ts";
+import { median } from "./stats.ts";
 
 /** One prepared request: what the load generator sends and what the answer must be. */
 export interface WrkRequest {
@@ -187,7 +188,6 @@ export async function runWrk(
 
 /** Several runs of one load as one: throughput over the summed time, the median of their percentiles. */
 export function combine(runs: WrkResult[]): WrkResult {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   const requests = runs.reduce((n, r) => n + r.requests, 0);
   const seconds = runs.reduce((n, r) => n + r.seconds, 0);
   const first = runs[0] as WrkResult;

@@ -7,24 +7,23 @@ import { BOOTSTRAP_KEY, cpuTimes, freePort, sleep, startGatehouse, waitReady } f
 import { fmt, ms, ratio } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { seedPdpDataset } from "../lib/seed.ts";
+import { meanInterval, signedPercent, withInterval } from "../lib/stats.ts";
 import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 
-/** A load's figures with the CPU time the server spent per request. */
-type LoggedLoad = WrkResult & { main_cpu_us: number; process_cpu_us: number };
+const AB_MODES = ["on", "off"] as const;
+type AbMode = (typeof AB_MODES)[number];
+const AB_CONCURRENCIES = [1, 64] as const;
+/** One slice of the decision log's A/B: the load's figures and the CPU time its server spent on it. */
+interface AbSlice {
+  load: WrkResult;
+  mainUs: number;
+  processUs: number;
+}
+/** The CPU time per request of slices together (µs): on the event loop, or in all the process's threads. */
+const cpuPerRequest = (slices: AbSlice[], k: "mainUs" | "processUs") =>
+  slices.reduce((n, x) => n + x[k], 0) / slices.reduce((n, x) => n + x.load.requests, 0);
 
-type Target =
-  | "bare"
-  | "bare-bulk"
-  | "rbac"
-  | "cerbos"
-  | "rebac1"
-  | "rebac3"
-  | "abac"
-  | "bulk"
-  | "rbac-log"
-  | "rbac-log2"
-  | "rbac-nolog"
-  | "rbac-nolog2";
+type Target = "bare" | "bare-bulk" | "rbac" | "cerbos" | "rebac1" | "rebac3" | "abac" | "bulk";
 
 const LABEL: Record<Target, string> = {
   bare: "bare node:http (/allowed bodies)",
@@ -35,20 +34,6 @@ const LABEL: Record<Target, string> = {
   rebac3: "ReBAC depth 3",
   abac: "ABAC",
   bulk: "/allowed/bulk x100 (RBAC)",
-  "rbac-log": "RBAC, decision log on",
-  "rbac-log2": "RBAC, decision log on (second server)",
-  "rbac-nolog": "RBAC, decision log off",
-  "rbac-nolog2": "RBAC, decision log off (second server)",
-};
-
-/** The servers of the decision log's A/B: two with the log on, two with it off. */
-const AB_MODES = ["on", "on2", "off", "off2"] as const;
-type AbMode = (typeof AB_MODES)[number];
-const AB_TARGET: Record<AbMode, Target> = {
-  on: "rbac-log",
-  on2: "rbac-log2",
-  off: "rbac-nolog",
-  off2: "rbac-nolog2",
 };
 
 const cerbosBody = (c: RbacCheck, i: number) =>
@@ -135,28 +120,6 @@ export const pdpScenario: Scenario = {
     ]);
     const bareUrl = `http://127.0.0.1:${barePort}`;
     await waitReady(bareProc, `${bareUrl}/`);
-
-    // For the decision log's cost: four more gatehouse serve over the same database, started alike after the
-    // seeding so that none carries the seeding's history: two with the log on, two with it off. Processes that do
-    // the same work differ by a few percent, one from the other; two of each average that out, and how far apart
-    // the two of each are is the A/B's resolution.
-    const logServer = (log: "on" | "off", nodeFlags: string[] = []) =>
-      startGatehouse(ctx.res, { dataDir, pdp: true, env: { GATEHOUSE_DECISION_LOG: log }, nodeFlags });
-    const abServers = {
-      on: await logServer("on"),
-      on2: await logServer("on"),
-      off: await logServer("off"),
-      off2: await logServer("off"),
-    };
-    const abApis = {} as Record<AbMode, Api>;
-    for (const mode of AB_MODES) {
-      const server = (abApis[mode] = new Api(abServers[mode].pdpUrl as string, envKey));
-      for (const c of d.checks.rbac) {
-        const r = await server.call("POST", "/allowed", c.body);
-        if (r.json?.allow !== c.allow)
-          fail(`PDP with the decision log ${mode}: ${JSON.stringify(c.body)} -> ${r.text}`);
-      }
-    }
 
     const bin = cerbosBinary();
     let cerbosUrl: string | undefined;
@@ -248,85 +211,107 @@ export const pdpScenario: Scenario = {
       rebac3: sampler(pdp, d.checks.rebac3),
       abac: sampler(pdp, d.checks.abac),
     };
-    for (const mode of AB_MODES) {
-      plans[AB_TARGET[mode]] = single(abServers[mode].pdpUrl as string, d.checks.rbac, "pdp", "rbac");
-      samplers[AB_TARGET[mode]] = sampler(abApis[mode], d.checks.rbac);
-    }
     const order: Target[] = ["bare", "rbac", "cerbos", "rebac1", "rebac3", "abac", "bare-bulk", "bulk"];
     const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
     const problems: string[] = [];
     const warmed = new Set<string>();
     // The decision log's cost, first (a backlog of log entries from the other loads would still be written
-    // during it): the same RBAC load rotating between the two PDPs with the log on and the two with it off, in
-    // short slices whose order changes every round (each server in each place once, and after each other server
-    // once, in four rounds, run twice), so that drift in the machine's load hits all alike; besides throughput and
-    // latency, the CPU time each server spent per request, on its event loop (where checks are answered) and in
-    // all its threads (the log's writer thread included). The log's cost is both on servers against both off
-    // servers; on2 against on and off2 against off are the A/B's resolution.
-    const slice = Math.max(2, Math.round(settings.loadSeconds / 3));
-    const rounds: AbMode[][] = [
-      ["on", "off", "on2", "off2"],
-      ["off", "off2", "on", "on2"],
-      ["on2", "on", "off2", "off"],
-      ["off2", "on2", "off", "on"],
-    ];
-    const decisionLog: Record<
+    // during it). Processes that do the same work run up to 10% or more apart, one from the other (a process's
+    // memory and code land differently each time), which would drown a few percent of cost between servers with
+    // the log on and servers with it off. So each server of this A/B switches its own log on and off
+    // (bench/lib/log-switch-serve.ts: SIGUSR2) between slices of the RBAC load, in blocks of four slices, on, off,
+    // off, on (or the other way round, alternately), so that drift in the machine's speed hits both alike. Per
+    // slice: the CPU time the server spent per request on its event loop (where checks are answered) and in all
+    // its threads (the log's writer thread included), throughput and latency. Each block gives the log's cost
+    // (on against off); the figure is their mean over the blocks of every server, with a 95% interval from a
+    // bootstrap over the blocks. Servers are started after the seeding, so that none carries its history.
+    const abBlocks = Object.fromEntries(AB_CONCURRENCIES.map((c) => [c, []])) as Record<
       number,
-      {
-        on: LoggedLoad;
-        off: LoggedLoad;
-        onNoise: number;
-        offNoise: number;
-        onP50Noise: number;
-        offP50Noise: number;
-      }
-    > = {};
-    for (const c of [1, 64]) {
-      const parts: Record<AbMode, WrkResult[]> = { on: [], on2: [], off: [], off2: [] };
-      const cpu: Record<AbMode, { main: number; all: number }> = {
-        on: { main: 0, all: 0 },
-        on2: { main: 0, all: 0 },
-        off: { main: 0, all: 0 },
-        off2: { main: 0, all: 0 },
-      };
-      for (const mode of [...rounds, ...rounds].flat()) {
-        const plan = plans[AB_TARGET[mode]] as WrkPlan;
-        if (!warmed.has(AB_TARGET[mode])) {
-          warmed.add(AB_TARGET[mode]);
-          await runWrk(plan, 16, settings.warmupSeconds);
-        }
-        const pid = abServers[mode].proc.child.pid;
-        const before = cpuTimes(pid);
-        const r = await runWrk(plan, c, slice, samplers[AB_TARGET[mode]]);
-        const after = cpuTimes(pid);
-        problems.push(...r.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
-        parts[mode].push(r);
-        if (before && after) {
-          cpu[mode].main += after.mainUs - before.mainUs;
-          cpu[mode].all += after.processUs - before.processUs;
-        }
-      }
-      const load = (...modes: AbMode[]): LoggedLoad => {
-        const r = combine(modes.flatMap((m) => parts[m]));
-        const sum = (k: "main" | "all") => modes.reduce((n, m) => n + cpu[m][k], 0);
-        return { ...r, main_cpu_us: sum("main") / r.requests, process_cpu_us: sum("all") / r.requests };
-      };
-      const apart = (a: AbMode, b: AbMode) => load(b).main_cpu_us / load(a).main_cpu_us - 1;
-      const p50Apart = (a: AbMode, b: AbMode) => load(b).latency_us.p50 / load(a).latency_us.p50 - 1;
-      const x = (decisionLog[c] = {
-        on: load("on", "on2"),
-        off: load("off", "off2"),
-        onNoise: apart("on", "on2"),
-        offNoise: apart("off", "off2"),
-        onP50Noise: p50Apart("on", "on2"),
-        offP50Noise: p50Apart("off", "off2"),
+      Record<AbMode, AbSlice[]>[]
+    >;
+    for (let n = 0; n < o.abServers; n++) {
+      const server = await startGatehouse(ctx.res, {
+        dataDir,
+        pdp: true,
+        entry: "bench/lib/log-switch-serve.ts",
       });
-      ctx.log(
-        `decision log c=${c}: on ${fmt(x.on.rps)} req/s, ${x.on.main_cpu_us.toFixed(1)} µs event loop per request; ` +
-          `off ${fmt(x.off.rps)} req/s, ${x.off.main_cpu_us.toFixed(1)} µs; the two on servers differ by ` +
-          `${(100 * x.onNoise).toFixed(1)}%, the two off servers by ${(100 * x.offNoise).toFixed(1)}%`,
-      );
+      const url = server.pdpUrl as string;
+      const plan = single(url, d.checks.rbac, "pdp", "rbac");
+      const check = sampler(new Api(url, envKey), d.checks.rbac);
+      const warm = await runWrk(plan, 16, settings.warmupSeconds, check);
+      problems.push(...warm.problems.map((p) => `decision log A/B warm-up: ${p}`));
+      let state: AbMode = "on";
+      let switches = 0;
+      const switchTo = async (mode: AbMode) => {
+        if (mode === state) return;
+        server.proc.child.kill("SIGUSR2");
+        switches += 1;
+        state = mode;
+        const deadline = Date.now() + 5000;
+        while ((server.proc.output().match(/decision log switched/g) ?? []).length < switches) {
+          if (Date.now() > deadline) fail(`the A/B's server did not switch its decision log ${mode}`);
+          await sleep(20);
+        }
+        // What the log held when it was switched off is shipped within its flush interval (200 ms).
+        await sleep(500);
+      };
+      for (const c of [...AB_CONCURRENCIES].reverse()) {
+        for (let b = 0; b < o.abBlocks; b++) {
+          const block: Record<AbMode, AbSlice[]> = { on: [], off: [] };
+          for (const mode of (b + n) % 2 === 0
+            ? (["on", "off", "off", "on"] as const)
+            : (["off", "on", "on", "off"] as const)) {
+            await switchTo(mode);
+            const pid = server.proc.child.pid;
+            const before = cpuTimes(pid);
+            const load = await runWrk(plan, c, o.abSeconds, check);
+            const after = cpuTimes(pid);
+            if (!before || !after)
+              fail("the decision log's A/B reads the server's CPU time from /proc (Linux)");
+            problems.push(...load.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
+            block[mode].push({
+              load,
+              mainUs: after.mainUs - before.mainUs,
+              processUs: after.processUs - before.processUs,
+            });
+          }
+          (abBlocks[c] as Record<AbMode, AbSlice[]>[]).push(block);
+        }
+      }
+      await server.proc.stop();
     }
+    const decisionLog = Object.entries(abBlocks).map(([c, blocks]) => {
+      const summary = (mode: AbMode) => {
+        const slices = blocks.flatMap((b) => b[mode]);
+        const load = combine(slices.map((x) => x.load));
+        return {
+          slices: slices.length,
+          main_cpu_us: cpuPerRequest(slices, "mainUs"),
+          process_cpu_us: cpuPerRequest(slices, "processUs"),
+          rps: load.rps,
+          p50_us: load.latency_us.p50,
+          p99_us: load.latency_us.p99,
+        };
+      };
+      // The log's cost in one block: a figure of its on slices against that of its off slices.
+      const extra = (figure: (slices: AbSlice[]) => number) =>
+        meanInterval(blocks.map((b) => figure(b.on) / figure(b.off) - 1));
+      const x = {
+        concurrency: Number(c),
+        blocks: blocks.length,
+        on: summary("on"),
+        off: summary("off"),
+        main_cpu_extra: extra((xs) => cpuPerRequest(xs, "mainUs")),
+        process_cpu_extra: extra((xs) => cpuPerRequest(xs, "processUs")),
+        p50_extra: extra((xs) => combine(xs.map((x) => x.load)).latency_us.p50),
+        throughput_extra: extra((xs) => combine(xs.map((x) => x.load)).rps),
+      };
+      ctx.log(
+        `decision log c=${c}: event loop per request ${x.on.main_cpu_us.toFixed(1)} µs on, ` +
+          `${x.off.main_cpu_us.toFixed(1)} µs off; per block: ${withInterval(x.main_cpu_extra)}`,
+      );
+      return x;
+    });
     // Where the log's time goes inside one process, which the spread between processes does not blur: one more
     // server with the log on and one with it off, each profiled (--cpu-prof) through the RBAC load at c=64; the
     // share of the event loop's work under the logger's module (what it calls included: encoding, sealing,
@@ -334,7 +319,12 @@ export const pdpScenario: Scenario = {
     const profiled: Partial<Record<"on" | "off", LoopShares>> = {};
     for (const mode of ["on", "off"] as const) {
       const dir = ctx.res.tempDir(`pdp-profile-${mode}`);
-      const server = await logServer(mode, ["--cpu-prof", `--cpu-prof-dir=${dir}`]);
+      const server = await startGatehouse(ctx.res, {
+        dataDir,
+        pdp: true,
+        env: { GATEHOUSE_DECISION_LOG: mode },
+        nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+      });
       const plan = single(server.pdpUrl as string, d.checks.rbac, "pdp", "rbac");
       await runWrk(plan, 16, settings.warmupSeconds);
       const from = monotonicUs();
@@ -415,46 +405,45 @@ export const pdpScenario: Scenario = {
         `${settings.loadSeconds} s per point after a ${settings.warmupSeconds} s warm-up per target; every answer checked (see docs/benchmarks.md).`,
       ],
     });
-    const pct = (on: number, off: number) =>
-      `${on >= off ? "+" : ""}${((100 * (on - off)) / off).toFixed(1)}%`;
     ctx.table({
-      title: "Decision log overhead (RBAC, the same checks alternating between log on and log off)",
-      columns: ["conc", "log", "req/s", "p50", "p99", "event loop CPU / request", "process CPU / request"],
-      rows: Object.entries(decisionLog).flatMap(([c, x]) => [
-        ...(["off", "on"] as const).map((mode) => [
-          Number(c),
+      title:
+        "Decision log overhead (RBAC; each server switching its log on and off between slices of the load)",
+      columns: [
+        "conc",
+        "log",
+        "slices",
+        "req/s",
+        "p50",
+        "p99",
+        "event loop CPU / request",
+        "process CPU / request",
+      ],
+      rows: decisionLog.flatMap((x) => [
+        ...AB_MODES.map((mode) => [
+          x.concurrency,
           mode,
+          x[mode].slices,
           fmt(x[mode].rps),
-          ms(x[mode].latency_us.p50),
-          ms(x[mode].latency_us.p99),
+          ms(x[mode].p50_us),
+          ms(x[mode].p99_us),
           `${x[mode].main_cpu_us.toFixed(1)} µs`,
           `${x[mode].process_cpu_us.toFixed(1)} µs`,
         ]),
         [
-          Number(c),
+          x.concurrency,
           "on vs off",
-          pct(x.on.rps, x.off.rps),
-          pct(x.on.latency_us.p50, x.off.latency_us.p50),
-          pct(x.on.latency_us.p99, x.off.latency_us.p99),
-          pct(x.on.main_cpu_us, x.off.main_cpu_us),
-          pct(x.on.process_cpu_us, x.off.process_cpu_us),
+          x.blocks,
+          signedPercent(x.throughput_extra.estimate),
+          withInterval(x.p50_extra),
+          "",
+          withInterval(x.main_cpu_extra),
+          signedPercent(x.process_cpu_extra.estimate),
         ],
-        ...(["on", "off"] as const).map((mode) => {
-          const noise = mode === "on" ? x.onNoise : x.offNoise;
-          return [
-            Number(c),
-            `${mode}2 vs ${mode}`,
-            "",
-            "",
-            "",
-            `${noise >= 0 ? "+" : ""}${(100 * noise).toFixed(1)}%`,
-            "",
-          ];
-        }),
       ]),
       notes: [
-        `on and off: four gatehouse serve over the same database, started alike after the seeding, two with GATEHOUSE_DECISION_LOG=on (every decision recorded) and two with =off, each pair combined. Thirty-two ${slice} s slices per concurrency, eight per server, in an order that changes every round.`,
-        "on2 vs on, off2 vs off: the event-loop CPU per request of two servers that do the same work: how far apart the A/B puts servers alike, so differences of that size between on and off say nothing.",
+        `${o.abServers} gatehouse serve over the same database, started one at a time after the seeding; each warmed up (${settings.warmupSeconds} s at c=16), then, at c=64 and then c=1, ${o.abBlocks} blocks of four ${o.abSeconds} s slices, on, off, off, on or off, on, on, off (alternately), its decision log switched between slices (SIGUSR2, bench/lib/log-switch-serve.ts; 0.5 s after each switch before the next slice), then stopped.`,
+        "on and off rows: all the slices of one side; CPU per request over all of them, p50 and p99 the median of the slices'.",
+        "on vs off: per block, the on slices against the off slices; the mean over the blocks (their number in the slices column), with a 95% interval from a bootstrap over the blocks (2,000 draws).",
         "event loop CPU: the server's main thread, where checks are answered; process CPU adds its other threads: the decision log's SQLite writer thread and the garbage collector's helpers. On this 2-core machine those threads compete with the load generator for the second core, which the throughput at c=64 shows.",
       ],
     });
@@ -521,27 +510,8 @@ export const pdpScenario: Scenario = {
       checks: r.checks,
     });
     ctx.data["seed_seconds"] = seedS;
-    const withCpu = (x: LoggedLoad) => ({
-      ...pick(x),
-      main_cpu_us: x.main_cpu_us,
-      process_cpu_us: x.process_cpu_us,
-    });
     ctx.data["decision_log"] = Object.fromEntries(
-      Object.entries(decisionLog).map(([c, x]) => [
-        c,
-        {
-          on: withCpu(x.on),
-          off: withCpu(x.off),
-          throughput_lost: 1 - x.on.rps / x.off.rps,
-          main_cpu_extra: x.on.main_cpu_us / x.off.main_cpu_us - 1,
-          on_servers_apart: x.onNoise,
-          off_servers_apart: x.offNoise,
-          on_servers_p50_apart: x.onP50Noise,
-          off_servers_p50_apart: x.offP50Noise,
-          process_cpu_extra: x.on.process_cpu_us / x.off.process_cpu_us - 1,
-          p50_extra: x.on.latency_us.p50 / x.off.latency_us.p50 - 1,
-        },
-      ]),
+      decisionLog.map(({ concurrency, ...x }) => [concurrency, x]),
     );
     ctx.data["decision_log_profile"] = {
       concurrency: 64,

@@ -77,6 +77,13 @@ export interface DecisionLoggerOptions {
   onError?: (error: unknown) => void;
 }
 
+/**
+ * While `paused` is true, loggers record nothing. Nothing in Gatehouse sets it: it serves the benchmark's A/B of
+ * what the log costs a check within one process (bench/lib/log-switch-serve.ts), which the spread between
+ * processes alike does not blur.
+ */
+export const decisionLogSwitch = { paused: false };
+
 const HEX2 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
 /**
@@ -361,6 +368,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
 
   return {
     record(source, entry) {
+      if (decisionLogSwitch.paused) return;
       if (pending >= maxQueue) {
         dropped += 1;
         return;

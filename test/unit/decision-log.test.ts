@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { sql } from "kysely";
 import {
   createDecisionLogger,
+  decisionLogSwitch,
   type DecisionLogChunk,
   type DecisionLogEntry,
   type DecisionRecord,
@@ -314,6 +315,28 @@ test("decision logger: a drain ships what was queued when it began; a later flus
   await second;
   assert.deepEqual(delivered, [1, 2]);
   await logger.close();
+});
+
+test("decision logger: while the benchmark's switch is off, nothing is recorded, nor counted as dropped", async () => {
+  const shipped: number[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => void shipped.push(...parse(chunk).map((e) => e.latency_us)),
+    flushIntervalMs: 60_000,
+  });
+  try {
+    logger.record(source, record(1));
+    decisionLogSwitch.paused = true;
+    logger.record(source, record(2));
+    decisionLogSwitch.paused = false;
+    logger.record(source, record(3));
+    await logger.flush();
+    assert.deepEqual(shipped, [1, 3]);
+    assert.equal(logger.dropped, 0);
+  } finally {
+    decisionLogSwitch.paused = false;
+    await logger.close();
+  }
 });
 
 test("decision logger: a failing sink is retried, then its chunk is dropped and counted; the queue is bounded", async () => {
