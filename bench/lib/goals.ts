@@ -62,12 +62,12 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
   const logged = Object.entries((get(pdp?.data, "decision_log") ?? {}) as Record<string, Logged>);
   const atOne = logged.find(([c]) => c === "1")?.[1];
   const profileShare = get(pdp?.data, "decision_log_profile", "log_share") as number | undefined;
-  // Processes alike run several percent apart, so the A/B's figures come with an interval; one counts against the
-  // goal when it is beyond 5% and its interval shows a cost at all (it lies above zero). The profile, which the
-  // spread between processes does not blur, has to be within 5% in any case.
+  // Even within one server, blocks of the A/B vary by several percent, so its figures come with an interval; one
+  // counts against the goal when it is beyond 5% and its interval shows a cost at all (it lies above zero). The
+  // profile, which counts the logger's own work only, has to be within 5% in any case.
   const within = (x: Interval) => x.estimate <= 0.05 || x.low <= 0;
   judge(
-    "The decision log slows a check by at most 5% (its share of the event loop's work in one process's profile; in the A/B of servers with the log on and off, event-loop CPU per check and p50 at c=1, unless within the spread between alike servers)",
+    "The decision log slows a check by at most 5% (its share of the event loop's work in one process's profile; in an A/B that switches the log on and off within one server, event-loop CPU per check and p50 at c=1, unless the 95% interval reaches zero)",
     atOne === undefined || atOne.main_cpu_extra.low === undefined
       ? undefined
       : logged.every(([, x]) => within(x.main_cpu_extra)) &&

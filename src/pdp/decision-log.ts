@@ -60,6 +60,11 @@ export interface DecisionLogger {
    * once and may change.
    */
   record(source: DecisionSource, entry: DecisionRecord): void;
+  /**
+   * Whether `record` records anything: false when the log is off (or paused), so that a caller can skip building
+   * the entry and timing the decision.
+   */
+  readonly active: boolean;
   flush(): Promise<void>;
   close(): Promise<void>;
   /** Entries dropped because the sink kept failing or the queue was full. */
@@ -78,7 +83,7 @@ export interface DecisionLoggerOptions {
 }
 
 /**
- * While `paused` is true, loggers record nothing. Nothing in Gatehouse sets it: it serves the benchmark's A/B of
+ * While `paused` is true, loggers record nothing and are not `active`. Nothing in Gatehouse sets it: it serves the benchmark's A/B of
  * what the log costs a check within one process (bench/lib/log-switch-serve.ts), which the spread between
  * processes alike does not blur.
  */
@@ -387,6 +392,9 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       // wait for it; entries recorded before then join the run.
       if (heldCount === HELD) setImmediate(encodeHeld);
     },
+    get active() {
+      return !decisionLogSwitch.paused;
+    },
     flush,
     async close() {
       clearInterval(timer);
@@ -401,6 +409,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
 /** For `GATEHOUSE_DECISION_LOG=off`: records nothing (the benchmark compares both). */
 export const disabledDecisionLogger: DecisionLogger = {
   record() {},
+  active: false,
   flush: async () => {},
   close: async () => {},
   dropped: 0,

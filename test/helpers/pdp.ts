@@ -1,4 +1,5 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
+import type { DecisionLogger } from "../../src/pdp/decision-log.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { buildOpaApp, buildPdpApp } from "../../src/pdp/server.ts";
 import { PUBLIC_URL, type Reply, type TestEnv } from "./app.ts";
@@ -23,7 +24,10 @@ const toReply = (res: { statusCode: number; headers: Record<string, unknown>; bo
 };
 
 /** The embedded PDP over a test environment's control plane, as `gatehouse serve` wires it. */
-export async function startTestPdp(env: TestEnv, options: { idleMs?: number } = {}): Promise<TestPdp> {
+export async function startTestPdp(
+  env: TestEnv,
+  options: { idleMs?: number; decisions?: DecisionLogger } = {},
+): Promise<TestPdp> {
   const pdp = createEmbeddedPdp({
     store: env.store,
     notifier: env.app.notifier,

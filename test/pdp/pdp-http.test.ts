@@ -1,6 +1,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
+import { disabledDecisionLogger } from "../../src/pdp/decision-log.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
 
@@ -474,5 +475,37 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     assert.equal(await purgeDecisionLogsOlderThan(db, 30, Date.now()), 0, "nothing is 30 days old yet");
     assert.equal(await purgeDecisionLogsOlderThan(db, 30, Date.now() + 31 * 86_400_000), before);
     assert.equal(await count(), 0);
+  });
+
+  test("with the decision log off, checks are answered as with it on, and nothing is recorded", async () => {
+    const off = await startTestPdp(env(), { decisions: disabledDecisionLogger });
+    const { db } = env().store;
+    const recorded = async () =>
+      (await db.selectFrom("decision_log_chunks").select("count").execute()).reduce((n, c) => n + c.count, 0);
+    try {
+      await pdp.pdp.decisions.flush();
+      const before = await recorded();
+      const bodies = [
+        { user: "bob", action: "read", resource: { type: "document", tenant: "t2" } },
+        { user: "bob", action: "delete", resource: { type: "document", tenant: "t2" } },
+      ];
+      const allows: boolean[] = [];
+      for (const body of bodies) {
+        const answer = await off.call(key, "/allowed", body);
+        assert.equal(answer.status, 200);
+        assert.deepEqual(answer.json, (await pdp.call(key, "/allowed", body)).json);
+        allows.push(answer.json.allow);
+      }
+      const bulk = await off.call(key, "/allowed/bulk", bodies);
+      assert.deepEqual(
+        (bulk.json.allow as { allow: boolean }[]).map((a) => a.allow),
+        allows,
+      );
+      await off.pdp.decisions.flush();
+      await pdp.pdp.decisions.flush();
+      assert.equal(await recorded(), before + bodies.length, "only the logging PDP's checks are recorded");
+    } finally {
+      await off.close();
+    }
   });
 });

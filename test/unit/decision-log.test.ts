@@ -327,8 +327,10 @@ test("decision logger: while the benchmark's switch is off, nothing is recorded,
   try {
     logger.record(source, record(1));
     decisionLogSwitch.paused = true;
+    assert.equal(logger.active, false, "callers may skip building entries");
     logger.record(source, record(2));
     decisionLogSwitch.paused = false;
+    assert.equal(logger.active, true);
     logger.record(source, record(3));
     await logger.flush();
     assert.deepEqual(shipped, [1, 3]);
