@@ -83,9 +83,9 @@ export interface DecisionLoggerOptions {
 }
 
 /**
- * While `paused` is true, loggers record nothing and are not `active`. Nothing in Gatehouse sets it: it serves the benchmark's A/B of
- * what the log costs a check within one process (bench/lib/log-switch-serve.ts), which the spread between
- * processes alike does not blur.
+ * While `paused` is true, loggers record nothing and are not `active`. Nothing in Gatehouse sets it: it serves the
+ * benchmark's A/B of what the log costs a check within one process (bench/lib/log-switch-serve.ts), which the
+ * spread between processes alike does not blur.
  */
 export const decisionLogSwitch = { paused: false };
 
