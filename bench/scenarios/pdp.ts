@@ -12,7 +12,8 @@ import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 
 const AB_MODES = ["on", "off"] as const;
 type AbMode = (typeof AB_MODES)[number];
-const AB_CONCURRENCIES = [1, 64] as const;
+/** In the order they are loaded; results list them by number. */
+const AB_CONCURRENCIES = [64, 1] as const;
 /** One slice of the decision log's A/B: the load's figures and the CPU time its server spent on it. */
 interface AbSlice {
   load: WrkResult;
@@ -255,7 +256,7 @@ export const pdpScenario: Scenario = {
         // What the log held when it was switched off is shipped within its flush interval (200 ms).
         await sleep(500);
       };
-      for (const c of [...AB_CONCURRENCIES].reverse()) {
+      for (const c of AB_CONCURRENCIES) {
         for (let b = 0; b < o.abBlocks; b++) {
           const block: Record<AbMode, AbSlice[]> = { on: [], off: [] };
           for (const mode of (b + n) % 2 === 0

@@ -5,6 +5,7 @@ import {
   createDecisionLogger,
   decisionLogSwitch,
   type DecisionLogChunk,
+  type DecisionLoggerOptions,
   type DecisionLogEntry,
   type DecisionRecord,
   type DecisionSource,
@@ -56,14 +57,20 @@ const source: DecisionSource = { environmentId: "e" };
 const text = (chunk: DecisionLogChunk) => new TextDecoder().decode(chunk.entries);
 const parse = (chunk: DecisionLogChunk) => JSON.parse(text(chunk)) as DecisionLogEntry[];
 
-test("decision logger: entries are encoded once, stamped with time-ordered ids, shipped per environment in bounded chunks", async () => {
+/** A logger (of PDP "pdp-1" unless told) whose sink keeps the chunks it is given; it ships on flush() and close(). */
+function collector(options: Partial<DecisionLoggerOptions> = {}) {
   const chunks: DecisionLogChunk[] = [];
   const logger = createDecisionLogger({
     pdpId: "pdp-1",
     sink: async (chunk) => void chunks.push(chunk),
-    maxBatch: 4,
     flushIntervalMs: 60_000,
+    ...options,
   });
+  return { logger, chunks };
+}
+
+test("decision logger: entries are encoded once, stamped with time-ordered ids, shipped per environment in bounded chunks", async () => {
+  const { logger, chunks } = collector({ maxBatch: 4 });
   const input = { user: { key: "u0" }, action: "read" };
   logger.record(source, { ...record(1), input });
   input.action = "changed after recording";
@@ -109,12 +116,7 @@ test("decision logger: entries are encoded once, stamped with time-ordered ids, 
 test("decision logger: a clock that goes back does not take the ids back with it", async (t) => {
   const times = [5_000_000, 4_000_000, 5_000_001];
   t.mock.method(Date, "now", () => times.shift() ?? 6_000_000);
-  const chunks: DecisionLogChunk[] = [];
-  const logger = createDecisionLogger({
-    pdpId: "pdp-1",
-    sink: async (chunk) => void chunks.push(chunk),
-    flushIntervalMs: 60_000,
-  });
+  const { logger, chunks } = collector();
   for (let i = 0; i < 3; i++) logger.record(source, record(i));
   mock.restoreAll();
   await logger.close();
@@ -194,13 +196,7 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
     revision: i === 4 ? Number.NaN : i,
     latency_us: i === 5 ? Number.POSITIVE_INFINITY : i,
   }));
-  const chunks: DecisionLogChunk[] = [];
-  const logger = createDecisionLogger({
-    pdpId: 'pdp "one"',
-    sink: async (chunk) => void chunks.push(chunk),
-    maxBatch: 100_000,
-    flushIntervalMs: 60_000,
-  });
+  const { logger, chunks } = collector({ pdpId: 'pdp "one"', maxBatch: 100_000 });
   const recorded = [...checks, ...others];
   for (const r of recorded) logger.record(source, r);
   await logger.close();
@@ -215,13 +211,7 @@ test("decision logger: entries encoded in runs keep their order, their environme
   const n = 500;
   let i = 0;
   t.mock.method(Date, "now", () => 9_000_000 + 7 * i);
-  const chunks: DecisionLogChunk[] = [];
-  const logger = createDecisionLogger({
-    pdpId: "pdp-1",
-    sink: async (chunk) => void chunks.push(chunk),
-    maxBatch: 30,
-    flushIntervalMs: 60_000,
-  });
+  const { logger, chunks } = collector({ maxBatch: 30 });
   const environments = ["a", "b", "c"];
   for (i = 0; i < n; i++) {
     logger.record({ environmentId: environments[(i * i) % 3] as string }, record(i));
@@ -252,12 +242,7 @@ test("decision logger: timestamps are toTimestamp's text, across seconds, minute
   const times = [999, 1000, 1001, 59_999, 60_000, 86_399_999, 86_400_000, 1_795_000_000_123];
   const left = [...times];
   t.mock.method(Date, "now", () => left.shift() ?? 2_000_000_000_000);
-  const chunks: DecisionLogChunk[] = [];
-  const logger = createDecisionLogger({
-    pdpId: "pdp-1",
-    sink: async (chunk) => void chunks.push(chunk),
-    flushIntervalMs: 60_000,
-  });
+  const { logger, chunks } = collector();
   for (let i = 0; i < times.length; i++) logger.record(source, record(i));
   mock.restoreAll();
   await logger.close();
@@ -269,14 +254,7 @@ test("decision logger: timestamps are toTimestamp's text, across seconds, minute
 
 test("decision logger: ids made in one millisecond keep growing when the counter's low 16 bits wrap", async (t) => {
   t.mock.method(Date, "now", () => 7_000_000);
-  const chunks: DecisionLogChunk[] = [];
-  const logger = createDecisionLogger({
-    pdpId: "pdp-1",
-    sink: async (chunk) => void chunks.push(chunk),
-    maxBatch: 100_000,
-    maxQueue: 100_000,
-    flushIntervalMs: 60_000,
-  });
+  const { logger, chunks } = collector({ maxBatch: 100_000, maxQueue: 100_000 });
   for (let i = 0; i < 70_000; i++) logger.record(source, record(i));
   mock.restoreAll();
   await logger.close();
@@ -383,18 +361,6 @@ test("decision logger: a failing sink is retried, then its chunk is dropped and 
 
 const production = (env: TestEnv) => env.acme.envs.production;
 
-/** A logger of PDP `pdpId` whose sink keeps the chunks it is given. */
-function collector(pdpId = "pdp-1", maxBatch?: number) {
-  const chunks: DecisionLogChunk[] = [];
-  const logger = createDecisionLogger({
-    pdpId,
-    sink: async (chunk) => void chunks.push(chunk),
-    flushIntervalMs: 60_000,
-    ...(maxBatch !== undefined && { maxBatch }),
-  });
-  return { logger, chunks };
-}
-
 /** The chunks a logger ships for `records`. */
 async function chunksOf(environmentId: string, records: DecisionRecord[]): Promise<DecisionLogChunk[]> {
   const { logger, chunks } = collector();
@@ -438,8 +404,8 @@ describeEachDialect("decision log storage", (env) => {
 
   test("lists agree with a naive reading of every entry: pages, totals and each filter, across overlapping chunks of two PDPs", async () => {
     // Two PDPs deciding at the same time and shipping small chunks, so that their chunks overlap in time.
-    const a = collector("pdp-1", 7);
-    const b = collector("pdp-2", 3);
+    const a = collector({ maxBatch: 7 });
+    const b = collector({ pdpId: "pdp-2", maxBatch: 3 });
     const source = { environmentId: production(env()) };
     for (let i = 0; i < 120; i++) {
       a.logger.record(source, record(i));
