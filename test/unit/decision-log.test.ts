@@ -168,7 +168,12 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
     "\ud800 lone",
     "lone \udfff",
     "",
+    "del\u007f",
+    // Longer than the buffer an environment's entries start in.
+    "long ".repeat(20_000),
   ];
+  // Numbers JSON.stringify writes other than as digits alone, and whole ones of every size.
+  const numbers = [Number.NaN, Number.POSITIVE_INFINITY, -3, 2.5, 1e21, 2 ** 53, 0, 9, 10, 1234567890123];
   const others: DecisionRecord[] = awkward.map((text, i) => ({
     query: i % 2 === 0 ? "check" : "get_user_permissions",
     user_key: text,
@@ -193,8 +198,8 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
             : { kind: "something else", text, n: [1, 2.5] },
     input: i % 2 === 0 ? { user: { key: text }, context: { n: 1.5, list: [text, null, true] } } : null,
     result: i % 2 === 1 ? [{ text }] : null,
-    revision: i === 4 ? Number.NaN : i,
-    latency_us: i === 5 ? Number.POSITIVE_INFINITY : i,
+    revision: numbers[i % numbers.length] as number,
+    latency_us: numbers[(i + 3) % numbers.length] as number,
   }));
   const { logger, chunks } = collector({ pdpId: 'pdp "one"', maxBatch: 100_000 });
   const recorded = [...checks, ...others];
