@@ -410,10 +410,10 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   const timestamp = timestamps();
   const pdp = JSON.stringify({ pdp_id: options.pdpId }).slice(1, -1);
   // An entry's text up to its id's last four digits, and from them to its query's value: the same for every entry
-  // of one version of the ids' stem (which changes with the millisecond).
+  // of one version of the ids' stem (which changes with the millisecond); made at the first entry.
   let stampVersion = -1;
-  let beforeDigits = ENTRY_START;
-  let afterDigits = ENTRY_START;
+  let beforeDigits: Buffer = Buffer.alloc(0);
+  let afterDigits: Buffer = Buffer.alloc(0);
 
   // Entries recorded and not yet encoded, in the order they were recorded (see HELD).
   const held: DecisionRecord[] = [];
