@@ -382,6 +382,8 @@ const ID_LENGTH = 36;
  * (docs/benchmarks.md). More entries held would keep more of them alive through a young-generation collection.
  */
 const HELD = 64;
+/** Entries past this many in the lists of held ones are let go of once encoded (see `encodeHeld`). */
+const KEPT = 4 * HELD;
 
 /**
  * Recording stamps the entry and holds it; held entries are encoded in runs (see `HELD`) to JSON text written as
@@ -433,6 +435,12 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
         heldInputs[i] as string,
         heldResults[i] as string,
       );
+    }
+    // After a burst (many bulk requests in one turn, say) let go of the entries past a few runs' length, which the
+    // next runs would not overwrite. Runs a little longer than HELD are common under load; the lists keep their
+    // length for them rather than being cut and grown again.
+    if (heldCount > KEPT) {
+      for (const list of [held, heldEnvironments, heldTimes, heldInputs, heldResults]) list.length = KEPT;
     }
     heldCount = 0;
   }

@@ -1,5 +1,7 @@
 import { mock, test } from "node:test";
 import assert from "node:assert/strict";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { sql } from "kysely";
 import {
   createDecisionLogger,
@@ -297,6 +299,29 @@ test("decision logger: a drain ships what was queued when it began; a later flus
   release();
   await second;
   assert.deepEqual(delivered, [1, 2]);
+  await logger.close();
+});
+
+test("decision logger: once a burst is encoded, the entries past a run's length are let go", async () => {
+  v8.setFlagsFromString("--expose-gc");
+  const gc = vm.runInNewContext("gc") as () => void;
+  const { logger } = collector();
+  const kept: WeakRef<DecisionRecord>[] = [];
+  // The checks of one turn of the event loop, far more than a run holds; the ones watched are past the few runs'
+  // length the logger keeps its lists at.
+  for (let i = 0; i < 1000; i++) {
+    const entry = record(i);
+    if (i > 300 && i % 100 === 70) kept.push(new WeakRef(entry));
+    logger.record(source, entry);
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  gc();
+  assert.deepEqual(
+    kept.map((ref) => ref.deref() === undefined),
+    kept.map(() => true),
+    "the logger holds none of them once they are encoded",
+  );
   await logger.close();
 });
 
