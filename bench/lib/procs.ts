@@ -198,6 +198,31 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
   return { proc, apiUrl, pdpUrl };
 }
 
+/**
+ * Switches the log of a server started with bench/lib/log-switch-serve.ts, whose log starts on: SIGUSR2, then a
+ * wait for the server to say it switched, and `settleMs` more for what the log held to be written.
+ */
+export function logSwitcher(
+  proc: Proc,
+  name: "decision log" | "API log",
+  settleMs: number,
+): (mode: "on" | "off") => Promise<void> {
+  let state: "on" | "off" = "on";
+  let switches = 0;
+  return async (mode) => {
+    if (mode === state) return;
+    proc.child.kill("SIGUSR2");
+    switches += 1;
+    state = mode;
+    const deadline = Date.now() + 5000;
+    while ((proc.output().match(new RegExp(`${name} switched`, "g")) ?? []).length < switches) {
+      if (Date.now() > deadline) throw new Error(`the A/B's server did not switch its ${name} ${mode}`);
+      await sleep(20);
+    }
+    await sleep(settleMs);
+  };
+}
+
 /** `gatehouse pdp`: a standalone PDP following a control plane. */
 export async function startStandalonePdp(
   res: Resources,

@@ -3,7 +3,15 @@ import { cerbosBinary, cerbosPolicies, startCerbos } from "../lib/cerbos.ts";
 import { Api, pool } from "../lib/http.ts";
 import { buildPdpDataset, TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts";
 import { loopShares, monotonicUs, type LoopShares } from "../lib/cpu-profile.ts";
-import { BOOTSTRAP_KEY, cpuTimes, freePort, sleep, startGatehouse, waitReady } from "../lib/procs.ts";
+import {
+  BOOTSTRAP_KEY,
+  cpuTimes,
+  freePort,
+  logSwitcher,
+  sleep,
+  startGatehouse,
+  waitReady,
+} from "../lib/procs.ts";
 import { fmt, ms, ratio } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { seedPdpDataset } from "../lib/seed.ts";
@@ -241,21 +249,8 @@ export const pdpScenario: Scenario = {
       const check = sampler(new Api(url, envKey), d.checks.rbac);
       const warm = await runWrk(plan, 16, settings.warmupSeconds, check);
       problems.push(...warm.problems.map((p) => `decision log A/B warm-up: ${p}`));
-      let state: AbMode = "on";
-      let switches = 0;
-      const switchTo = async (mode: AbMode) => {
-        if (mode === state) return;
-        server.proc.child.kill("SIGUSR2");
-        switches += 1;
-        state = mode;
-        const deadline = Date.now() + 5000;
-        while ((server.proc.output().match(/decision log switched/g) ?? []).length < switches) {
-          if (Date.now() > deadline) fail(`the A/B's server did not switch its decision log ${mode}`);
-          await sleep(20);
-        }
-        // What the log held when it was switched off is shipped within its flush interval (200 ms).
-        await sleep(500);
-      };
+      // What the log held when it was switched off is shipped within its flush interval (200 ms).
+      const switchTo = logSwitcher(server.proc, "decision log", 500);
       for (const c of AB_CONCURRENCIES) {
         for (let b = 0; b < o.abBlocks; b++) {
           const block: Record<AbMode, AbSlice[]> = { on: [], off: [] };
