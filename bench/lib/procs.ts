@@ -150,7 +150,6 @@ export interface GatehouseOptions {
   dataDir: string;
   databaseUrl?: string;
   pdp?: boolean;
-  apiLog?: "on" | "off";
   env?: Record<string, string>;
   /** Extra node flags, e.g. --cpu-prof (BENCH_SERVER_NODE_FLAGS adds to every server). */
   nodeFlags?: string[];
@@ -186,7 +185,7 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
       GATEHOUSE_SECRET_KEY: SECRET_KEY,
       GATEHOUSE_RATE_LIMIT_PER_MINUTE: "1000000000",
       GATEHOUSE_LOG_LEVEL: "warn",
-      GATEHOUSE_API_LOG: o.apiLog ?? "on",
+      GATEHOUSE_API_LOG: "on",
       GATEHOUSE_BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
       ...o.env,
     },
