@@ -137,29 +137,27 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
   );
 
   const cp = by("control-plane");
-  const overheads: { name: string; value: number; interval?: [number, number] }[] = [];
+  const overheads: { name: string; value: number; interval?: Interval }[] = [];
   for (const d of (get(cp?.data, "dialects") ?? []) as Rec[]) {
     type Overhead = { overhead: number; overhead_interval?: [number, number] };
     for (const [op, x] of Object.entries((d["api_log"] ?? {}) as Record<string, Overhead>)) {
       overheads.push({
         name: `${op}, ${String(d["dialect"])}`,
         value: x.overhead,
-        ...(x.overhead_interval && { interval: x.overhead_interval }),
+        ...(x.overhead_interval && {
+          interval: { estimate: x.overhead, low: x.overhead_interval[0], high: x.overhead_interval[1] },
+        }),
       });
     }
   }
   const worst = overheads.length ? overheads.reduce((a, b) => (b.value > a.value ? b : a)) : undefined;
-  const percent = (x: number) => `${(x * 100).toFixed(1)}%`;
   judge(
     "API-log overhead under 10% (throughput lost with the log on; since the A/B within one process, the mean over its blocks)",
     worst === undefined ? undefined : worst.value < 0.1,
     worst === undefined
       ? "-"
       : overheads
-          .map(
-            (o) =>
-              `${percent(o.value)}${o.interval ? ` (95% interval ${percent(o.interval[0])} to ${percent(o.interval[1])})` : ""} (${o.name})`,
-          )
+          .map((o) => `${o.interval ? withInterval(o.interval) : signedPercent(o.value)} (${o.name})`)
           .join("; "),
   );
   return goals;

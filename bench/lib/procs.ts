@@ -198,6 +198,13 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
 }
 
 /**
+ * The slices of block `i` of a log's A/B: on, off, off, on, or the other way round for odd blocks, so that a drift
+ * in the machine's speed hits both states alike.
+ */
+export const abBlockSlices = (i: number) =>
+  i % 2 === 0 ? (["on", "off", "off", "on"] as const) : (["off", "on", "on", "off"] as const);
+
+/**
  * Switches the log of a server started with bench/lib/log-switch-serve.ts, whose log starts on: SIGUSR2, then a
  * wait for the server to say it switched, and `settleMs` more for what the log held to be written.
  */

@@ -1,7 +1,14 @@
 import { settings } from "../lib/config.ts";
 import { Api, pool } from "../lib/http.ts";
 import { freshPgSchema, pgReachable } from "../lib/pg.ts";
-import { BOOTSTRAP_KEY, logSwitcher, sleep, startGatehouse, type Gatehouse } from "../lib/procs.ts";
+import {
+  abBlockSlices,
+  BOOTSTRAP_KEY,
+  logSwitcher,
+  sleep,
+  startGatehouse,
+  type Gatehouse,
+} from "../lib/procs.ts";
 import { fmt, ms, type Cell } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { FACTS, SCHEMA } from "../lib/seed.ts";
@@ -237,9 +244,7 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
     const blocks: Record<"on" | "off", WrkResult[]>[] = [];
     for (let b = 0; b < AB_BLOCKS; b++) {
       const block: Record<"on" | "off", WrkResult[]> = { on: [], off: [] };
-      for (const mode of b % 2 === 0
-        ? (["on", "off", "off", "on"] as const)
-        : (["off", "on", "on", "off"] as const)) {
+      for (const mode of abBlockSlices(b)) {
         await switchTo(mode);
         // a pause first: what the log queued in the slice before is written before this one begins
         await sleep(1000);

@@ -4,6 +4,7 @@ import { Api, pool } from "../lib/http.ts";
 import { buildPdpDataset, TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts";
 import { loopShares, monotonicUs, type LoopShares } from "../lib/cpu-profile.ts";
 import {
+  abBlockSlices,
   BOOTSTRAP_KEY,
   cpuTimes,
   freePort,
@@ -254,9 +255,7 @@ export const pdpScenario: Scenario = {
       for (const c of AB_CONCURRENCIES) {
         for (let b = 0; b < o.abBlocks; b++) {
           const block: Record<AbMode, AbSlice[]> = { on: [], off: [] };
-          for (const mode of (b + n) % 2 === 0
-            ? (["on", "off", "off", "on"] as const)
-            : (["off", "on", "on", "off"] as const)) {
+          for (const mode of abBlockSlices(b + n)) {
             await switchTo(mode);
             const pid = server.proc.child.pid;
             const before = cpuTimes(pid);
