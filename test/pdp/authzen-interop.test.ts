@@ -353,12 +353,17 @@ describeEachDialect("AuthZEN: the interop Todo vectors over HTTP", (env) => {
         { subject: { type: "user" }, action, resource, page: { token: "garbage" } },
       ],
     ];
+    // Deep nesting is refused before anything recursive (the log's encoder, the page digest) meets it.
+    const deep = `{"subject":{"type":"user","id":"${RICK}"},"action":{"name":"can_read_todos"},"resource":{"type":"todo","id":"t-rick"},"context":{"d":${"[".repeat(100_000)}${"]".repeat(100_000)}}}`;
+    for (const path of ["evaluation", "evaluations", "search/subject", "search/resource", "search/action"]) {
+      bad.push([`/access/v1/${path}`, deep]);
+    }
     for (const [path, body] of bad) {
       const res = await authzen(path, body);
       assert.equal(
         res.status,
         400,
-        `${path} ${JSON.stringify(body)} -> ${res.status} ${JSON.stringify(res.json)}`,
+        `${path} ${JSON.stringify(body).slice(0, 300)} -> ${res.status} ${JSON.stringify(res.json)}`,
       );
       assert.equal(res.json.error_code, "BAD_REQUEST");
       for (const field of ["id", "title", "message", "support_link"])
