@@ -3,7 +3,6 @@ import { randomUUID } from "node:crypto";
 /** Every error code the API answers with, its HTTP status and its human title. */
 export const ERROR_CODES = {
   INVALID_INPUT: { status: 422, title: "The request is invalid" },
-  BAD_REQUEST: { status: 400, title: "Bad request" },
   UNAUTHORIZED: { status: 401, title: "Missing or invalid API key" },
   FORBIDDEN_ACCESS: { status: 403, title: "The API key does not cover this operation" },
   NOT_FOUND: { status: 404, title: "Not found" },
@@ -12,6 +11,8 @@ export const ERROR_CODES = {
   CONFLICT: { status: 409, title: "The request conflicts with the current state" },
   PAYLOAD_TOO_LARGE: { status: 413, title: "The request body is too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported content type" },
+  /** The AuthZEN routes' malformed requests: that specification asks for 400 where the API answers 422. */
+  BAD_REQUEST: { status: 400, title: "Bad request" },
   PAGINATION_SIZE_OVERREACHED: { status: 422, title: "per_page is larger than allowed" },
   TOO_MANY_REQUESTS: { status: 429, title: "Rate limit exceeded" },
   TIMEOUT: { status: 504, title: "The operation timed out" },
