@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   CONFLICT: { status: 409, title: "The request conflicts with the current state" },
   PAYLOAD_TOO_LARGE: { status: 413, title: "The request body is too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported content type" },
+  /** The AuthZEN routes' malformed requests: that specification asks for 400 where the API answers 422. */
+  BAD_REQUEST: { status: 400, title: "Bad request" },
   PAGINATION_SIZE_OVERREACHED: { status: 422, title: "per_page is larger than allowed" },
   TOO_MANY_REQUESTS: { status: 429, title: "Rate limit exceeded" },
   TIMEOUT: { status: 504, title: "The operation timed out" },

@@ -97,39 +97,3 @@ export function toStringList(raw: unknown, loc: (string | number)[]): string[] |
     throw bad("must be a list of strings", loc);
   return raw as string[];
 }
-
-/** OpenID AuthZEN: {subject:{type,id,properties}, action:{name}, resource:{type,id,properties}, context}. */
-export function fromAuthzen(
-  raw: unknown,
-  loc: (string | number)[] = ["body"],
-  defaults: Record<string, unknown> = {},
-): CheckQuery {
-  if (!isObject(raw)) throw bad("the evaluation must be an object", loc);
-  const subject = raw["subject"] ?? defaults["subject"];
-  const action = raw["action"] ?? defaults["action"];
-  const resource = raw["resource"] ?? defaults["resource"];
-  const context = toContext(raw["context"] ?? defaults["context"], [...loc, "context"]);
-  if (!isObject(subject) || typeof subject["id"] !== "string")
-    throw bad("subject.id is required", [...loc, "subject"]);
-  if (!isObject(action) || typeof action["name"] !== "string")
-    throw bad("action.name is required", [...loc, "action"]);
-  if (!isObject(resource) || typeof resource["type"] !== "string") {
-    throw bad("resource.type is required", [...loc, "resource"]);
-  }
-  const props = isObject(resource["properties"]) ? resource["properties"] : {};
-  const subjectProps = isObject(subject["properties"]) ? subject["properties"] : undefined;
-  const tenant = str(props["tenant"]) ?? str(context["tenant"]) ?? DEFAULT_TENANT;
-  const { tenant: _tenant, ...resourceAttributes } = props;
-  const query: CheckQuery = {
-    user: { key: subject["id"], ...(subjectProps && { attributes: subjectProps }) },
-    action: action["name"],
-    resource: {
-      type: resource["type"],
-      tenant,
-      ...(typeof resource["id"] === "string" && resource["id"] !== "" && { key: resource["id"] }),
-      ...(Object.keys(resourceAttributes).length > 0 && { attributes: resourceAttributes }),
-    },
-    context,
-  };
-  return query;
-}

@@ -10,7 +10,8 @@ import { errorsPlugin } from "../plugins/errors.ts";
 import type { CheckQuery, Decision } from "./engine/types.ts";
 import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
 import type { Replica } from "./replica.ts";
-import { fromAuthzen, toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
+import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
+import { authzenRoutes } from "./authzen.ts";
 
 /** The environment a PDP request is answered from, after its key was checked. */
 export interface PdpTarget {
@@ -92,7 +93,11 @@ function waitBoundMs(request: FastifyRequest): number {
  * Every decision route: authenticate, wait for a named revision (bounded), decide, log. A check that names a
  * revision the PDP cannot reach in time gets 504 rather than an answer from older data.
  */
-async function prepare(deps: PdpDeps, request: FastifyRequest, authorization?: string): Promise<PdpTarget> {
+export async function prepare(
+  deps: PdpDeps,
+  request: FastifyRequest,
+  authorization?: string,
+): Promise<PdpTarget> {
   const target = await deps.resolve(authorization ?? request.headers.authorization, request);
   const minRevision = minRevisionOf(request);
   if (minRevision !== undefined && target.replica.revision < minRevision) {
@@ -123,7 +128,7 @@ function plainCheck(c: CheckQuery): boolean {
   return true;
 }
 
-function logCheck(
+export function logCheck(
   deps: PdpDeps,
   target: PdpTarget,
   query: DecisionQuery,
@@ -342,30 +347,7 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
     return tenants;
   });
 
-  // OpenID AuthZEN Authorization API 1.0 (evaluation and evaluations), on the same engine.
-  app.post("/access/v1/evaluation", async (request) => {
-    const target = await prepare(deps, request);
-    const check = fromAuthzen(request.body);
-    const d = decide(deps, target, check);
-    return { decision: d.allow, context: { reason: d.reason, revision: target.replica.revision } };
-  });
-  app.post("/access/v1/evaluations", async (request) => {
-    const target = await prepare(deps, request);
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const items = body["evaluations"];
-    if (items !== undefined && !Array.isArray(items)) {
-      throw new AppError("INVALID_INPUT", "evaluations must be an array", undefined, [
-        { loc: ["body", "evaluations"], msg: "must be an array", type: "list_type" },
-      ]);
-    }
-    const list = Array.isArray(items) && items.length > 0 ? items : [{}];
-    return {
-      evaluations: list.map((item, i) => {
-        const d = decide(deps, target, fromAuthzen(item, ["body", "evaluations", i], body), "bulk_check");
-        return { decision: d.allow, context: { reason: d.reason } };
-      }),
-    };
-  });
+  await app.register(authzenRoutes, { deps });
 
   if (deps.forwardFacts) registerFactsProxy(app, deps, deps.forwardFacts);
   return app;

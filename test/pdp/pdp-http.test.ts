@@ -222,12 +222,12 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     const one = await pdp.call(key, "/access/v1/evaluation", {
       subject: { type: "user", id: "alice" },
       action: { name: "read" },
-      resource: { type: "document", properties: { tenant: "t1" } },
+      resource: { type: "document", id: "any", properties: { tenant: "t1" } },
     });
     assert.equal(one.json.decision, true);
     const many = await pdp.call(key, "/access/v1/evaluations", {
       subject: { type: "user", id: "alice" },
-      resource: { type: "document", properties: { tenant: "t1" } },
+      resource: { type: "document", id: "any", properties: { tenant: "t1" } },
       evaluations: [{ action: { name: "read" } }, { action: { name: "delete" } }],
     });
     assert.deepEqual(

@@ -8,6 +8,15 @@ import { FactStore } from "./facts.ts";
 import { Interner } from "./interner.ts";
 import { authorizedUsers, tenantDetails, userPermissions, userTenants, type EngineView } from "./listings.ts";
 import { compileSchema, hasPermission, SchemaStore, setRuleKey } from "./schema.ts";
+import {
+  searchActions,
+  searchResources,
+  searchSubjects,
+  type ActionSearchQuery,
+  type ResourceSearchQuery,
+  type SearchDeps,
+  type SubjectSearchQuery,
+} from "./search.ts";
 import type {
   AllowedTenant,
   AuthorizedUsers,
@@ -39,6 +48,12 @@ export interface Engine {
   authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers;
   /** Tenants in which the user holds any role (tenant or instance level). */
   userTenants(userKey: string): TenantDetails[];
+  /** Whether the instance `type:key` exists. */
+  hasInstance(type: string, key: string): boolean;
+  /** Searches (search.ts): user keys, instance keys of a type, action keys; each sorted and checked. */
+  searchSubjects(query: SubjectSearchQuery): string[];
+  searchResources(query: ResourceSearchQuery): string[];
+  searchActions(query: ActionSearchQuery): string[];
 }
 
 export function createEngine(data?: EnvironmentData): Engine {
@@ -282,5 +297,27 @@ class DecisionEngine implements Engine {
 
   userTenants(userKey: string): TenantDetails[] {
     return userTenants(this.view(), userKey);
+  }
+
+  hasInstance(type: string, key: string): boolean {
+    const typeId = this.facts.types.get(type);
+    return typeId !== undefined && this.facts.instanceId(typeId, key) !== undefined;
+  }
+
+  private readonly searchDeps: SearchDeps = {
+    check: (query) => this.check(query),
+    authorizedUsers: (query) => this.authorizedUsers(query),
+  };
+
+  searchSubjects(query: SubjectSearchQuery): string[] {
+    return searchSubjects(this.view(), this.searchDeps, query);
+  }
+
+  searchResources(query: ResourceSearchQuery): string[] {
+    return searchResources(this.view(), this.searchDeps, query);
+  }
+
+  searchActions(query: ActionSearchQuery): string[] {
+    return searchActions(this.view(), this.searchDeps, query);
   }
 }

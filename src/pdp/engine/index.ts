@@ -2,3 +2,4 @@
 export { createEngine, DEFAULT_TENANT, type Engine } from "./engine.ts";
 export { validateConditions, CONDITION_OPERATORS, type ConditionProblem } from "./conditions.ts";
 export type * from "./types.ts";
+export type { ActionSearchQuery, ResourceSearchQuery, SubjectSearchQuery } from "./search.ts";

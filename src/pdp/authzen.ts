@@ -1,0 +1,348 @@
+// OpenID AuthZEN Authorization API 1.0 on the PDP's port: evaluation, evaluations (with its semantics
+// options), the subject, resource and action searches, and the metadata document. Decisions come from the same
+// engine as Permit's routes. Mapping (docs/pdp.md): a subject of type "user" is the user whose key is its id,
+// its properties are request attributes; the action's name is the action; the resource's type is the resource
+// type and its id the instance when one with that key exists, otherwise the check is on the type (tenant roles
+// and attribute rules decide); resource properties are request attributes, `properties.tenant` (or
+// `context.tenant`, else "default") the tenant.
+
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AppError, errorBody } from "../lib/errors.ts";
+import { toAppError } from "../plugins/errors.ts";
+import { DEFAULT_TENANT, type Engine } from "./engine/index.ts";
+import type { Attributes, CheckQuery, Decision, QueryResource, QueryUser } from "./engine/types.ts";
+import { logCheck, prepare, type PdpDeps, type PdpTarget } from "./server.ts";
+
+const SUBJECT_TYPE = "user";
+const MAX_EVALUATIONS = 1000;
+const MAX_PAGE = 1000;
+const SEMANTICS = ["execute_all", "deny_on_first_deny", "permit_on_first_permit"] as const;
+type Semantic = (typeof SEMANTICS)[number];
+
+type Loc = (string | number)[];
+type Json = Record<string, unknown>;
+
+interface Entity {
+  type: string;
+  id?: string;
+  properties?: Json;
+}
+
+const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The specification answers a malformed request with 400 Bad Request; the body is the project's error body. */
+const bad = (message: string, loc: Loc): AppError =>
+  new AppError("BAD_REQUEST", message, undefined, [{ loc, msg: message, type: "value_error" }]);
+
+/** Deeper JSON than any policy reads: refused, since the decision log's encoder and the page digest recurse. */
+const MAX_DEPTH = 64;
+
+/** The request body as an object, no deeper than MAX_DEPTH (measured without recursion). */
+function bodyOf(request: FastifyRequest): Json {
+  const body = object(request.body, ["body"], "the body");
+  const stack: [unknown, number][] = [[body, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > MAX_DEPTH) throw bad(`the body is nested deeper than ${MAX_DEPTH} levels`, ["body"]);
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return body;
+}
+
+function object(raw: unknown, loc: Loc, what: string): Json {
+  if (!isObject(raw)) throw bad(`${what} must be an object`, loc);
+  return raw;
+}
+
+function optionalObject(raw: unknown, loc: Loc, what: string): Json | undefined {
+  return raw === undefined || raw === null ? undefined : object(raw, loc, what);
+}
+
+function requiredString(raw: unknown, loc: Loc, what: string): string {
+  if (typeof raw !== "string" || raw === "")
+    throw bad(`${what} is required and must be a non-empty string`, loc);
+  return raw;
+}
+
+/** A subject or resource: `type` required, `id` required unless the search asks for it (then ignored). */
+function entity(raw: unknown, loc: Loc, what: string, needsId: boolean): Entity {
+  const value = object(raw, loc, what);
+  const result: Entity = { type: requiredString(value["type"], [...loc, "type"], `${what}.type`) };
+  if (needsId) result.id = requiredString(value["id"], [...loc, "id"], `${what}.id`);
+  const properties = optionalObject(value["properties"], [...loc, "properties"], `${what}.properties`);
+  if (properties !== undefined) result.properties = properties;
+  return result;
+}
+
+function actionName(raw: unknown, loc: Loc): string {
+  const value = object(raw, loc, "action");
+  optionalObject(value["properties"], [...loc, "properties"], "action.properties");
+  return requiredString(value["name"], [...loc, "name"], "action.name");
+}
+
+const contextOf = (raw: unknown, loc: Loc): Attributes => optionalObject(raw, loc, "context") ?? {};
+
+function queryUser(subject: Entity): QueryUser {
+  return { key: subject.id as string, ...(subject.properties && { attributes: subject.properties }) };
+}
+
+function queryResource(engine: Engine, resource: Entity, context: Attributes): QueryResource {
+  const { tenant, ...attributes } = resource.properties ?? {};
+  const tenantKey =
+    (typeof tenant === "string" && tenant) ||
+    (typeof context["tenant"] === "string" && context["tenant"]) ||
+    DEFAULT_TENANT;
+  const result: QueryResource = { type: resource.type, tenant: tenantKey };
+  // An id that names no stored instance is not an error: the PEP's objects need not be synced.
+  if (resource.id !== undefined && engine.hasInstance(resource.type, resource.id)) result.key = resource.id;
+  if (Object.keys(attributes).length > 0) result.attributes = attributes;
+  return result;
+}
+
+interface Evaluation {
+  subject: Entity;
+  action: string;
+  resource: Entity;
+  context: Attributes;
+}
+
+function evaluationOf(raw: unknown, loc: Loc, defaults: Json = {}): Evaluation {
+  const value = object(raw, loc, "the evaluation");
+  const pick = (name: string): [unknown, Loc] =>
+    value[name] !== undefined ? [value[name], [...loc, name]] : [defaults[name], ["body", name]];
+  const [subject, subjectLoc] = pick("subject");
+  const [action, actionLoc] = pick("action");
+  const [resource, resourceLoc] = pick("resource");
+  const [context, contextLoc] = pick("context");
+  return {
+    subject: entity(subject, subjectLoc, "subject", true),
+    action: actionName(action, actionLoc),
+    resource: entity(resource, resourceLoc, "resource", true),
+    context: contextOf(context, contextLoc),
+  };
+}
+
+/** Decides one evaluation and records it in the decision log, with the id the PEP sent. */
+function decide(deps: PdpDeps, target: PdpTarget, e: Evaluation, query: "check" | "bulk_check"): Decision {
+  const start = process.hrtime.bigint();
+  const engine = target.replica.engine;
+  const resource = queryResource(engine, e.resource, e.context);
+  const check: CheckQuery = { user: queryUser(e.subject), action: e.action, resource, context: e.context };
+  const decision: Decision =
+    e.subject.type === SUBJECT_TYPE
+      ? engine.check(check)
+      : {
+          allow: false,
+          reason: {
+            kind: "deny",
+            code: "UNKNOWN_USER",
+            message: `subject type '${e.subject.type}' is not '${SUBJECT_TYPE}': the subjects are users`,
+          },
+        };
+  if (deps.decisions.active) {
+    const logged = { ...check, resource: { ...resource, key: e.resource.id as string } };
+    logCheck(deps, target, query, logged, decision, Number((process.hrtime.bigint() - start) / 1000n));
+  }
+  return decision;
+}
+
+function semanticOf(body: Json): Semantic {
+  const options = optionalObject(body["options"], ["body", "options"], "options");
+  const raw = options?.["evaluations_semantic"];
+  if (raw === undefined) return "execute_all";
+  if (typeof raw !== "string" || !(SEMANTICS as readonly string[]).includes(raw)) {
+    throw bad(`options.evaluations_semantic must be one of ${SEMANTICS.join(", ")}`, [
+      "body",
+      "options",
+      "evaluations_semantic",
+    ]);
+  }
+  return raw as Semantic;
+}
+
+function evaluations(deps: PdpDeps, target: PdpTarget, body: Json) {
+  const semantic = semanticOf(body);
+  const items = body["evaluations"];
+  if (items !== undefined && !Array.isArray(items))
+    throw bad("evaluations must be an array", ["body", "evaluations"]);
+  // Without evaluations the request is a single evaluation, answered as one (backwards compatible).
+  if (items === undefined || items.length === 0) {
+    return { decision: decide(deps, target, evaluationOf(body, ["body"]), "check").allow };
+  }
+  if (items.length > MAX_EVALUATIONS) {
+    throw bad(`at most ${MAX_EVALUATIONS} evaluations per request`, ["body", "evaluations"]);
+  }
+  // The whole payload is checked before any decision: a malformed item fails the request, not just its slot.
+  const parsed = items.map((item, i) => evaluationOf(item, ["body", "evaluations", i], body));
+  const results: Json[] = [];
+  for (const e of parsed) {
+    const allow = decide(deps, target, e, "bulk_check").allow;
+    if (!allow && semantic === "deny_on_first_deny") {
+      results.push({ decision: false, context: { code: "200", reason: "deny_on_first_deny" } });
+      break;
+    }
+    results.push({ decision: allow });
+    if (allow && semantic === "permit_on_first_permit") break;
+  }
+  return { evaluations: results };
+}
+
+/** JSON with sorted keys, so that a page token recognises the same request whatever its key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * Pages of a sorted result: the token is opaque to the PEP (the offset and a digest of the rest of the request,
+ * which must stay the same from page to page). Without a `page` object a result of at most MAX_PAGE entries
+ * comes whole, without `page`.
+ */
+function paged<T>(body: Json, all: T[]): Json {
+  const page = optionalObject(body["page"], ["body", "page"], "page");
+  const { page: _page, ...rest } = body;
+  const digest = createHash("sha256").update(canonical(rest)).digest("base64url").slice(0, 16);
+  let offset = 0;
+  let limit = MAX_PAGE;
+  if (page !== undefined) {
+    const rawLimit = page["limit"];
+    if (rawLimit !== undefined) {
+      if (typeof rawLimit !== "number" || !Number.isSafeInteger(rawLimit) || rawLimit < 0) {
+        throw bad("page.limit must be a non-negative integer", ["body", "page", "limit"]);
+      }
+      limit = Math.min(rawLimit, MAX_PAGE);
+    }
+    const token = page["token"];
+    if (token !== undefined && token !== "") {
+      const decoded = typeof token === "string" ? Buffer.from(token, "base64url").toString("utf8") : "";
+      const match = /^(\d{1,9})\.([A-Za-z0-9_-]{16})$/.exec(decoded);
+      if (match === null) throw bad("page.token is not a token this PDP issued", ["body", "page", "token"]);
+      if (match[2] !== digest) {
+        throw bad("page.token belongs to another request: only the token may change between pages", [
+          "body",
+          "page",
+          "token",
+        ]);
+      }
+      offset = Number(match[1]);
+    }
+  }
+  const results = all.slice(offset, offset + limit);
+  const next = offset + results.length;
+  if (page === undefined && next >= all.length) return { results };
+  const nextToken = next < all.length ? Buffer.from(`${next}.${digest}`).toString("base64url") : "";
+  return { page: { next_token: nextToken, count: results.length, total: all.length }, results };
+}
+
+const ENDPOINTS = {
+  access_evaluation_endpoint: "/access/v1/evaluation",
+  access_evaluations_endpoint: "/access/v1/evaluations",
+  search_subject_endpoint: "/access/v1/search/subject",
+  search_resource_endpoint: "/access/v1/search/resource",
+  search_action_endpoint: "/access/v1/search/action",
+} as const;
+
+/** Registered on the PDP app by server.ts; its own context, so that its errors can be 400 rather than 422. */
+export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps }): Promise<void> {
+  const { deps } = opts;
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    let appError = toAppError(error);
+    if (appError.code === "INVALID_INPUT") {
+      appError = new AppError("BAD_REQUEST", appError.message, appError.additionalInfo, appError.detail);
+    }
+    if (appError.code === "UNEXPECTED_ERROR") request.log.error({ err: error }, "unexpected error");
+    void reply.status(appError.status).send(errorBody(appError, deps.publicUrl));
+  });
+  // The specification: a request that carries X-Request-ID gets the same id back.
+  app.addHook("onSend", async (request, reply) => {
+    const id = request.headers["x-request-id"];
+    if (typeof id === "string") void reply.header("x-request-id", id);
+  });
+
+  app.get("/.well-known/authzen-configuration", async (request) => {
+    const base = `${request.protocol}://${request.host}`;
+    return {
+      policy_decision_point: base,
+      ...Object.fromEntries(Object.entries(ENDPOINTS).map(([name, path]) => [name, `${base}${path}`])),
+    };
+  });
+
+  app.post(ENDPOINTS.access_evaluation_endpoint, async (request) => {
+    const target = await prepare(deps, request);
+    const evaluation = evaluationOf(bodyOf(request), ["body"]);
+    return { decision: decide(deps, target, evaluation, "check").allow };
+  });
+
+  app.post(ENDPOINTS.access_evaluations_endpoint, async (request) => {
+    const target = await prepare(deps, request);
+    const body = bodyOf(request);
+    return evaluations(deps, target, body);
+  });
+
+  app.post(ENDPOINTS.search_subject_endpoint, async (request) => {
+    const target = await prepare(deps, request);
+    const body = bodyOf(request);
+    const subject = entity(body["subject"], ["body", "subject"], "subject", false);
+    const action = actionName(body["action"], ["body", "action"]);
+    const resource = entity(body["resource"], ["body", "resource"], "resource", true);
+    const context = contextOf(body["context"], ["body", "context"]);
+    const engine = target.replica.engine;
+    const keys =
+      subject.type === SUBJECT_TYPE
+        ? engine.searchSubjects({ action, resource: queryResource(engine, resource, context), context })
+        : [];
+    return paged(
+      body,
+      keys.map((id) => ({ type: SUBJECT_TYPE, id })),
+    );
+  });
+
+  app.post(ENDPOINTS.search_resource_endpoint, async (request) => {
+    const target = await prepare(deps, request);
+    const body = bodyOf(request);
+    const subject = entity(body["subject"], ["body", "subject"], "subject", true);
+    const action = actionName(body["action"], ["body", "action"]);
+    const resource = entity(body["resource"], ["body", "resource"], "resource", false);
+    const context = contextOf(body["context"], ["body", "context"]);
+    const keys =
+      subject.type === SUBJECT_TYPE
+        ? target.replica.engine.searchResources({
+            user: queryUser(subject),
+            action,
+            type: resource.type,
+            context,
+          })
+        : [];
+    return paged(
+      body,
+      keys.map((id) => ({ type: resource.type, id })),
+    );
+  });
+
+  app.post(ENDPOINTS.search_action_endpoint, async (request) => {
+    const target = await prepare(deps, request);
+    const body = bodyOf(request);
+    const subject = entity(body["subject"], ["body", "subject"], "subject", true);
+    const resource = entity(body["resource"], ["body", "resource"], "resource", true);
+    const context = contextOf(body["context"], ["body", "context"]);
+    const engine = target.replica.engine;
+    const names =
+      subject.type === SUBJECT_TYPE
+        ? engine.searchActions({
+            user: queryUser(subject),
+            resource: queryResource(engine, resource, context),
+            context,
+          })
+        : [];
+    return paged(
+      body,
+      names.map((name) => ({ name })),
+    );
+  });
+}
