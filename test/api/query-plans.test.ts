@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import { CompiledQuery, type Compilable } from "kysely";
 import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { factsUrl, seedStandard } from "../helpers/facts.ts";
-import { assignmentsOfUsers, countUsersQuery, listUsersQuery } from "../../src/modules/users/users.repo.ts";
+import {
+  assignmentsOfUsers,
+  assignmentsOfUsersQuery,
+  countUsersQuery,
+  listUsersQuery,
+} from "../../src/modules/users/users.repo.ts";
 import {
   countAssignmentsQuery,
   listAssignmentsQuery,
@@ -184,13 +189,14 @@ describeEachDialect("facts: query plans", (env) => {
     const e = env();
     const db = e.store.db;
     const ra = e.dialect === "sqlite" ? "ra" : "role_assignments";
-    const query = db
-      .selectFrom("role_assignments as ra")
-      .selectAll("ra")
-      .where("ra.environment_id", "=", envId)
-      .where("ra.user_id", "in", [ids.user]);
-    await assertEnvironmentIndexed(e, query, ra);
-    // assignmentsOfUsers is that query with its joins; it must run and come back for the one user.
+    // The very query assignmentsOfUsers runs, for one user and for a page of them; its joins fetch by id.
+    const page = (
+      await db.selectFrom("users").select("id").where("environment_id", "=", envId).execute()
+    ).map((u) => u.id);
+    assert.ok(page.length >= 5);
+    for (const userIds of [[ids.user], page]) {
+      await assertEnvironmentIndexed(e, assignmentsOfUsersQuery(db, envId, userIds), ra);
+    }
     assert.equal((await assignmentsOfUsers(db, envId, [ids.user])).length, 2);
     const byKey = db
       .selectFrom("users")
