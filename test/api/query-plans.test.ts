@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import { CompiledQuery, type Compilable } from "kysely";
 import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { factsUrl, seedStandard } from "../helpers/facts.ts";
-import { assignmentsOfUsers, countUsersQuery, listUsersQuery } from "../../src/modules/users/users.repo.ts";
+import {
+  assignmentsOfUsers,
+  assignmentsOfUsersQuery,
+  countUsersQuery,
+  listUsersQuery,
+} from "../../src/modules/users/users.repo.ts";
 import {
   countAssignmentsQuery,
   listAssignmentsQuery,
@@ -12,13 +17,16 @@ import { listTenantsQuery } from "../../src/modules/tenants/tenants.repo.ts";
 import { listInstancesQuery } from "../../src/modules/resource-instances/resource-instances.repo.ts";
 import { listTuplesQuery } from "../../src/modules/relationship-tuples/relationship-tuples.repo.ts";
 import { findUser } from "../../src/modules/facts/facts.repo.ts";
+import { newId } from "../../src/lib/ids.ts";
+import { now } from "../../src/lib/time.ts";
 
 /**
  * Every facts list, count and lookup must be served by an index that starts with environment_id, so no query
  * reads another environment's rows; joined rows are fetched by primary key. PostgreSQL is asked with sequential
  * scans off in the same session, so on tiny test tables it shows which index it would use. Hash and merge joins
  * and materialisation are off too: on a handful of rows the planner would otherwise read a whole primary-key index
- * once instead of looking rows up, which it does not do for a page of a large table.
+ * once instead of looking rows up, which it does not do for a page of a large table. The query behind the roles
+ * shown with a page of users is also checked on a large store with the settings untouched.
  */
 const PLANNER_SETTINGS = ["enable_seqscan", "enable_hashjoin", "enable_mergejoin", "enable_material"];
 interface Access {
@@ -29,7 +37,11 @@ interface Access {
   bounded: boolean;
 }
 
-async function planOf(e: TestEnv, query: Compilable): Promise<{ accesses: Access[]; text: string }> {
+async function planOf(
+  e: TestEnv,
+  query: Compilable,
+  plannerSettings = true,
+): Promise<{ accesses: Access[]; text: string }> {
   const compiled = query.compile();
   if (e.dialect === "sqlite") {
     const result = await e.store.db.executeQuery<{ detail: string }>(
@@ -47,12 +59,12 @@ async function planOf(e: TestEnv, query: Compilable): Promise<{ accesses: Access
     return { accesses, text: result.rows.map((r) => r.detail).join("\n") };
   }
   return e.store.db.connection().execute(async (conn) => {
-    for (const setting of PLANNER_SETTINGS)
-      await conn.executeQuery(CompiledQuery.raw(`set ${setting} = off`));
+    const settings = plannerSettings ? PLANNER_SETTINGS : [];
+    for (const setting of settings) await conn.executeQuery(CompiledQuery.raw(`set ${setting} = off`));
     const result = await conn.executeQuery<{ "QUERY PLAN": unknown }>(
       CompiledQuery.raw(`explain (format json) ${compiled.sql}`, [...compiled.parameters]),
     );
-    for (const setting of PLANNER_SETTINGS) await conn.executeQuery(CompiledQuery.raw(`reset ${setting}`));
+    for (const setting of settings) await conn.executeQuery(CompiledQuery.raw(`reset ${setting}`));
     const plan = result.rows[0]?.["QUERY PLAN"];
     const accesses: Access[] = [];
     type Node = Record<string, unknown> & { Plans?: Node[] };
@@ -98,8 +110,13 @@ async function firstColumn(e: TestEnv, index: string): Promise<string | undefine
  * or is a primary key (a joined row fetched by id); and `table` (its alias on SQLite) is searched through an index
  * that starts with environment_id, unless the plan reaches it by primary key from rows that were.
  */
-async function assertEnvironmentIndexed(e: TestEnv, query: Compilable, table: string): Promise<void> {
-  const { accesses, text } = await planOf(e, query);
+async function assertEnvironmentIndexed(
+  e: TestEnv,
+  query: Compilable,
+  table: string,
+  plannerSettings = true,
+): Promise<void> {
+  const { accesses, text } = await planOf(e, query, plannerSettings);
   let environmentSearches = 0;
   for (const access of accesses) {
     assert.ok(access.index !== null && access.bounded, `unbounded read of ${access.table}:\n${text}`);
@@ -184,13 +201,14 @@ describeEachDialect("facts: query plans", (env) => {
     const e = env();
     const db = e.store.db;
     const ra = e.dialect === "sqlite" ? "ra" : "role_assignments";
-    const query = db
-      .selectFrom("role_assignments as ra")
-      .selectAll("ra")
-      .where("ra.environment_id", "=", envId)
-      .where("ra.user_id", "in", [ids.user]);
-    await assertEnvironmentIndexed(e, query, ra);
-    // assignmentsOfUsers is that query with its joins; it must run and come back for the one user.
+    // The very query assignmentsOfUsers runs, for one user and for a page of them; its joins fetch by id.
+    const page = (
+      await db.selectFrom("users").select("id").where("environment_id", "=", envId).execute()
+    ).map((u) => u.id);
+    assert.ok(page.length >= 5);
+    for (const userIds of [[ids.user], page]) {
+      await assertEnvironmentIndexed(e, assignmentsOfUsersQuery(db, envId, userIds), ra);
+    }
     assert.equal((await assignmentsOfUsers(db, envId, [ids.user])).length, 2);
     const byKey = db
       .selectFrom("users")
@@ -234,5 +252,108 @@ describeEachDialect("facts: query plans", (env) => {
     await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, {}, 0, 30), rt);
     await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, { tenantId: ids.tenant }, 0, 30), rt);
     await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, { objectId: ids.instance }, 0, 30), rt);
+  });
+  // Last: it fills another environment and refreshes the statistics.
+  test("users: the roles of a page of users on a large store, by the planner's own choice", async () => {
+    const e = env();
+    const db = e.store.db;
+    // Another environment of the same project holds thousands of every joined row, so a whole-table read or a
+    // hash of a table costs what it would in production; the planner then runs with its settings untouched.
+    const other = e.acme.envs.development;
+    const scope = { organization_id: e.acme.id, project_id: e.acme.projectId, environment_id: other };
+    const at = now();
+    const stamps = { created_at: at, updated_at: at };
+    const document = await db
+      .selectFrom("resources")
+      .select("id")
+      .where("environment_id", "=", other)
+      .where("key", "=", "document")
+      .executeTakeFirstOrThrow();
+    const N = 3000;
+    const ids = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ id: newId(), key: `${prefix}${i}` }));
+    const tenants = ids("bulk-t", N);
+    const roles = ids("bulk-r", N);
+    const users = ids("bulk-u", 2 * N);
+    const instances = ids("bulk-d", N);
+    const insert = async (
+      table: "tenants" | "roles" | "users" | "resource_instances" | "role_assignments",
+      rows: object[],
+    ) => {
+      for (let i = 0; i < rows.length; i += 200)
+        await db
+          .insertInto(table)
+          .values(rows.slice(i, i + 200) as never)
+          .execute();
+    };
+    await insert(
+      "tenants",
+      tenants.map((t) => ({
+        ...scope,
+        ...t,
+        name: t.key,
+        description: null,
+        attributes: null,
+        ...stamps,
+        last_action_at: at,
+      })),
+    );
+    await insert(
+      "roles",
+      roles.map((r) => ({
+        ...scope,
+        ...r,
+        resource_id: null,
+        name: r.key,
+        description: null,
+        attributes: null,
+        no_direct_roles_on_object: 0,
+        ...stamps,
+      })),
+    );
+    await insert(
+      "users",
+      users.map((u) => ({
+        ...scope,
+        ...u,
+        email: null,
+        first_name: null,
+        last_name: null,
+        attributes: null,
+        ...stamps,
+      })),
+    );
+    await insert(
+      "resource_instances",
+      instances.map((d, i) => ({
+        ...scope,
+        ...d,
+        resource_id: document.id,
+        tenant_id: tenants[i]?.id,
+        attributes: null,
+        ...stamps,
+      })),
+    );
+    await insert(
+      "role_assignments",
+      users.flatMap((u, i) =>
+        [0, 1].map((k) => ({
+          ...scope,
+          id: newId(),
+          user_id: u.id,
+          role_id: roles[(i + k) % N]?.id,
+          tenant_id: tenants[i % N]?.id,
+          resource_instance_id: k === 1 ? (instances[i % N]?.id ?? null) : null,
+          created_at: at,
+        })),
+      ),
+    );
+    await db.executeQuery(CompiledQuery.raw("analyze"));
+    const ra = e.dialect === "sqlite" ? "ra" : "role_assignments";
+    const page = (
+      await db.selectFrom("users").select("id").where("environment_id", "=", envId).execute()
+    ).map((u) => u.id);
+    await assertEnvironmentIndexed(e, assignmentsOfUsersQuery(db, envId, page), ra, false);
+    assert.equal((await assignmentsOfUsers(db, envId, page)).length, 2 * page.length);
   });
 });

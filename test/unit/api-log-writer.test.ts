@@ -61,7 +61,10 @@ for (const { dialect, skip } of DIALECTS) {
       await hideTable();
       writer.enqueue(call("/v2/retried-1"));
       writer.enqueue(call("/v2/retried-2"));
-      while (!log.lines.some((l) => l.msg.includes("will retry"))) await new Promise((r) => setTimeout(r, 5));
+      for (const deadline = Date.now() + 30_000; !log.lines.some((l) => l.msg.includes("will retry"));) {
+        assert.ok(Date.now() < deadline, "the failed write was never retried");
+        await new Promise((r) => setTimeout(r, 5));
+      }
       await restoreTable();
       await writer.close();
       assert.deepEqual(await paths(), ["/v2/retried-1", "/v2/retried-2"]);
@@ -161,7 +164,7 @@ for (const { dialect, skip } of DIALECTS) {
         batchSize: 4,
       });
       for (let i = 0; i < 4; i++) writer.enqueue(call(`/v2/b-${i}`));
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 30_000; // far below the 60 s timer
       while ((await paths()).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       assert.equal((await paths()).length, 4);
       await writer.close();

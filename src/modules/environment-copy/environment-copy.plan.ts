@@ -70,7 +70,7 @@ export interface CopyPlan {
   parents: { id: string; parent_id: string | null }[];
 }
 
-/** `*` matches any run of characters; linear-time, so a hostile pattern cannot stall the worker. */
+/** `*` matches any run of characters; greedy with one backtrack point, at most |pattern|·|text| steps, so a hostile pattern cannot stall the worker. */
 export function globMatch(pattern: string, text: string): boolean {
   let p = 0;
   let t = 0;

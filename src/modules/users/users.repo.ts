@@ -87,18 +87,9 @@ export interface UserAssignment {
   resource_key: string | null;
 }
 
-/**
- * Every role of the given users, oldest first: what associated_tenants and roles are built from. Sorted here, not
- * in SQL: an ORDER BY on created_at leads SQLite to walk the environment's (environment_id, created_at) index
- * through every assignment instead of looking the few users up by (environment_id, user_id).
- */
-export async function assignmentsOfUsers(
-  db: Db,
-  envId: string,
-  userIds: string[],
-): Promise<UserAssignment[]> {
-  if (userIds.length === 0) return [];
-  const rows = await db
+/** The query behind assignmentsOfUsers (exported so that its plan can be checked). */
+export const assignmentsOfUsersQuery = (db: Db, envId: string, userIds: string[]) =>
+  db
     .selectFrom("role_assignments as ra")
     .innerJoin("roles as r", "r.id", "ra.role_id")
     .innerJoin("tenants as t", "t.id", "ra.tenant_id")
@@ -114,8 +105,20 @@ export async function assignmentsOfUsers(
       "res.key as resource_key",
     ])
     .where("ra.environment_id", "=", envId)
-    .where("ra.user_id", "in", userIds)
-    .execute();
+    .where("ra.user_id", "in", userIds);
+
+/**
+ * Every role of the given users, oldest first: what associated_tenants and roles are built from. Sorted here, not
+ * in SQL: an ORDER BY on created_at leads SQLite to walk the environment's (environment_id, created_at) index
+ * through every assignment instead of looking the few users up by (environment_id, user_id).
+ */
+export async function assignmentsOfUsers(
+  db: Db,
+  envId: string,
+  userIds: string[],
+): Promise<UserAssignment[]> {
+  if (userIds.length === 0) return [];
+  const rows = await assignmentsOfUsersQuery(db, envId, userIds).execute();
   rows.sort((a, b) =>
     a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1,
   );

@@ -1,0 +1,148 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { ensurePgSchema } from "../../src/db/store.ts";
+import { startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import { DIALECTS, PG_URL } from "../helpers/stores.ts";
+
+const BOOTSTRAP = "pdp-keys-e2e-bootstrap-key-0000000000000";
+/** How long the embedded PDP remembers a key lookup (docs/pdp.md); a check later than this proves nothing. */
+const KEY_CACHE_MS = 5000;
+
+async function api(server: ServerProcess, method: string, url: string, body?: unknown) {
+  const res = await fetch(`${server.baseUrl}${url}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${BOOTSTRAP}`,
+      ...(body !== undefined && { "content-type": "application/json" }),
+    },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${url} -> ${res.status} ${text}`);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (text ? JSON.parse(text) : undefined) as any;
+}
+
+/** A check on the embedded PDP's own port: its status, and the decision when there is one. */
+async function check(pdpBase: string, secret: string): Promise<{ status: number; allow?: boolean }> {
+  const res = await fetch(`${pdpBase}/allowed`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+    body: JSON.stringify({ user: { key: "alice" }, action: "read", resource: { type: "document" } }),
+  });
+  const body = (await res.json()) as { allow?: boolean };
+  return { status: res.status, allow: body.allow };
+}
+
+/** Settings that put `gatehouse serve` on a fresh database of `dialect`, and how to drop it afterwards. */
+async function freshDatabase(
+  dialect: string,
+): Promise<{ settings: Record<string, string>; drop: () => Promise<void> }> {
+  if (dialect === "sqlite") return { settings: { DATABASE_URL: "" }, drop: async () => {} };
+  const schema = `t_e2e_${process.pid}_${randomBytes(4).toString("hex")}`;
+  await ensurePgSchema(PG_URL, schema);
+  const url = new URL(PG_URL);
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  return {
+    settings: { DATABASE_URL: url.toString() },
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    },
+  };
+}
+
+for (const { dialect, skip } of DIALECTS) {
+  test(
+    `gatehouse serve: a key revoked or rotated through the API is refused by the embedded PDP on the next check [${dialect}]`,
+    { skip, timeout: 180_000 },
+    async () => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-pdp-keys-"));
+      const database = await freshDatabase(dialect);
+      let server: (ServerProcess & { pdpPort: number }) | undefined;
+      try {
+        server = await startServerProcess(
+          {
+            GATEHOUSE_DATA_DIR: dataDir,
+            GATEHOUSE_BOOTSTRAP_API_KEY: BOOTSTRAP,
+            GATEHOUSE_OPA_PORT: "0",
+            ...database.settings,
+          },
+          [],
+          { pdp: true },
+        );
+        const cp = server;
+        const pdpBase = `http://127.0.0.1:${server.pdpPort}`;
+        const project = await api(cp, "GET", "/v2/projects/default");
+        const envs = (await api(cp, "GET", "/v2/projects/default/envs")) as { id: string; key: string }[];
+        const production = envs.find((e) => e.key === "production")?.id as string;
+        await api(cp, "POST", "/v2/schema/default/production/resources", {
+          key: "document",
+          name: "Document",
+          actions: { read: {} },
+        });
+        await api(cp, "POST", "/v2/schema/default/production/roles", {
+          key: "reader",
+          name: "Reader",
+          permissions: ["document:read"],
+        });
+        await api(cp, "POST", "/v2/facts/default/production/users", {
+          key: "alice",
+          role_assignments: [{ role: "reader", tenant: "default" }],
+        });
+        const newKey = async (): Promise<{ id: string; secret: string }> =>
+          api(cp, "POST", "/v2/api-key", {
+            object_type: "env",
+            project_id: project.id,
+            environment_id: production,
+            access_level: "read",
+          });
+        /** Checks twice (the second from the PDP's memory of the key); returns when the lookup was made. */
+        const seen = async (secret: string): Promise<number> => {
+          const at = Date.now();
+          for (let i = 0; i < 2; i++)
+            assert.deepEqual(await check(pdpBase, secret), { status: 200, allow: true });
+          return at;
+        };
+
+        // The PDP remembers a key for a few seconds; a refusal after that proves nothing about the wiring, so on
+        // a machine slow enough to pass that time, the round is repeated with fresh keys.
+        let conclusive = 0;
+        for (let round = 0; round < 5 && conclusive === 0; round++) {
+          const [revoked, rotated, kept] = [await newKey(), await newKey(), await newKey()];
+          const lookedUp = Math.min(await seen(revoked.secret), await seen(rotated.secret));
+          await seen(kept.secret);
+
+          await api(cp, "DELETE", `/v2/api-key/${revoked.id}`);
+          const afterRevoke = await check(pdpBase, revoked.secret);
+          const rotatedNow = await api(cp, "POST", `/v2/api-key/${rotated.id}/rotate-secret`);
+          const afterRotate = await check(pdpBase, rotated.secret);
+          const withinCache = Date.now() - lookedUp < KEY_CACHE_MS;
+
+          assert.equal(afterRevoke.status, 401, "the revoked key is refused on the next check");
+          assert.equal(afterRotate.status, 401, "the rotated-away secret is refused on the next check");
+          assert.deepEqual(await check(pdpBase, rotatedNow.secret), { status: 200, allow: true });
+          assert.deepEqual(
+            await check(pdpBase, kept.secret),
+            { status: 200, allow: true },
+            "other keys work",
+          );
+          if (withinCache) conclusive += 1;
+        }
+        assert.ok(conclusive > 0, "no round finished while the PDP still remembered the keys");
+        assert.equal(await server.stop(), 0, server.output());
+      } finally {
+        if (server?.child.exitCode === null) server.child.kill("SIGKILL");
+        await database.drop();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  );
+}
