@@ -1,4 +1,4 @@
 // The public surface of the decision engine.
-export { createEngine, DEFAULT_TENANT, type Engine } from "./engine.ts";
+export { createEngine, DEFAULT_TENANT, type Engine, type EngineOptions } from "./engine.ts";
 export { validateConditions, CONDITION_OPERATORS, type ConditionProblem } from "./conditions.ts";
 export type * from "./types.ts";
