@@ -203,7 +203,7 @@ class DecisionEngine implements Engine {
     const resolved = this.resolve(query.resource, query.action);
     if ("allow" in resolved) return resolved;
     const decision = this.decide(query, resolved);
-    if (decision.allow) return decision;
+    if (decision.allow || !this.expiries.anyEnded()) return decision;
     const expired = this.expiries.expiredGrantsAllowing(
       this.facts,
       query.user.key,

@@ -54,6 +54,11 @@ export class ExpiringAssignments {
     this.push({ at, identity });
   }
 
+  /** Whether any expired grant awaits its delete (the deny path looks further only then). */
+  anyEnded(): boolean {
+    return this.ended.size > 0;
+  }
+
   /** A deleted user takes its expired grants along. */
   forgetUser(userKey: string): void {
     this.ended.delete(userKey);
