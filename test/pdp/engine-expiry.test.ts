@@ -194,6 +194,35 @@ describe("role assignment expiry", () => {
     assert.equal(denyOf(engine.check(onType("alice", "write", "t1"))).expired, undefined);
   });
 
+  test("deletes that cascade to assignments take the expired grants they cover along", () => {
+    const t = manualClock(T0 + 3_600_000);
+    const engine = createEngine(data(), t);
+    assert.equal(denyOf(engine.check(onType("alice", "write", "t1"))).expired?.length, 1);
+    assert.equal(denyOf(engine.check(onDoc("bob", "read"))).expired?.length, 1);
+    // The tenant goes and comes back: alice's ended role there is not named any more.
+    engine.apply({ kind: "tenant", op: "delete", data: { key: "t1" } });
+    engine.apply({ kind: "tenant", op: "upsert", data: { key: "t1" } });
+    assert.equal(denyOf(engine.check(onType("alice", "write", "t1"))).expired, undefined);
+    // The same for bob's role on a folder that is deleted and created again.
+    engine.apply({
+      kind: "resource_instance",
+      op: "upsert",
+      data: { resource: "document", key: "d1", tenant: "t1" },
+    });
+    engine.apply({ kind: "resource_instance", op: "delete", data: { resource: "folder", key: "f1" } });
+    engine.apply({
+      kind: "resource_instance",
+      op: "upsert",
+      data: { resource: "folder", key: "f1", tenant: "t1" },
+    });
+    engine.apply({
+      kind: "relationship_tuple",
+      op: "upsert",
+      data: { subject: "folder:f1", relation: "parent", object: "document:d1", tenant: "t1" },
+    });
+    assert.equal(denyOf(engine.check(onDoc("bob", "read"))).expired, undefined);
+  });
+
   test("many expiries in any order end each at its own instant", () => {
     const t = manualClock(T0);
     const engine = createEngine({ ...data(), role_assignments: [] }, t);

@@ -115,6 +115,7 @@ class DecisionEngine implements Engine {
 
   apply(change: Change): void {
     const { facts, schemaStore } = this;
+    this.expiries.follow(change);
     switch (change.kind) {
       case "resource": {
         const key = change.data.key;
@@ -147,12 +148,10 @@ class DecisionEngine implements Engine {
         else schemaStore.setRules.delete(setRuleKey(change.data));
         return this.schemaChanged();
       case "user":
-        if (change.op === "delete") this.expiries.forgetUser(change.data.key);
         return change.op === "upsert" ? facts.upsertUser(change.data) : facts.deleteUser(change.data.key);
       case "tenant":
         return change.op === "upsert" ? facts.upsertTenant(change.data) : facts.deleteTenant(change.data.key);
       case "role_assignment":
-        this.expiries.record(change.op, change.data);
         return change.op === "upsert"
           ? facts.upsertAssignment(change.data)
           : facts.deleteAssignment(change.data);

@@ -6,7 +6,7 @@
 
 import { findRecord } from "./adjacency.ts";
 import { resourceRoleName, type FactStore } from "./facts.ts";
-import type { ExpiredGrant, RoleAssignmentData } from "./types.ts";
+import type { Change, ExpiredGrant, RoleAssignmentData } from "./types.ts";
 
 interface Pending {
   at: number;
@@ -59,9 +59,35 @@ export class ExpiringAssignments {
     return this.ended.size > 0;
   }
 
-  /** A deleted user takes its expired grants along. */
-  forgetUser(userKey: string): void {
-    this.ended.delete(userKey);
+  /**
+   * Follows every change: assignment upserts and deletes, and the deletes that cascade to assignments (user,
+   * tenant, tenant role, resource type, instance), which take the expired grants they cover along.
+   */
+  follow(change: Change): void {
+    if (change.kind === "role_assignment") return this.record(change.op, change.data);
+    if (change.op !== "delete" || this.ended.size === 0) return;
+    switch (change.kind) {
+      case "user":
+        this.ended.delete(change.data.key);
+        return;
+      case "tenant":
+        return this.forgetEndedWhere((d) => d.tenant === change.data.key);
+      case "role":
+        return this.forgetEndedWhere((d) => !d.resource_instance && d.role === change.data.key);
+      case "resource":
+        return this.forgetEndedWhere((d) => d.resource_instance?.startsWith(`${change.data.key}:`) === true);
+      case "resource_instance": {
+        const name = `${change.data.resource}:${change.data.key}`;
+        return this.forgetEndedWhere((d) => d.resource_instance === name);
+      }
+    }
+  }
+
+  private forgetEndedWhere(matches: (data: RoleAssignmentData) => boolean): void {
+    for (const [user, byUser] of this.ended) {
+      for (const [identity, grant] of byUser) if (matches(grant.data)) byUser.delete(identity);
+      if (byUser.size === 0) this.ended.delete(user);
+    }
   }
 
   /** Removes from the facts every assignment whose instant is at or before the clock's now. */
