@@ -46,7 +46,10 @@ import { createUsersService } from "./modules/users/users.service.ts";
 import { usersRoutes } from "./modules/users/users.routes.ts";
 import { createTenantsService } from "./modules/tenants/tenants.service.ts";
 import { tenantsRoutes } from "./modules/tenants/tenants.routes.ts";
-import { createRoleAssignmentsService } from "./modules/role-assignments/role-assignments.service.ts";
+import {
+  createRoleAssignmentsService,
+  purgeExpiredAssignments,
+} from "./modules/role-assignments/role-assignments.service.ts";
 import { roleAssignmentsRoutes } from "./modules/role-assignments/role-assignments.routes.ts";
 import { createResourceInstancesService } from "./modules/resource-instances/resource-instances.service.ts";
 import { resourceInstancesRoutes } from "./modules/resource-instances/resource-instances.routes.ts";
@@ -264,6 +267,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(usersRoutes, { users: createUsersService(facts) });
   await app.register(tenantsRoutes, { tenants: createTenantsService(facts) });
   await app.register(roleAssignmentsRoutes, { roleAssignments: createRoleAssignmentsService(facts) });
+  // PDPs stop granting at an assignment's expiry on their own; this deletes the rows and tells every PDP.
+  schedulePeriodic(app, "expired role assignment purge", 60_000, () =>
+    purgeExpiredAssignments({ db: store.db, notifier }),
+  );
   await app.register(resourceInstancesRoutes, { instances: createResourceInstancesService(facts) });
   await app.register(relationshipTuplesRoutes, { tuples: createRelationshipTuplesService(facts) });
   await app.register(setRulesRoutes, { setRules: createSetRulesService(facts) });

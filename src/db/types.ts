@@ -196,6 +196,8 @@ export interface RoleAssignmentsTable extends Scoped {
   tenant_id: string;
   resource_instance_id: string | null;
   created_at: string;
+  /** When the assignment stops granting (ISO 8601, +00:00); null: never. */
+  expires_at: string | null;
 }
 
 export interface RelationshipTuplesTable extends Scoped, Stamped {

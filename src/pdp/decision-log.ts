@@ -320,6 +320,8 @@ function writeReason(w: JsonBytes, value: unknown): void {
       w.string(r.tenant);
       return w.byte(CLOSE_BRACE);
     case "deny":
+      // A deny naming expired grants is rare: JSON.stringify writes its `expired` list.
+      if (r.expired !== undefined) return w.text(JSON.stringify(value));
       w.raw(REASON.deny);
       w.string(r.code);
       w.raw(REASON.message);

@@ -103,7 +103,7 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
     db
       .selectFrom("role_assignments as a")
       .innerJoin("users as u", "u.id", "a.user_id")
-      .select(["u.key as user", "a.role_id", "a.tenant_id", "a.resource_instance_id"])
+      .select(["u.key as user", "a.role_id", "a.tenant_id", "a.resource_instance_id", "a.expires_at"])
       .where("a.environment_id", "=", env)
       .execute(),
     db
@@ -242,6 +242,7 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
       tenant: tenantKey.get(a.tenant_id) ?? "",
       resource_instance:
         a.resource_instance_id === null ? null : (instanceName.get(a.resource_instance_id) ?? null),
+      ...(a.expires_at !== null && { expires_at: a.expires_at }),
     })),
     relationship_tuples: tuples.map((t) => ({
       subject: instanceName.get(t.subject_id) ?? "",

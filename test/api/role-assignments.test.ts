@@ -1,7 +1,16 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
-import { assertPermit, expectFeed, expectNothingWritten, factsUrl, seedStandard } from "../helpers/facts.ts";
+import {
+  assertPermit,
+  changesAfter,
+  expectFeed,
+  expectNothingWritten,
+  factsUrl,
+  revisionOf,
+  seedStandard,
+} from "../helpers/facts.ts";
+import { purgeExpiredAssignments } from "../../src/modules/role-assignments/role-assignments.service.ts";
 
 describeEachDialect("facts: role assignments", (env) => {
   let F = "";
@@ -464,5 +473,221 @@ describeEachDialect("facts: role assignments", (env) => {
     assert.deepEqual(globexList.json, []);
     const crossing = await call(globex.adminKey, "GET", `${F}/role_assignments`);
     assert.ok(crossing.status === 403 || crossing.status === 404);
+  });
+
+  // The expiry tests run last and on their own users, so the counts of the tests above are not touched.
+  const inAnHour = () => new Date(Date.now() + 3_600_000);
+  /** The same instant written with a +02:00 offset: stored and read back with +00:00. */
+  const withOffset = (d: Date) => {
+    const shifted = new Date(d.getTime() + 2 * 3_600_000).toISOString();
+    return `${shifted.slice(0, 23)}+02:00`;
+  };
+  const utc = (d: Date) => d.toISOString().replace("Z", "+00:00");
+
+  test("expires_at: stored, normalised to +00:00, returned in reads and lists, carried by the change record", async () => {
+    const e = env();
+    const at = inAnHour();
+    await e.call(e.acme.adminKey, "POST", `${F}/users`, { key: "erin" });
+    const res = await expectFeed(
+      e,
+      e.acme.envs.production,
+      () =>
+        e.call(e.acme.adminKey, "POST", `${F}/role_assignments`, {
+          user: "erin",
+          role: "viewer",
+          tenant: "t1",
+          expires_at: withOffset(at),
+        }),
+      [
+        {
+          kind: "role_assignment",
+          op: "upsert",
+          data: { user: "erin", role: "viewer", tenant: "t1", resource_instance: null, expires_at: utc(at) },
+        },
+      ],
+    );
+    assert.equal(res.json.expires_at, utc(at));
+    const list = await e.call(e.acme.adminKey, "GET", `${F}/role_assignments?user=erin`);
+    assert.deepEqual(
+      list.json.map((a: { role: string; expires_at?: string }) => [a.role, a.expires_at]),
+      [["viewer", utc(at)]],
+    );
+    const detailed = await e.call(e.acme.adminKey, "GET", `${F}/role_assignments/detailed?user=erin`);
+    assert.equal(detailed.json.data[0].expires_at, utc(at));
+    // An instance role, through POST /users/{id}/roles and through bulk: the same field.
+    const viaUser = await e.call(e.acme.adminKey, "POST", `${F}/users/erin/roles`, {
+      role: "editor",
+      resource_instance: "document:d1",
+      expires_at: utc(at),
+    });
+    assert.equal(viaUser.status, 200, viaUser.body);
+    assert.equal(viaUser.json.expires_at, utc(at));
+    const bulk = await e.call(e.acme.adminKey, "POST", `${F}/role_assignments/bulk`, [
+      { user: "erin", role: "admin", tenant: "t2", expires_at: utc(at) },
+    ]);
+    assert.deepEqual(bulk.json, { assignments_created: 1 });
+    const created = await e.call(e.acme.adminKey, "POST", `${F}/users`, {
+      key: "frank",
+      role_assignments: [{ role: "viewer", tenant: "t2", expires_at: utc(at) }],
+    });
+    assert.equal(created.status, 201, created.body);
+    const all = await e.call(e.acme.adminKey, "GET", `${F}/role_assignments?user=erin&user=frank`);
+    assert.deepEqual(
+      all.json.map((a: { expires_at?: string }) => a.expires_at),
+      [utc(at), utc(at), utc(at), utc(at)],
+    );
+    // Without the field, no expiry and no field in the read (Permit's RoleAssignmentRead).
+    const plain = await e.call(e.acme.adminKey, "POST", `${F}/role_assignments`, {
+      user: "frank",
+      role: "viewer",
+      tenant: "t1",
+    });
+    assert.equal(plain.json.expires_at, undefined);
+    assertPermit("post", "/role_assignments", 200, plain.json);
+  });
+
+  test("expires_at in the past or not a valid date-time: 422 naming the field, nothing written", async () => {
+    const e = env();
+    await e.call(e.acme.adminKey, "POST", `${F}/users`, { key: "ivy" });
+    const past = utc(new Date(Date.now() - 1000));
+    const bad: [string, unknown, (string | number)[]][] = [
+      ["POST", { user: "ivy", role: "viewer", tenant: "t2", expires_at: past }, ["body", "expires_at"]],
+      ["POST", { user: "ivy", role: "viewer", tenant: "t2", expires_at: "tomorrow" }, ["body", "expires_at"]],
+      [
+        "POST",
+        { user: "ivy", role: "viewer", tenant: "t2", expires_at: "2099-01-01" },
+        ["body", "expires_at"],
+      ],
+      [
+        "POST",
+        { user: "ivy", role: "viewer", tenant: "t2", expires_at: "2099-02-30T00:00:00Z" },
+        ["body", "expires_at"],
+      ],
+      ["POST", { user: "ivy", role: "viewer", tenant: "t2", expires_at: 4102444800 }, ["body", "expires_at"]],
+      [
+        "BULK",
+        [
+          { user: "ivy", role: "viewer", tenant: "t2", expires_at: utc(inAnHour()) },
+          { user: "ivy", role: "admin", tenant: "t1", expires_at: past },
+        ],
+        ["body", 1, "expires_at"],
+      ],
+      [
+        "USER",
+        { key: "gina", role_assignments: [{ role: "viewer", tenant: "t1", expires_at: past }] },
+        ["body", "role_assignments", "expires_at"],
+      ],
+    ];
+    for (const [kind, body, loc] of bad) {
+      const [method, url] =
+        kind === "BULK"
+          ? ["POST", `${F}/role_assignments/bulk`]
+          : kind === "USER"
+            ? ["POST", `${F}/users`]
+            : ["POST", `${F}/role_assignments`];
+      const res = await expectNothingWritten(
+        e,
+        e.acme.envs.production,
+        () => e.call(e.acme.adminKey, method as "POST", url, body),
+        422,
+      );
+      assert.equal(res.json.error_code, "INVALID_INPUT", res.body);
+      assert.match(res.json.message, /expires_at/, res.body);
+      const locs = (res.json.detail as { loc: (string | number)[] }[]).map((d) => d.loc.join("."));
+      assert.ok(locs.includes(loc.join(".")), `${JSON.stringify(body)}: ${res.body}`);
+    }
+  });
+
+  test("an expired assignment not yet purged: left out of lists, replaced by a new assignment; the purge deletes it once, with its change record", async () => {
+    const e = env();
+    const envId = e.acme.envs.production;
+    await e.call(e.acme.adminKey, "POST", `${F}/users`, { key: "hank" });
+    for (const body of [
+      { user: "hank", role: "viewer", tenant: "t1", expires_at: utc(inAnHour()) },
+      { user: "hank", role: "admin", tenant: "t2", expires_at: utc(inAnHour()) },
+      { user: "hank", role: "viewer", resource_instance: "document:d1", expires_at: utc(inAnHour()) },
+    ]) {
+      const res = await e.call(e.acme.adminKey, "POST", `${F}/role_assignments`, body);
+      assert.equal(res.status, 200, res.body);
+    }
+    // Time passes for two of them: their instant is moved into the past in the database, without waiting.
+    const ended = utc(new Date(Date.now() - 1000));
+    const hank = (await e.call(e.acme.adminKey, "GET", `${F}/users/hank`)).json.id as string;
+    await e.store.db
+      .updateTable("role_assignments")
+      .set({ expires_at: ended })
+      .where("user_id", "=", hank)
+      .where("tenant_id", "in", (eb) => eb.selectFrom("tenants").select("id").where("key", "=", "t1"))
+      .execute();
+    const listed = await e.call(
+      e.acme.adminKey,
+      "GET",
+      `${F}/role_assignments?user=hank&include_total_count=true`,
+    );
+    assert.deepEqual(
+      listed.json.data.map((a: { role: string; tenant: string }) => `${a.role}@${a.tenant}`),
+      ["admin@t2"],
+    );
+    assert.equal(listed.json.total_count, 1);
+    // Assigning the ended role again is not a 409: the new assignment replaces the ended row.
+    await expectFeed(
+      e,
+      envId,
+      () =>
+        e.call(e.acme.adminKey, "POST", `${F}/role_assignments`, {
+          user: "hank",
+          role: "viewer",
+          tenant: "t1",
+        }),
+      [
+        {
+          kind: "role_assignment",
+          op: "delete",
+          data: { user: "hank", role: "viewer", tenant: "t1", resource_instance: null },
+        },
+        {
+          kind: "role_assignment",
+          op: "upsert",
+          data: { user: "hank", role: "viewer", tenant: "t1", resource_instance: null },
+        },
+      ],
+    );
+    // The purge, run by two instances at once: the ended instance role goes, once, in one revision.
+    const before = await revisionOf(e, envId);
+    const counts = await Promise.all([
+      purgeExpiredAssignments({ db: e.store.db, notifier: e.app.notifier }),
+      purgeExpiredAssignments({ db: e.store.db, notifier: e.app.notifier }),
+    ]);
+    assert.equal(counts[0] + counts[1], 1);
+    const records = (await changesAfter(e, envId, before)).map(({ kind, op, data }) => ({ kind, op, data }));
+    assert.deepEqual(records, [
+      {
+        kind: "role_assignment",
+        op: "delete",
+        data: { user: "hank", role: "viewer", tenant: "t1", resource_instance: "document:d1" },
+      },
+    ]);
+    assert.equal(await revisionOf(e, envId), before + 1);
+    const left = await e.call(e.acme.adminKey, "GET", `${F}/role_assignments?user=hank`);
+    assert.deepEqual(
+      left.json.map((a: { role: string; tenant: string; expires_at?: string }) => [
+        a.role,
+        a.tenant,
+        a.expires_at !== undefined,
+      ]),
+      [
+        ["admin", "t2", true],
+        ["viewer", "t1", false],
+      ],
+    );
+    const rows = await e.store.db
+      .selectFrom("role_assignments")
+      .select("id")
+      .where("user_id", "=", hank)
+      .execute();
+    assert.equal(rows.length, 2);
+    // Nothing left to purge: no revision.
+    assert.equal(await purgeExpiredAssignments({ db: e.store.db, notifier: e.app.notifier }), 0);
+    assert.equal(await revisionOf(e, envId), before + 1);
   });
 });

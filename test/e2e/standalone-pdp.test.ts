@@ -62,6 +62,14 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
       role_assignments: [{ role: "reader", tenant: "default" }],
     });
     await api(cp.baseUrl, key, "POST", `${F}/users`, { key: "bob" });
+    // carol's role ends a few seconds from now; the PDP's snapshots carry the instant.
+    const carolExpiresAt = Date.now() + 5000;
+    await api(cp.baseUrl, key, "POST", `${F}/users`, {
+      key: "carol",
+      role_assignments: [
+        { role: "reader", tenant: "default", expires_at: new Date(carolExpiresAt).toISOString() },
+      ],
+    });
 
     const pdpEnv = {
       GATEHOUSE_DATA_DIR: pdpDir,
@@ -116,6 +124,23 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
     assert.match(again.output(), /snapshot on disk/);
     assert.equal(await allowed(again, key, "bob"), true);
     assert.equal(await allowed(again, key, "alice"), true);
+    // Past carol's instant, with no control plane to purge anything, the PDP denies her and says why.
+    await new Promise((r) => setTimeout(r, Math.max(0, carolExpiresAt - Date.now() + 20)));
+    const carol = await fetch(`${again.baseUrl}/allowed`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        user: "carol",
+        action: "read",
+        resource: { type: "document", tenant: "default" },
+      }),
+    });
+    const carolDecision = await carol.json();
+    assert.equal(carolDecision.allow, false);
+    assert.deepEqual(
+      carolDecision.debug.reason.expired.map((g: { role: string; tenant: string }) => [g.role, g.tenant]),
+      [["reader", "default"]],
+    );
     const metricsAway = await (await fetch(`${again.baseUrl}/metrics`)).text();
     assert.match(metricsAway, /gatehouse_pdp_revision\{/);
   } finally {

@@ -204,7 +204,18 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
     latency_us: numbers[(i + 3) % numbers.length] as number,
   }));
   const { logger, chunks } = collector({ pdpId: 'pdp "one"', maxBatch: 100_000 });
-  const recorded = [...checks, ...others];
+  const expiredDeny: DecisionRecord = {
+    ...(others[0] as DecisionRecord),
+    decision: false,
+    reason: {
+      kind: "deny",
+      code: "NO_ROLE_IN_TENANT",
+      message:
+        "user 'u' has no role in tenant 't1'; role writer in tenant 't1' expired at 2030-01-01T00:00:00.000+00:00",
+      expired: [{ role: "writer", tenant: "t1", expired_at: "2030-01-01T00:00:00.000+00:00" }],
+    },
+  };
+  const recorded = [...checks, ...others, expiredDeny];
   for (const r of recorded) logger.record(source, r);
   await logger.close();
   assert.equal(chunks.length, 1);

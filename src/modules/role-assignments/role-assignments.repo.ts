@@ -30,6 +30,9 @@ export interface AssignmentFilter {
   /** Only roles on instances of this resource. */
   resourceId?: string | undefined;
   instanceId?: string | undefined;
+  /** Only assignments still granting at this instant (no expiry, or a later one). */
+  activeAt?: string | undefined;
+  ids?: string[] | undefined;
 }
 
 function filtered(db: Db, envId: string, f: AssignmentFilter) {
@@ -38,6 +41,11 @@ function filtered(db: Db, envId: string, f: AssignmentFilter) {
   if (f.roleIds) q = q.where("ra.role_id", "in", f.roleIds);
   if (f.tenantIds) q = q.where("ra.tenant_id", "in", f.tenantIds);
   if (f.instanceId) q = q.where("ra.resource_instance_id", "=", f.instanceId);
+  if (f.ids) q = q.where("ra.id", "in", f.ids);
+  if (f.activeAt) {
+    const at = f.activeAt;
+    q = q.where((eb) => eb.or([eb("ra.expires_at", "is", null), eb("ra.expires_at", ">", at)]));
+  }
   if (f.resourceId) {
     const resourceId = f.resourceId;
     q = q.where("ra.resource_instance_id", "in", (eb) =>
@@ -131,6 +139,32 @@ export const deleteAssignments = (db: Db, envId: string, ids: string[]) =>
   inChunks(ids, (slice) =>
     db.deleteFrom("role_assignments").where("environment_id", "=", envId).where("id", "in", slice).execute(),
   );
+
+/** Assignments whose expiry has come by `at`, earliest first, at most `limit` (read through the partial index). */
+export const expiredAssignments = (db: Db, at: string, limit: number) =>
+  db
+    .selectFrom("role_assignments")
+    .select(["id", "environment_id"])
+    .where("expires_at", "<=", at)
+    .orderBy("expires_at")
+    .limit(limit)
+    .execute();
+
+/** The given assignments with their keys (for change records). */
+export const assignmentsWithKeys = (db: Db, envId: string, ids: string[]) =>
+  withKeys(db, envId, { ids }).execute();
+
+/** Deletes those of the given assignments that have expired by `at`; returns the ids this call deleted. */
+export async function deleteExpiredAssignments(db: Db, envId: string, ids: string[], at: string) {
+  const rows = await db
+    .deleteFrom("role_assignments")
+    .where("environment_id", "=", envId)
+    .where("id", "in", ids)
+    .where("expires_at", "<=", at)
+    .returning("id")
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
 
 /** Every assignment of a user in a tenant (tenant roles and roles on the tenant's instances). */
 export const assignmentsOfUserInTenant = (db: Db, envId: string, userId: string, tenantId: string) =>

@@ -1,6 +1,18 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
 
+/** When an assignment stops granting: a future ISO 8601 date-time with an offset. */
+export const ExpiresAt = Type.String({
+  format: "date-time",
+  maxLength: 64,
+  description:
+    "ISO 8601 date-time with an offset, in the future: the assignment stops granting at that instant and is then deleted; absent: it never expires",
+});
+
+const ExpiresAtRead = Type.Optional(
+  Type.String({ format: "date-time", description: "when the assignment stops granting; absent: never" }),
+);
+
 export const RoleAssignmentRead = Type.Object({
   id: Uuid,
   user: Type.String({ description: "user key" }),
@@ -15,6 +27,7 @@ export const RoleAssignmentRead = Type.Object({
   project_id: Uuid,
   environment_id: Uuid,
   created_at: Timestamp,
+  expires_at: ExpiresAtRead,
 });
 export type RoleAssignmentRead = Static<typeof RoleAssignmentRead>;
 
@@ -42,6 +55,7 @@ export const RoleAssignmentDetailedRead = Type.Object({
   project_id: Uuid,
   environment_id: Uuid,
   created_at: Timestamp,
+  expires_at: ExpiresAtRead,
 });
 export type RoleAssignmentDetailedRead = Static<typeof RoleAssignmentDetailedRead>;
 
@@ -50,6 +64,7 @@ export const RoleAssignmentCreate = Type.Object({
   role: Ref("role id or key"),
   tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
   resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+  expires_at: Type.Optional(ExpiresAt),
 });
 export type RoleAssignmentCreate = Static<typeof RoleAssignmentCreate>;
 

@@ -1,11 +1,12 @@
 import type { Kysely } from "kysely";
+import { appendChanges, type ChangeNotifier } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
 import type { Principal } from "../../lib/access.ts";
 import { AppError, invalid, notFound } from "../../lib/errors.ts";
 import { isUuid, newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
-import { now } from "../../lib/time.ts";
+import { now, toTimestamp } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { ScopeService } from "../scope/scope.service.ts";
 import { instanceName, type UserRow } from "../facts/facts.repo.ts";
@@ -20,8 +21,11 @@ import {
 import { insertUsers } from "../users/users.repo.ts";
 import { USER_KEY_PATTERN } from "../users/users.schemas.ts";
 import {
+  assignmentsWithKeys,
   countAssignments,
   deleteAssignments,
+  deleteExpiredAssignments,
+  expiredAssignments,
   findAssignment,
   insertAssignments,
   listAssignments,
@@ -56,6 +60,7 @@ export const assignmentRead = (a: AssignmentWithKeys): RoleAssignmentRead => ({
   project_id: a.project_id,
   environment_id: a.environment_id,
   created_at: a.created_at,
+  ...(a.expires_at !== null && { expires_at: a.expires_at }),
 });
 
 const detailedRead = (a: AssignmentWithKeys, permissions: string[]): RoleAssignmentDetailedRead => ({
@@ -89,6 +94,7 @@ const detailedRead = (a: AssignmentWithKeys, permissions: string[]): RoleAssignm
   project_id: a.project_id,
   environment_id: a.environment_id,
   created_at: a.created_at,
+  ...(a.expires_at !== null && { expires_at: a.expires_at }),
 });
 
 export const assignmentChange = (a: AssignmentWithKeys, op: "upsert" | "delete"): Change => ({
@@ -100,6 +106,7 @@ export const assignmentChange = (a: AssignmentWithKeys, op: "upsert" | "delete")
     tenant: a.tenant_key,
     resource_instance:
       a.resource_key !== null && a.instance_key !== null ? `${a.resource_key}:${a.instance_key}` : null,
+    ...(op === "upsert" && a.expires_at !== null && { expires_at: a.expires_at }),
   },
 });
 
@@ -107,6 +114,27 @@ interface AssignmentTarget {
   role: string;
   tenant?: string | undefined;
   resource_instance?: string | undefined;
+  expires_at?: string | undefined;
+}
+
+/** Whether an assignment's expiry has come by `at` (both timestamps as `toTimestamp` writes them). */
+export const hasExpired = (a: { expires_at: string | null }, at: string): boolean =>
+  a.expires_at !== null && a.expires_at <= at;
+
+/**
+ * An assignment's expiry as stored: the schema has checked it is a date-time; it must also lie in the future.
+ * Stored with a +00:00 offset so that text order is time order (the purge and the lists compare text).
+ */
+function expiryOf(input: AssignmentTarget, loc: (string | number)[]): string | null {
+  if (input.expires_at === undefined) return null;
+  const at = Date.parse(input.expires_at);
+  if (Number.isNaN(at)) {
+    throw invalid(`expires_at '${input.expires_at}' is not a valid date-time`, [...loc, "expires_at"]);
+  }
+  if (at <= Date.now()) {
+    throw invalid(`expires_at '${input.expires_at}' is not in the future`, [...loc, "expires_at"]);
+  }
+  return toTimestamp(new Date(at));
 }
 
 /**
@@ -121,6 +149,7 @@ async function resolveTarget(
   changes: Change[] | null,
   loc: (string | number)[],
 ): Promise<AssignmentWithKeys> {
+  const expiresAt = changes === null ? null : expiryOf(input, loc);
   const base = (role: { id: string; key: string; name: string }, tenant: { id: string; key: string }) => ({
     id: newId(),
     ...scopedIds(resolver.env),
@@ -128,6 +157,7 @@ async function resolveTarget(
     role_id: role.id,
     tenant_id: tenant.id,
     created_at: now(),
+    expires_at: expiresAt,
     user_key: user.key,
     role_key: role.key,
     tenant_key: tenant.key,
@@ -198,6 +228,7 @@ export async function assignRoles(
 ): Promise<AssignmentWithKeys[]> {
   const written: AssignmentWithKeys[] = [];
   const seen = new Set<string>();
+  const at = now();
   for (const [i, input] of inputs.entries()) {
     const target = await resolveTarget(resolver, user, input, changes, inputs.length > 1 ? [...loc, i] : loc);
     const identity = assignmentIdentity(target);
@@ -209,7 +240,13 @@ export async function assignRoles(
       tenantId: target.tenant_id,
       instanceId: target.resource_instance_id,
     });
-    if (existing) {
+    if (existing && hasExpired(existing, at)) {
+      // Ended but not purged yet: it grants nothing, so the new assignment takes its place.
+      await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+      changes.push(
+        assignmentChange({ ...target, id: existing.id, expires_at: existing.expires_at }, "delete"),
+      );
+    } else if (existing) {
       if (onExisting === "skip") continue;
       const where = target.resource_instance_id
         ? `resource instance '${target.resource_key}:${target.instance_key}'`
@@ -232,6 +269,7 @@ export async function assignRoles(
     tenant_id: a.tenant_id,
     resource_instance_id: a.resource_instance_id,
     created_at: a.created_at,
+    expires_at: a.expires_at,
   }));
   await insertAssignments(resolver.db, rows);
   for (const a of written) changes.push(assignmentChange(a, "upsert"));
@@ -270,7 +308,12 @@ export async function unassignRole(
     );
   }
   await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
-  const removed = { ...target, id: existing.id, created_at: existing.created_at };
+  const removed = {
+    ...target,
+    id: existing.id,
+    created_at: existing.created_at,
+    expires_at: existing.expires_at,
+  };
   changes.push(assignmentChange(removed, "delete"));
   return removed;
 }
@@ -293,6 +336,8 @@ async function resolveFilter(
   const filter: AssignmentFilter = {
     userIds: await ids(q.user, resolver.user),
     tenantIds: await ids(q.tenant, resolver.tenant),
+    // An expired assignment grants nothing; the purge deletes its row shortly.
+    activeAt: now(),
   };
   if (q.role !== undefined && q.role.length > 0) {
     // A role key may name a tenant role and roles of several resources: the filter matches all of them.
@@ -455,6 +500,40 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope
       });
     },
   };
+}
+
+/**
+ * Deletes the assignments whose expiry has come, one transaction per environment and batch, each writing the
+ * deletes to the change feed so every PDP drops them too (PDPs stop granting at the instant on their own; this
+ * removes the rows). Safe on every instance at once: only the rows a transaction itself deleted are announced.
+ * Returns how many this call deleted.
+ */
+export async function purgeExpiredAssignments(
+  deps: { db: Kysely<Database>; notifier: ChangeNotifier },
+  at: string = now(),
+  batch = 500,
+): Promise<number> {
+  const { db, notifier } = deps;
+  let total = 0;
+  for (;;) {
+    const due = await expiredAssignments(db, at, batch);
+    const byEnvironment = new Map<string, string[]>();
+    for (const row of due)
+      byEnvironment.set(row.environment_id, [...(byEnvironment.get(row.environment_id) ?? []), row.id]);
+    for (const [environmentId, ids] of byEnvironment) {
+      const written = await db.transaction().execute(async (trx) => {
+        const rows = await assignmentsWithKeys(trx, environmentId, ids);
+        const deleted = await deleteExpiredAssignments(trx, environmentId, ids, at);
+        if (deleted.size === 0) return null;
+        const changes = rows.filter((r) => deleted.has(r.id)).map((r) => assignmentChange(r, "delete"));
+        return { count: deleted.size, revision: await appendChanges(trx, environmentId, changes) };
+      });
+      if (written === null) continue;
+      total += written.count;
+      await notifier.notify(environmentId, written.revision);
+    }
+    if (due.length < batch) return total;
+  }
 }
 
 /** missing_user_policy=create: a user with nothing but its key. */

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { ExpiresAt } from "../role-assignments/role-assignments.schemas.ts";
 
 export const USER_KEY_PATTERN = "^[A-Za-z0-9|@+\\-\\._]+$";
 const Email = Type.String({ format: "email", maxLength: 320 });
@@ -9,6 +10,7 @@ export const UserRoleCreate = Type.Object({
   role: Ref("role id or key"),
   tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
   resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+  expires_at: Type.Optional(ExpiresAt),
 });
 export type UserRoleCreate = Static<typeof UserRoleCreate>;
 

@@ -5,7 +5,7 @@
 import type { DerivationSearch } from "./derivation.ts";
 import type { FactStore } from "./facts.ts";
 import type { CompiledSchema } from "./schema.ts";
-import type { DenyCode, DenyReason } from "./types.ts";
+import type { DenyCode, DenyReason, ExpiredGrant } from "./types.ts";
 
 export function deny(code: DenyCode, message: string): { allow: false; reason: DenyReason } {
   return { allow: false, reason: { kind: "deny", code, message } };
@@ -71,4 +71,20 @@ export function explainMiss(
     "NO_PERMISSION",
     `user '${missed.userKey}' has ${held.join(" and ")}, which ${count === 1 ? "lacks" : "lack"} ${permissionName}${abacNote}`,
   );
+}
+
+/** Adds to a deny the grants that would have allowed it had they not expired, in `expired` and in the message. */
+export function withExpiredGrants(
+  decision: { allow: false; reason: DenyReason },
+  expired: ExpiredGrant[],
+): { allow: false; reason: DenyReason } {
+  const notes = expired.map(
+    (g) =>
+      `role ${g.role} ${g.resource_instance ? `on ${g.resource_instance}` : `in tenant '${g.tenant}'`} expired at ${g.expired_at}`,
+  );
+  const { code, message } = decision.reason;
+  return {
+    allow: false,
+    reason: { kind: "deny", code, message: `${message}; ${notes.join(", ")}`, expired },
+  };
 }

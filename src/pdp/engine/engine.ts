@@ -1,9 +1,11 @@
-// The decision engine: facts and schema in (createEngine, load, apply), decisions out. Pure: no I/O, no clock,
-// no randomness; the same data and query always give the same decision and reason.
+// The decision engine: facts and schema in (createEngine, load, apply), decisions out. Pure: no I/O, no
+// randomness; the same data, query and clock always give the same decision and reason. The clock is injected and
+// read only while some role assignment has an expiry (see expiry.ts).
 
 import { ConditionInput } from "./conditions.ts";
-import { deny, explainMiss } from "./deny-reasons.ts";
+import { deny, explainMiss, withExpiredGrants } from "./deny-reasons.ts";
 import { DerivationSearch, NO_STATE } from "./derivation.ts";
+import { ExpiringAssignments } from "./expiry.ts";
 import { FactStore } from "./facts.ts";
 import { Interner } from "./interner.ts";
 import { authorizedUsers, tenantDetails, userPermissions, userTenants, type EngineView } from "./listings.ts";
@@ -56,8 +58,13 @@ export interface Engine {
   searchActions(query: ActionSearchQuery): string[];
 }
 
-export function createEngine(data?: EnvironmentData): Engine {
-  const engine = new DecisionEngine();
+export interface EngineOptions {
+  /** The decisions' clock in ms since the epoch (default Date.now): assignments stop granting at their expiry. */
+  clock?: () => number;
+}
+
+export function createEngine(data?: EnvironmentData, options: EngineOptions = {}): Engine {
+  const engine = new DecisionEngine(options.clock ?? Date.now);
   if (data !== undefined) engine.load(data);
   return engine;
 }
@@ -71,6 +78,14 @@ class DecisionEngine implements Engine {
   /** Compiled schema and its derivation search; undefined after a schema change until the next decision. */
   private compiled: EngineView | undefined;
   private readonly conditionInput = new ConditionInput();
+  private expiries = new ExpiringAssignments();
+
+  constructor(private readonly clock: () => number) {}
+
+  /** Drops the assignments whose expiry has come: one comparison when none is pending. */
+  private expireDue(): void {
+    this.expiries.expireDue(this.facts, this.clock);
+  }
 
   private view(): EngineView {
     if (this.compiled === undefined) {
@@ -88,6 +103,7 @@ class DecisionEngine implements Engine {
     this.facts = new FactStore();
     this.schemaStore = new SchemaStore();
     this.permissionIds = new Interner();
+    this.expiries = new ExpiringAssignments();
     this.schemaChanged();
     // Schema first, then facts in dependency order, exactly as incremental upserts would arrive.
     for (const resource of data.resources ?? [])
@@ -102,7 +118,10 @@ class DecisionEngine implements Engine {
     for (const user of data.users ?? []) this.facts.upsertUser(user);
     for (const instance of data.resource_instances ?? []) this.facts.upsertInstance(instance);
     for (const tuple of data.relationship_tuples ?? []) this.facts.upsertTuple(tuple);
-    for (const assignment of data.role_assignments ?? []) this.facts.upsertAssignment(assignment);
+    for (const assignment of data.role_assignments ?? []) {
+      this.facts.upsertAssignment(assignment);
+      if (assignment.expires_at) this.expiries.record("upsert", assignment);
+    }
   }
 
   applyAll(changes: Iterable<Change>): void {
@@ -111,6 +130,7 @@ class DecisionEngine implements Engine {
 
   apply(change: Change): void {
     const { facts, schemaStore } = this;
+    this.expiries.follow(change);
     switch (change.kind) {
       case "resource": {
         const key = change.data.key;
@@ -193,8 +213,17 @@ class DecisionEngine implements Engine {
   }
 
   check(query: CheckQuery): Decision {
+    this.expireDue();
     const resolved = this.resolve(query.resource, query.action);
-    return "allow" in resolved ? resolved : this.decide(query, resolved);
+    if ("allow" in resolved) return resolved;
+    const decision = this.decide(query, resolved);
+    if (decision.allow || !this.expiries.anyEnded()) return decision;
+    const expired = this.expiries.expiredGrantsAllowing(
+      this.facts,
+      query.user.key,
+      () => this.decide(query, resolved).allow,
+    );
+    return expired.length === 0 ? decision : withExpiredGrants(decision, expired);
   }
 
   bulkCheck(queries: readonly CheckQuery[]): Decision[] {
@@ -259,6 +288,7 @@ class DecisionEngine implements Engine {
   }
 
   allTenants(query: CheckQuery): AllowedTenant[] {
+    this.expireDue();
     const resolved = this.resolve(query.resource, query.action);
     if ("allow" in resolved) return [];
     const { facts, schema } = this.view();
@@ -283,10 +313,12 @@ class DecisionEngine implements Engine {
   }
 
   userPermissions(query: UserPermissionsQuery): UserPermissions {
+    this.expireDue();
     return userPermissions(this.view(), query);
   }
 
   authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers {
+    this.expireDue();
     const resource = query.resource;
     const resourceName = `${resource.type}:${resource.key || "*"}`;
     const resolved = this.resolve(resource, query.action);
@@ -296,6 +328,7 @@ class DecisionEngine implements Engine {
   }
 
   userTenants(userKey: string): TenantDetails[] {
+    this.expireDue();
     return userTenants(this.view(), userKey);
   }
 

@@ -73,6 +73,8 @@ export interface RoleAssignmentData {
   tenant: string;
   /** "type:key" for a resource-instance role; absent or null for a tenant role. */
   resource_instance?: string | null;
+  /** ISO 8601 instant at which the assignment stops granting; absent or null: it never does. */
+  expires_at?: string | null;
 }
 
 export interface ResourceInstanceData {
@@ -206,10 +208,21 @@ export type DenyCode =
   | "NO_ROLE_IN_TENANT"
   | "NO_PERMISSION";
 
+/** A role assignment that would have granted the check had it not expired. */
+export interface ExpiredGrant {
+  role: string;
+  tenant: string;
+  /** "type:key", for an instance role */
+  resource_instance?: string;
+  expired_at: string;
+}
+
 export interface DenyReason {
   kind: "deny";
   code: DenyCode;
   message: string;
+  /** Present when grants that expired would have allowed the check. */
+  expired?: ExpiredGrant[];
 }
 
 export type Reason = AllowReason | DenyReason;
