@@ -343,14 +343,17 @@ class DecisionEngine implements Engine {
   };
 
   searchSubjects(query: SubjectSearchQuery): string[] {
+    this.expireDue();
     return searchSubjects(this.view(), this.searchDeps, query);
   }
 
   searchResources(query: ResourceSearchQuery): string[] {
+    this.expireDue();
     return searchResources(this.view(), this.searchDeps, query);
   }
 
   searchActions(query: ActionSearchQuery): string[] {
+    this.expireDue();
     return searchActions(this.view(), this.searchDeps, query);
   }
 }
