@@ -248,12 +248,12 @@ function randomEnvironment(random: Random): EnvironmentData {
           role: random.pick(subjectRoles),
           on_resource: subject,
           linked_by_relation: relation,
-          ...(random.chance(0.2) ? { when: { no_direct_roles_on_object: true } } : {}),
+          ...(random.chance(0.35) ? { when: { no_direct_roles_on_object: true } } : {}),
         };
       });
       role.granted_to = {
         users_with_role: rules,
-        ...(random.chance(0.15) ? { when: { no_direct_roles_on_object: true } } : {}),
+        ...(random.chance(0.25) ? { when: { no_direct_roles_on_object: true } } : {}),
       };
     }
   }
@@ -311,6 +311,22 @@ function randomEnvironment(random: Random): EnvironmentData {
     data.relationship_tuples ?? [],
     (t) => `${t.subject}|${t.relation}|${t.object}`,
   );
+  // no_direct_roles_on_object only matters to a user holding a role on a tuple's subject and a direct role on its
+  // object: make that case common.
+  for (const assignment of [...(data.role_assignments ?? [])]) {
+    const subject = assignment.resource_instance;
+    const tuple = (data.relationship_tuples ?? []).find((t) => t.subject === subject);
+    if (tuple === undefined || !random.chance(0.7)) continue;
+    const roleKeys = Object.keys(resources.find((r) => r.key === typeOf(tuple.object))?.roles ?? {});
+    const tenant = data.resource_instances?.find((i) => `${i.resource}:${i.key}` === tuple.object)?.tenant;
+    if (roleKeys.length === 0 || tenant === undefined) continue;
+    data.role_assignments?.push({
+      user: assignment.user,
+      role: random.pick(roleKeys),
+      tenant,
+      resource_instance: tuple.object,
+    });
+  }
   data.role_assignments = dedupe(data.role_assignments ?? [], assignmentKey);
   return data;
 }

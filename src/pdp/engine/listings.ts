@@ -49,6 +49,10 @@ function matchingRule(rules: readonly AbacRule[] | undefined, input: ConditionIn
   return undefined;
 }
 
+function* instanceIds(count: number): Generator<number> {
+  for (let id = 0; id < count; id++) yield id;
+}
+
 function hasAbacRules(schema: CompiledSchema): boolean {
   return schema.abacRules.some((rules) => rules !== undefined && rules.length > 0);
 }
@@ -139,7 +143,7 @@ export function userPermissions({ facts, schema }: EngineView, query: UserPermis
   // Tenant roles and condition-set rules reach instances the user holds no role on: then every instance is a
   // candidate (a scan of one typed array).
   const scanAll = abac || rolesByTenant.size > 0;
-  const candidates = scanAll ? Array.from({ length: facts.instanceCount }, (_, i) => i) : [...held.keys()];
+  const candidates: Iterable<number> = scanAll ? instanceIds(facts.instanceCount) : held.keys();
   for (const instance of candidates) {
     if (!facts.instanceExists(instance)) continue;
     const tenant = facts.instanceTenant[instance] as number;
