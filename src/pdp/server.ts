@@ -303,6 +303,7 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
       ...(toStringList(body["resource_types"], ["body", "resource_types"]) && {
         resource_types: toStringList(body["resource_types"], ["body", "resource_types"]),
       }),
+      context: toContext(body["context"]),
     };
     const start = process.hrtime.bigint();
     const permissions = target.replica.engine.userPermissions(query);

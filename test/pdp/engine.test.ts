@@ -7,6 +7,7 @@ import {
   type Change,
   type CheckQuery,
   type DenyCode,
+  type Engine,
   type EnvironmentData,
   type QueryUser,
   type ResourceData,
@@ -22,6 +23,8 @@ interface Case {
   name: string;
   query: CheckQuery;
   expect: Expectation;
+  /** another engine than the table's */
+  on?: Engine;
 }
 
 function allows(reason: Partial<AllowReason>): Expectation {
@@ -33,9 +36,9 @@ function denies(code: DenyCode, message?: RegExp): Expectation {
 }
 
 function runCases(cases: Case[], on = engine): void {
-  for (const { name, query: q, expect } of cases) {
+  for (const { name, query: q, expect, on: caseEngine } of cases) {
     test(name, () => {
-      const decision = on.check(q);
+      const decision = (caseEngine ?? on).check(q);
       assert.equal(decision.allow, expect.allow, JSON.stringify(decision.reason));
       if (expect.allow) {
         const picked = Object.fromEntries(
@@ -555,9 +558,12 @@ describe("unknown names deny with a code", () => {
       expect: denies("UNKNOWN_ACTION"),
     },
     {
-      name: "unknown instance",
-      query: query("bob", "read", "document:nope", "t1"),
-      expect: denies("UNKNOWN_INSTANCE", /'document:nope' does not exist/),
+      name: "unknown instance without a grant in the request's tenant",
+      query: query("bob", "delete", "document:nope", "t2"),
+      expect: denies(
+        "UNKNOWN_INSTANCE",
+        /'document:nope' does not exist.*no role in tenant 't2' \(has roles in t1\)/,
+      ),
     },
     { name: "unknown user", query: query("ghost", "read", "document", "t1"), expect: denies("UNKNOWN_USER") },
     {
@@ -568,9 +574,92 @@ describe("unknown names deny with a code", () => {
   ]);
 });
 
+describe("instances the engine does not hold", () => {
+  runCases([
+    {
+      name: "a tenant role grants in the tenant the request names",
+      query: query("bob", "read", "document:not-synced-1", "t1"),
+      expect: allows({ kind: "rbac", role: "admin", tenant: "t1" }),
+    },
+    {
+      name: "without a tenant the check runs in the default tenant",
+      query: query("bob", "read", "document:not-synced-1"),
+      expect: denies(
+        "UNKNOWN_INSTANCE",
+        /'document:not-synced-1' does not exist, so only tenant roles and condition-set rules apply: user 'bob' has no role in tenant 'default' \(has roles in t1\)/,
+      ),
+    },
+    {
+      name: "a tenant role lacking the permission",
+      query: query("alice", "delete", "document:not-synced-1", "t1"),
+      expect: denies("UNKNOWN_INSTANCE", /has role reader in tenant 't1', which lacks document:delete/),
+    },
+    {
+      name: "condition-set rules see the request's resource attributes",
+      query: query("quinn", "read", "document:not-synced-1", "t2", { attributes: { public: true } }),
+      expect: allows({ kind: "abac", user_set: "adults", resource_set: "public_docs" }),
+    },
+    {
+      name: "condition-set rules see the key and the request's tenant as resource.key and resource.tenant",
+      query: query("u", "read", "document:k9", "t2"),
+      on: createEngine({
+        resources: [{ key: "document", actions: ["read"] }],
+        tenants: [{ key: "t2" }],
+        users: [{ key: "u" }],
+        condition_sets: [
+          { key: "all", type: "userset", conditions: {} },
+          {
+            key: "k9_in_t2",
+            type: "resourceset",
+            conditions: {
+              allOf: [{ "resource.key": { equals: "k9" } }, { "resource.tenant": { equals: "t2" } }],
+            },
+          },
+        ],
+        condition_set_rules: [{ user_set: "all", permission: "document:read", resource_set: "k9_in_t2" }],
+      }),
+      expect: allows({ kind: "abac", resource_set: "k9_in_t2" }),
+    },
+    {
+      name: "ReBAC needs the instance: derived roles do not reach it",
+      query: query("dan", "read", "document:not-synced-1", "t1"),
+      expect: denies("UNKNOWN_INSTANCE", /no role in tenant 't1'/),
+    },
+    {
+      name: "an unknown user is reported first",
+      query: query("ghost", "read", "document:not-synced-1", "t1"),
+      expect: denies("UNKNOWN_USER"),
+    },
+    {
+      name: "an unknown tenant is reported before the instance",
+      query: query("bob", "read", "document:not-synced-1", "t9"),
+      expect: denies("UNKNOWN_TENANT"),
+    },
+  ]);
+
+  test("listings and all tenants treat it like its resource type in the request's tenant", () => {
+    const users = engine.authorizedUsers({
+      action: "read",
+      resource: { type: "document", key: "not-synced-1", tenant: "t1" },
+    });
+    assert.deepEqual(users, {
+      resource: "document:not-synced-1",
+      tenant: "t1",
+      users: {
+        alice: [{ user: "alice", tenant: "t1", resource: "__tenant:t1", role: "reader" }],
+        bob: [{ user: "bob", tenant: "t1", resource: "__tenant:t1", role: "admin" }],
+      },
+    });
+    assert.deepEqual(
+      engine.allTenants(query("alice", "read", "document:not-synced-1")).map((t) => t.tenant.key),
+      ["t1", "t2"],
+    );
+  });
+});
+
 describe("listings", () => {
   test("userPermissions: tenant entries", () => {
-    assert.deepEqual(engine.userPermissions({ user: { key: "alice" } }), {
+    assert.deepEqual(engine.userPermissions({ user: { key: "alice" }, resource_types: ["__tenant"] }), {
       "__tenant:t1": {
         permissions: ["document:read", "folder:read"],
         roles: ["reader"],
@@ -582,6 +671,72 @@ describe("listings", () => {
         tenant: { key: "t2", attributes: {} },
       },
     });
+  });
+
+  test("userPermissions: tenant roles reach every instance of their tenant", () => {
+    const permissions = engine.userPermissions({
+      user: { key: "alice" },
+      resource_types: ["document", "folder"],
+    });
+    const summary = Object.fromEntries(
+      Object.entries(permissions).map(([name, entry]) => [
+        name,
+        [entry.permissions.join(" "), entry.roles.join(" ")],
+      ]),
+    );
+    const t1Document = ["document:read", "reader"];
+    const t2Document = ["document:comment document:read document:write", "writer"];
+    assert.deepEqual(summary, {
+      "document:d1": t1Document,
+      "document:d2": t1Document,
+      "document:d3": t2Document,
+      "document:pub": t1Document,
+      "document:x1": t2Document,
+      "folder:c1": ["folder:read", "reader"],
+      "folder:c2": ["folder:read", "reader"],
+      "folder:root": ["folder:read", "reader"],
+      "folder:sub": ["folder:read", "reader"],
+      "folder:xf": ["folder:read", "writer"],
+    });
+    assert.deepEqual(permissions["folder:xf"]?.tenant, { key: "t2", attributes: {} });
+  });
+
+  test("userPermissions: condition-set rules, with request attributes and context", () => {
+    assert.deepEqual(engine.userPermissions({ user: { key: "quinn" } }), {
+      "document:pub": {
+        permissions: ["document:read"],
+        roles: [],
+        tenant: { key: "t1", attributes: { plan: "pro" } },
+        resource: { key: "pub", type: "document", attributes: { public: true } },
+      },
+    });
+    assert.deepEqual(engine.userPermissions({ user: { key: "rae" } }), {});
+    assert.deepEqual(Object.keys(engine.userPermissions({ user: { key: "rae", attributes: { age: 30 } } })), [
+      "document:pub",
+    ]);
+    // A rule that needs no resource attribute also grants on the resource type, in every tenant.
+    const open = createEngine({
+      resources: [{ key: "document", actions: ["read", "write"] }],
+      tenants: [{ key: "t1" }, { key: "t2" }],
+      users: [{ key: "u" }],
+      resource_instances: [{ resource: "document", key: "d", tenant: "t2" }],
+      condition_sets: [
+        { key: "on_site", type: "userset", conditions: { "context.site": { equals: "hq" } } },
+        { key: "any", type: "resourceset", conditions: {} },
+      ],
+      condition_set_rules: [{ user_set: "on_site", permission: "document:write", resource_set: "any" }],
+    });
+    assert.deepEqual(open.userPermissions({ user: { key: "u" } }), {});
+    const onSite = open.userPermissions({ user: { key: "u" }, context: { site: "hq" } });
+    assert.deepEqual(
+      Object.entries(onSite).map(([name, entry]) => [name, entry.permissions]),
+      [
+        ["__tenant:t1", ["document:write"]],
+        ["__tenant:t2", ["document:write"]],
+        ["document:d", ["document:write"]],
+      ],
+    );
+    assert.deepEqual(onSite["__tenant:t1"]?.roles, []);
   });
 
   test("userPermissions: instance entries with direct and derived roles", () => {
@@ -618,6 +773,9 @@ describe("listings", () => {
     );
     assert.deepEqual(Object.keys(engine.userPermissions({ user: { key: "alice" }, tenants: ["t2"] })), [
       "__tenant:t2",
+      "document:d3",
+      "document:x1",
+      "folder:xf",
     ]);
     assert.deepEqual(engine.userPermissions({ user: { key: "ghost" } }), {});
   });
@@ -652,6 +810,24 @@ describe("listings", () => {
       resource: "document:*",
       tenant: "default",
       users: {},
+    });
+  });
+
+  test("authorizedUsers lists users granted by condition-set rules, named by their user set", () => {
+    assert.deepEqual(
+      engine.authorizedUsers({ action: "read", resource: { type: "document", key: "pub" } }).users,
+      {
+        alice: [{ user: "alice", tenant: "t1", resource: "__tenant:t1", role: "reader" }],
+        bob: [{ user: "bob", tenant: "t1", resource: "__tenant:t1", role: "admin" }],
+        quinn: [{ user: "quinn", tenant: "t1", resource: "document:pub", role: "adults" }],
+      },
+    );
+    const typeLevel = engine.authorizedUsers({
+      action: "read",
+      resource: { type: "document", tenant: "default", attributes: { public: true } },
+    });
+    assert.deepEqual(typeLevel.users, {
+      quinn: [{ user: "quinn", tenant: "default", resource: "document:*", role: "adults" }],
     });
   });
 

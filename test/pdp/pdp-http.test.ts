@@ -218,6 +218,100 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     );
   });
 
+  test("an instance the PDP does not hold: tenant roles and condition-set rules decide in the request's tenant", async () => {
+    const rbac = await check({ key: "alice" }, "read", {
+      type: "document",
+      key: "not-synced-1",
+      tenant: "t1",
+    });
+    assert.equal(rbac.json.allow, true, JSON.stringify(rbac.json));
+    assert.deepEqual(rbac.json.debug.reason, { kind: "rbac", role: "viewer", tenant: "t1" });
+    // What the SDK sends for check("alice", "read", "document:not-synced-1"): the default tenant.
+    const sdk = await check("alice", "read", { type: "document", key: "not-synced-1", tenant: "default" });
+    assert.equal(sdk.json.allow, false);
+    assert.equal(sdk.json.debug.reason.code, "UNKNOWN_INSTANCE");
+    assert.match(sdk.json.debug.reason.message, /no role in tenant 'default' \(has roles in t1\)/);
+    const abac = await check({ key: "dave" }, "read", {
+      type: "document",
+      key: "not-synced-2",
+      tenant: "t2",
+      attributes: { public: true },
+    });
+    assert.deepEqual(abac.json.debug.reason, {
+      kind: "abac",
+      user_set: "adults",
+      resource_set: "public_docs",
+    });
+    const listed = await pdp.call(key, "/authorized_users", {
+      action: "read",
+      resource: { type: "document", key: "not-synced-1", tenant: "t1" },
+    });
+    assert.deepEqual(Object.keys(listed.json.users), ["alice"]);
+  });
+
+  test("/user-permissions and /authorized_users say what /allowed allows: tenant roles on instances, condition-set rules", async () => {
+    await ok("POST", `${F}/resource_instances`, {
+      key: "pub",
+      resource: "document",
+      tenant: "t1",
+      attributes: { public: true },
+    });
+    const dave = await pdp.call(key, "/user-permissions", { user: { key: "dave" } });
+    assert.equal(dave.status, 200);
+    assert.deepEqual(dave.json, {
+      "document:pub": {
+        permissions: ["document:read"],
+        roles: [],
+        tenant: { key: "t1", attributes: {} },
+        resource: { key: "pub", type: "document", attributes: { public: true } },
+      },
+    });
+    const alice = await pdp.call(key, "/user-permissions", { user: { key: "alice" } });
+    assert.deepEqual(alice.json["document:d1"].permissions, ["document:read"]);
+    assert.deepEqual(alice.json["document:d1"].roles, ["viewer"]);
+    const readers = await pdp.call(key, "/authorized_users", {
+      action: "read",
+      resource: { type: "document", key: "pub" },
+    });
+    assert.deepEqual(readers.json.users, {
+      alice: [{ user: "alice", tenant: "t1", resource: "__tenant:t1", role: "viewer" }],
+      dave: [{ user: "dave", tenant: "t1", resource: "document:pub", role: "adults" }],
+    });
+    // Every (user, instance, action) pair: the listing and the check agree.
+    const users = ["alice", "bob", "carol", "dave"];
+    const permissions = Object.fromEntries(
+      await Promise.all(
+        users.map(async (user) => [
+          user,
+          (await pdp.call(key, "/user-permissions", { user: { key: user } })).json,
+        ]),
+      ),
+    );
+    for (const user of users) {
+      for (const instance of ["d1", "pub"]) {
+        for (const action of ["read", "write", "delete"]) {
+          const allowed = (await check({ key: user }, action, { type: "document", key: instance })).json
+            .allow;
+          const listed = permissions[user][`document:${instance}`]?.permissions ?? [];
+          assert.equal(
+            listed.includes(`document:${action}`),
+            allowed,
+            `${user} ${action} document:${instance}`,
+          );
+          const authorized = await pdp.call(key, "/authorized_users", {
+            action,
+            resource: { type: "document", key: instance },
+          });
+          assert.equal(
+            user in authorized.json.users,
+            allowed,
+            `authorized_users: ${user} ${action} ${instance}`,
+          );
+        }
+      }
+    }
+  });
+
   test("AuthZEN evaluation API and the OPA-compatible port decide the same way", async () => {
     const one = await pdp.call(key, "/access/v1/evaluation", {
       subject: { type: "user", id: "alice" },

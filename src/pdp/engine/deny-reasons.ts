@@ -17,15 +17,20 @@ export interface MissedCheck {
   permission: number;
   tenant: number | undefined;
   tenantKey: string;
-  /** -1 for a check on a resource type */
+  /** -1 for a check on a resource type or on an instance the engine does not hold */
   instance: number;
+  /** "type:key" of a named instance the engine does not hold */
+  missingInstance?: string;
 }
 
 function roleList(keys: string[]): string {
   return `role${keys.length === 1 ? "" : "s"} ${[...new Set(keys)].sort().join(", ")}`;
 }
 
-/** Explains why a check on a known resource type, action and instance found no grant. */
+/**
+ * Explains why a check on a known resource type and action found no grant. A check on an instance the engine does
+ * not hold is UNKNOWN_INSTANCE once the user and tenant are known, with the tenant's closest miss in the message.
+ */
 export function explainMiss(
   facts: FactStore,
   schema: CompiledSchema,
@@ -54,23 +59,29 @@ export function explainMiss(
   const instanceRoleKeys =
     instance < 0 ? [] : search.grantedRoles(user, instance, tenant).map((role) => facts.roleKey(role));
   const instanceName = instance < 0 ? "" : facts.instanceName(instance);
+  let code: DenyCode;
+  let detail: string;
   if (tenantRoleKeys.length === 0 && instanceRoleKeys.length === 0) {
     const onInstance = instance < 0 ? "" : ` and no role on ${instanceName}`;
     const elsewhere = otherTenants.size === 0 ? "" : ` (has roles in ${[...otherTenants].sort().join(", ")})`;
+    code = "NO_ROLE_IN_TENANT";
+    detail = `user '${missed.userKey}' has no role in tenant '${tenantKey}'${onInstance}${elsewhere}`;
+  } else {
+    const held = [
+      ...(tenantRoleKeys.length > 0 ? [`${roleList(tenantRoleKeys)} in tenant '${tenantKey}'`] : []),
+      ...(instanceRoleKeys.length > 0 ? [`${roleList(instanceRoleKeys)} on ${instanceName}`] : []),
+    ];
+    const count = tenantRoleKeys.length + instanceRoleKeys.length;
+    code = "NO_PERMISSION";
+    detail = `user '${missed.userKey}' has ${held.join(" and ")}, which ${count === 1 ? "lacks" : "lack"} ${permissionName}`;
+  }
+  if (missed.missingInstance !== undefined) {
     return deny(
-      "NO_ROLE_IN_TENANT",
-      `user '${missed.userKey}' has no role in tenant '${tenantKey}'${onInstance}${elsewhere}${abacNote}`,
+      "UNKNOWN_INSTANCE",
+      `resource instance '${missed.missingInstance}' does not exist, so only tenant roles and condition-set rules apply: ${detail}${abacNote}`,
     );
   }
-  const held = [
-    ...(tenantRoleKeys.length > 0 ? [`${roleList(tenantRoleKeys)} in tenant '${tenantKey}'`] : []),
-    ...(instanceRoleKeys.length > 0 ? [`${roleList(instanceRoleKeys)} on ${instanceName}`] : []),
-  ];
-  const count = tenantRoleKeys.length + instanceRoleKeys.length;
-  return deny(
-    "NO_PERMISSION",
-    `user '${missed.userKey}' has ${held.join(" and ")}, which ${count === 1 ? "lacks" : "lack"} ${permissionName}${abacNote}`,
-  );
+  return deny(code, `${detail}${abacNote}`);
 }
 
 /** Adds to a deny the grants that would have allowed it had they not expired, in `expired` and in the message. */

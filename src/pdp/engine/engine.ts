@@ -69,7 +69,14 @@ export function createEngine(data?: EnvironmentData, options: EngineOptions = {}
   return engine;
 }
 
-type Resolved = { permission: number; instance: number; tenant: number | undefined; tenantKey: string };
+type Resolved = {
+  permission: number;
+  instance: number;
+  tenant: number | undefined;
+  tenantKey: string;
+  /** "type:key" of a named instance the engine does not hold (then `instance` is -1). */
+  missingInstance?: string;
+};
 
 class DecisionEngine implements Engine {
   private facts = new FactStore();
@@ -197,7 +204,16 @@ class DecisionEngine implements Engine {
     }
     const instance = facts.instanceId(type, resource.key);
     if (instance === undefined) {
-      return deny("UNKNOWN_INSTANCE", `resource instance '${resource.type}:${resource.key}' does not exist`);
+      // Only ReBAC needs the instance. Tenant roles and condition-set rules decide in the tenant the request names,
+      // as Permit does, so apps may check on their own object ids without syncing every object first.
+      const tenantKey = resource.tenant || DEFAULT_TENANT;
+      return {
+        permission,
+        instance: -1,
+        tenant: facts.tenants.get(tenantKey),
+        tenantKey,
+        missingInstance: `${resource.type}:${resource.key}`,
+      };
     }
     const tenant = facts.instanceTenant[instance] as number;
     const tenantKey = facts.tenants.keyOf(tenant);
@@ -324,7 +340,7 @@ class DecisionEngine implements Engine {
     const resolved = this.resolve(resource, query.action);
     if ("allow" in resolved)
       return { resource: resourceName, tenant: resource.tenant || DEFAULT_TENANT, users: {} };
-    return authorizedUsers(this.view(), resourceName, resolved);
+    return authorizedUsers(this.view(), resourceName, { ...resolved, resource, context: query.context });
   }
 
   userTenants(userKey: string): TenantDetails[] {

@@ -1,13 +1,16 @@
 // Listings: /user-permissions, /authorized_users and /user-tenants. They walk many facts per call, so they use
 // the forward closure and per-user searches rather than the check path's single backward search.
 
+import { ConditionInput } from "./conditions.ts";
 import { rolesHeldByUser, NO_STATE, type DerivationSearch } from "./derivation.ts";
 import type { FactStore } from "./facts.ts";
-import { hasPermission, type CompiledSchema } from "./schema.ts";
+import { hasPermission, type AbacRule, type CompiledSchema } from "./schema.ts";
 import type {
+  Attributes,
   AuthorizedUserAssignment,
   AuthorizedUsers,
   PermissionsEntry,
+  QueryResource,
   TenantDetails,
   UserPermissions,
   UserPermissionsQuery,
@@ -39,24 +42,32 @@ export function tenantDetails(facts: FactStore, tenant: number): TenantDetails {
   return { key: facts.tenants.keyOf(tenant), attributes: { ...facts.tenantAttributes(tenant) } };
 }
 
-function permissionNames(schema: CompiledSchema, roles: Iterable<number>): string[] {
-  const names: string[] = [];
-  for (const role of roles) {
-    for (const permission of schema.rolePermissions[role] ?? [])
-      names.push(schema.permissionNames[permission] as string);
-  }
-  return sortedUnique(names);
+/** The first condition-set rule that matches the input, if any. */
+function matchingRule(rules: readonly AbacRule[] | undefined, input: ConditionInput): AbacRule | undefined {
+  if (rules === undefined) return undefined;
+  for (const rule of rules) if (rule.matchesUser(input) && rule.matchesResource(input)) return rule;
+  return undefined;
+}
+
+function* instanceIds(count: number): Generator<number> {
+  for (let id = 0; id < count; id++) yield id;
+}
+
+function hasAbacRules(schema: CompiledSchema): boolean {
+  return schema.abacRules.some((rules) => rules !== undefined && rules.length > 0);
 }
 
 /**
- * Permit's /user-permissions: "__tenant:<t>" entries for tenant roles and "<type>:<key>" entries for instances on
- * which the user holds (direct or derived) roles. `tenants` filters both kinds, `resources` the instance entries,
- * `resource_types` selects entry kinds ("__tenant" for tenant entries, a type for its instances).
+ * Permit's /user-permissions: "__tenant:<t>" entries for what a check on a resource type allows in tenant t, and
+ * "<type>:<key>" entries for what a check on the instance allows, through tenant roles, direct or derived instance
+ * roles and condition-set rules alike, so that every entry agrees with /allowed. `tenants` filters both kinds,
+ * `resources` the instance entries, `resource_types` selects entry kinds ("__tenant" for tenant entries).
  */
 export function userPermissions({ facts, schema }: EngineView, query: UserPermissionsQuery): UserPermissions {
   const result = new Map<string, PermissionsEntry>();
   const user = facts.users.get(query.user.key);
-  if (user === undefined || !facts.userExists(user)) return {};
+  const abac = hasAbacRules(schema);
+  if (user === undefined && !abac) return {};
   const tenantFilter = query.tenants === undefined ? undefined : new Set(query.tenants);
   const resourceFilter = query.resources === undefined ? undefined : new Set(query.resources);
   const typeFilter = query.resource_types === undefined ? undefined : new Set(query.resource_types);
@@ -64,81 +75,163 @@ export function userPermissions({ facts, schema }: EngineView, query: UserPermis
     facts.tenantExists(tenant) &&
     (tenantFilter === undefined || tenantFilter.has(facts.tenants.keyOf(tenant)));
 
-  if (typeFilter === undefined || typeFilter.has(TENANT_RESOURCE)) {
-    const rolesByTenant = new Map<number, number[]>();
-    const assigned = facts.userTenantRoles[user] ?? [];
-    for (let i = 0; i < assigned.length; i += 2) {
-      const tenant = assigned[i] as number;
-      if (!tenantAllowed(tenant)) continue;
-      rolesByTenant.set(tenant, [...(rolesByTenant.get(tenant) ?? []), assigned[i + 1] as number]);
+  const input = new ConditionInput();
+  input.userKey = query.user.key;
+  input.userRequest = query.user;
+  input.userStored = user === undefined ? undefined : facts.userProfiles[user];
+  input.context = query.context;
+  /** Adds the permissions of `type` that a condition-set rule grants to the input's resource. */
+  const addAbac = (type: number, permissions: Set<number>) => {
+    for (const permission of schema.actionPermissions[type]?.values() ?? []) {
+      if (!permissions.has(permission) && matchingRule(schema.abacRules[permission], input) !== undefined) {
+        permissions.add(permission);
+      }
     }
-    for (const [tenant, roles] of rolesByTenant) {
+  };
+  const names = (permissions: Iterable<number>) =>
+    sortedUnique([...permissions].map((p) => schema.permissionNames[p] as string));
+
+  /** tenant -> the user's tenant roles there */
+  const rolesByTenant = new Map<number, number[]>();
+  const assigned = (user === undefined ? undefined : facts.userTenantRoles[user]) ?? [];
+  for (let i = 0; i < assigned.length; i += 2) {
+    const tenant = assigned[i] as number;
+    rolesByTenant.set(tenant, [...(rolesByTenant.get(tenant) ?? []), assigned[i + 1] as number]);
+  }
+
+  if (typeFilter === undefined || typeFilter.has(TENANT_RESOURCE)) {
+    // Condition-set rules are not tied to a tenant, so with any rule every tenant may have an entry.
+    const tenants = abac ? facts.tenants.keys.map((_, id) => id) : [...rolesByTenant.keys()];
+    for (const tenant of tenants) {
+      if (!tenantAllowed(tenant)) continue;
+      const roles = rolesByTenant.get(tenant) ?? [];
+      const permissions = new Set<number>();
+      for (const role of roles) for (const p of schema.rolePermissions[role] ?? []) permissions.add(p);
+      if (abac) {
+        input.resourceKey = undefined;
+        input.resourceTenant = facts.tenants.keyOf(tenant);
+        input.resourceRequest = undefined;
+        input.resourceStored = undefined;
+        schema.actionPermissions.forEach((actions, type) => {
+          if (actions === undefined) return;
+          input.resourceType = facts.types.keyOf(type);
+          addAbac(type, permissions);
+        });
+      }
+      if (roles.length === 0 && permissions.size === 0) continue;
       result.set(`${TENANT_RESOURCE}:${facts.tenants.keyOf(tenant)}`, {
-        permissions: permissionNames(schema, roles),
+        permissions: names(permissions),
         roles: sortedUnique(roles.map((role) => facts.roleKey(role))),
         tenant: tenantDetails(facts, tenant),
       });
     }
   }
 
-  const instanceTenants = new Set<number>();
-  const direct = facts.userInstanceRoles[user] ?? [];
-  for (let i = 0; i < direct.length; i += 3) instanceTenants.add(direct[i + 2] as number);
-  for (const tenant of instanceTenants) {
-    if (!tenantAllowed(tenant)) continue;
-    for (const [instance, held] of rolesHeldByUser(facts, schema, user, tenant)) {
-      // A check on an instance runs in the instance's tenant, so roles derived in another tenant do not count.
-      if (facts.instanceTenant[instance] !== tenant) continue;
-      const name = facts.instanceName(instance);
-      const type = facts.types.keyOf(facts.instanceType[instance] as number);
-      if (resourceFilter !== undefined && !resourceFilter.has(name)) continue;
-      if (typeFilter !== undefined && !typeFilter.has(type)) continue;
-      result.set(name, {
-        permissions: permissionNames(schema, held.granted),
-        roles: sortedUnique([...held.granted].map((role) => facts.roleKey(role))),
-        tenant: tenantDetails(facts, tenant),
-        resource: {
-          key: facts.instanceKeys[instance] as string,
-          type,
-          attributes: { ...facts.instanceAttributes[instance] },
-        },
-      });
+  /** instance -> the instance roles the user is granted there, directly or derived */
+  const held = new Map<number, Set<number>>();
+  if (user !== undefined) {
+    const instanceTenants = new Set<number>();
+    const direct = facts.userInstanceRoles[user] ?? [];
+    for (let i = 0; i < direct.length; i += 3) instanceTenants.add(direct[i + 2] as number);
+    for (const tenant of instanceTenants) {
+      for (const [instance, roles] of rolesHeldByUser(facts, schema, user, tenant)) {
+        // A check on an instance runs in the instance's tenant, so roles derived in another tenant do not count.
+        if (facts.instanceTenant[instance] === tenant) held.set(instance, roles.granted);
+      }
     }
+  }
+  // Tenant roles and condition-set rules reach instances the user holds no role on: then every instance is a
+  // candidate (a scan of one typed array).
+  const scanAll = abac || rolesByTenant.size > 0;
+  const candidates: Iterable<number> = scanAll ? instanceIds(facts.instanceCount) : held.keys();
+  for (const instance of candidates) {
+    if (!facts.instanceExists(instance)) continue;
+    const tenant = facts.instanceTenant[instance] as number;
+    if (!tenantAllowed(tenant)) continue;
+    const typeId = facts.instanceType[instance] as number;
+    const type = facts.types.keyOf(typeId);
+    if (typeFilter !== undefined && !typeFilter.has(type)) continue;
+    const name = facts.instanceName(instance);
+    if (resourceFilter !== undefined && !resourceFilter.has(name)) continue;
+    const roles = new Set<string>();
+    const permissions = new Set<number>();
+    for (const role of held.get(instance) ?? []) {
+      roles.add(facts.roleKey(role));
+      for (const p of schema.rolePermissions[role] ?? []) permissions.add(p);
+    }
+    for (const role of rolesByTenant.get(tenant) ?? []) {
+      let grants = false;
+      for (const p of schema.rolePermissions[role] ?? []) {
+        if (schema.permissionType[p] !== typeId) continue;
+        permissions.add(p);
+        grants = true;
+      }
+      if (grants) roles.add(facts.roleKey(role));
+    }
+    if (abac) {
+      input.resourceType = type;
+      input.resourceKey = facts.instanceKeys[instance];
+      input.resourceTenant = facts.tenants.keyOf(tenant);
+      input.resourceRequest = undefined;
+      input.resourceStored = facts.instanceAttributes[instance];
+      addAbac(typeId, permissions);
+    }
+    if (roles.size === 0 && permissions.size === 0) continue;
+    result.set(name, {
+      permissions: names(permissions),
+      roles: sortedUnique(roles),
+      tenant: tenantDetails(facts, tenant),
+      resource: {
+        key: facts.instanceKeys[instance] as string,
+        type,
+        attributes: { ...facts.instanceAttributes[instance] },
+      },
+    });
   }
   return byKey(result);
 }
 
+/** What an authorized-users listing is about: the resolved check target and the request's resource and context. */
+export interface ListingTarget {
+  permission: number;
+  instance: number;
+  tenant: number | undefined;
+  tenantKey: string;
+  resource: QueryResource;
+  context: Attributes | undefined;
+}
+
 /**
- * Permit's /authorized_users: every user granted the action on the resource through a tenant role in the
- * resource's tenant or, for an instance, through a direct or derived instance role, with the granting role.
+ * Permit's /authorized_users: every user a check of the action on the resource allows, with what grants it: a
+ * tenant role in the resource's tenant, a direct or derived instance role, or a condition-set rule (named by its
+ * user set, the resource as the listing's resource).
  */
 export function authorizedUsers(
   { facts, schema, search }: EngineView,
   resourceName: string,
-  target: { permission: number; instance: number; tenant: number | undefined; tenantKey: string },
+  target: ListingTarget,
 ): AuthorizedUsers {
   const { permission, instance, tenant, tenantKey } = target;
   const users = new Map<string, AuthorizedUserAssignment[]>();
-  const add = (user: number, resource: string, role: number) => {
+  const add = (user: number, resource: string, role: string) => {
     const key = facts.users.keyOf(user);
-    const assignment = { user: key, tenant: tenantKey, resource, role: facts.roleKey(role) };
+    const assignment = { user: key, tenant: tenantKey, resource, role };
     users.set(key, [...(users.get(key) ?? []), assignment]);
   };
-  if (tenant === undefined) return { resource: resourceName, tenant: tenantKey, users: {} };
 
-  for (const user of facts.tenantMembers[tenant] ?? []) {
+  for (const user of tenant === undefined ? [] : (facts.tenantMembers[tenant] ?? [])) {
     if (!facts.userExists(user)) continue;
     const assigned = facts.userTenantRoles[user] ?? [];
     for (let i = 0; i < assigned.length; i += 2) {
       const role = assigned[i + 1] as number;
       if (assigned[i] === tenant && hasPermission(schema.rolePermissionBits[role], permission)) {
-        add(user, `${TENANT_RESOURCE}:${tenantKey}`, role);
+        add(user, `${TENANT_RESOURCE}:${tenantKey}`, facts.roleKey(role));
       }
     }
   }
 
-  const start = instance < 0 ? NO_STATE : search.startState(permission);
-  if (start !== NO_STATE) {
+  const start = instance < 0 || tenant === undefined ? NO_STATE : search.startState(permission);
+  if (start !== NO_STATE && tenant !== undefined) {
     const candidates = new Set<number>();
     for (const source of search.candidateSources(instance, tenant, start)) {
       const assignees = facts.instanceAssignees[source] ?? [];
@@ -150,8 +243,27 @@ export function authorizedUsers(
     for (const user of candidates) {
       if (!facts.userExists(user)) continue;
       for (const role of schema.rolesGranting[permission] ?? []) {
-        if (search.holds(user, instance, tenant, search.exactState(role))) add(user, name, role);
+        if (search.holds(user, instance, tenant, search.exactState(role)))
+          add(user, name, facts.roleKey(role));
       }
+    }
+  }
+
+  const rules = schema.abacRules[permission];
+  if (rules !== undefined && rules.length > 0) {
+    const input = new ConditionInput();
+    input.resourceType = target.resource.type;
+    input.resourceKey = target.resource.key;
+    input.resourceTenant = tenantKey;
+    input.resourceRequest = target.resource.attributes;
+    input.resourceStored = instance >= 0 ? facts.instanceAttributes[instance] : undefined;
+    input.context = target.context;
+    for (let user = 0; user < facts.users.size; user++) {
+      if (!facts.userExists(user)) continue;
+      input.userKey = facts.users.keyOf(user);
+      input.userStored = facts.userProfiles[user];
+      const rule = matchingRule(rules, input);
+      if (rule !== undefined) add(user, resourceName, rule.userSet);
     }
   }
   for (const assignments of users.values()) {

@@ -236,6 +236,8 @@ export interface UserPermissionsQuery {
   resources?: string[];
   /** resource type keys; "__tenant" selects the tenant entries */
   resource_types?: string[];
+  /** what condition-set rules see as `context` */
+  context?: Attributes;
 }
 
 export interface TenantDetails {
