@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, errorBody } from "../lib/errors.ts";
 import { toAppError } from "../plugins/errors.ts";
-import { DEFAULT_TENANT, type Engine } from "./engine/index.ts";
+import { DEFAULT_TENANT } from "./engine/index.ts";
 import type { Attributes, CheckQuery, Decision, QueryResource, QueryUser } from "./engine/types.ts";
 import { logCheck, prepare, type PdpDeps, type PdpTarget } from "./server.ts";
 
@@ -88,15 +88,15 @@ function queryUser(subject: Entity): QueryUser {
   return { key: subject.id as string, ...(subject.properties && { attributes: subject.properties }) };
 }
 
-function queryResource(engine: Engine, resource: Entity, context: Attributes): QueryResource {
+function queryResource(resource: Entity, context: Attributes): QueryResource {
   const { tenant, ...attributes } = resource.properties ?? {};
   const tenantKey =
     (typeof tenant === "string" && tenant) ||
     (typeof context["tenant"] === "string" && context["tenant"]) ||
     DEFAULT_TENANT;
   const result: QueryResource = { type: resource.type, tenant: tenantKey };
-  // An id that names no stored instance is not an error: the PEP's objects need not be synced.
-  if (resource.id !== undefined && engine.hasInstance(resource.type, resource.id)) result.key = resource.id;
+  // An id that names no stored instance is not an error: the engine decides it in this tenant (RBAC and ABAC).
+  if (resource.id !== undefined) result.key = resource.id;
   if (Object.keys(attributes).length > 0) result.attributes = attributes;
   return result;
 }
@@ -128,7 +128,7 @@ function evaluationOf(raw: unknown, loc: Loc, defaults: Json = {}): Evaluation {
 function decide(deps: PdpDeps, target: PdpTarget, e: Evaluation, query: "check" | "bulk_check"): Decision {
   const start = process.hrtime.bigint();
   const engine = target.replica.engine;
-  const resource = queryResource(engine, e.resource, e.context);
+  const resource = queryResource(e.resource, e.context);
   const check: CheckQuery = { user: queryUser(e.subject), action: e.action, resource, context: e.context };
   const decision: Decision =
     e.subject.type === SUBJECT_TYPE
@@ -295,7 +295,7 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
     const engine = target.replica.engine;
     const keys =
       subject.type === SUBJECT_TYPE
-        ? engine.searchSubjects({ action, resource: queryResource(engine, resource, context), context })
+        ? engine.searchSubjects({ action, resource: queryResource(resource, context), context })
         : [];
     return paged(
       body,
@@ -336,7 +336,7 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
       subject.type === SUBJECT_TYPE
         ? engine.searchActions({
             user: queryUser(subject),
-            resource: queryResource(engine, resource, context),
+            resource: queryResource(resource, context),
             context,
           })
         : [];

@@ -100,10 +100,3 @@ test("action search lists exactly the actions the check allows", () => {
     [],
   );
 });
-
-test("hasInstance: stored instances and those created by tuples, not others", () => {
-  assert.equal(engine.hasInstance("document", "d1"), true);
-  assert.equal(engine.hasInstance("folder", "c1"), true);
-  assert.equal(engine.hasInstance("document", "nope"), false);
-  assert.equal(engine.hasInstance("nothing", "d1"), false);
-});

@@ -50,8 +50,6 @@ export interface Engine {
   authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers;
   /** Tenants in which the user holds any role (tenant or instance level). */
   userTenants(userKey: string): TenantDetails[];
-  /** Whether the instance `type:key` exists. */
-  hasInstance(type: string, key: string): boolean;
   /** Searches (search.ts): user keys, instance keys of a type, action keys; each sorted and checked. */
   searchSubjects(query: SubjectSearchQuery): string[];
   searchResources(query: ResourceSearchQuery): string[];
@@ -346,11 +344,6 @@ class DecisionEngine implements Engine {
   userTenants(userKey: string): TenantDetails[] {
     this.expireDue();
     return userTenants(this.view(), userKey);
-  }
-
-  hasInstance(type: string, key: string): boolean {
-    const typeId = this.facts.types.get(type);
-    return typeId !== undefined && this.facts.instanceId(typeId, key) !== undefined;
   }
 
   private readonly searchDeps: SearchDeps = {
