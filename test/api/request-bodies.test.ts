@@ -6,7 +6,9 @@ import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { MAX_BODY_DEPTH } from "../../src/plugins/json-body.ts";
 
-const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+/** Objects nested `depth` deep ({"a":{"a":...}}), or arrays with `arrays`. */
+const nested = (depth: number, arrays = false) =>
+  arrays ? "[".repeat(depth) + "]".repeat(depth) : '{"a":'.repeat(depth - 1) + "{}" + "}".repeat(depth - 1);
 
 /** One upload over a raw socket that writes its whole body before reading the answer, as many clients do. */
 function uploadThenRead(port: number, path: string, key: string, size: number): Promise<string> {
@@ -80,13 +82,15 @@ describeEachDialect("request bodies on every port", (env) => {
   };
 
   test("a body nested deeper than the limit is a 422 naming the limit, on every port", async () => {
-    const deep = JSON.stringify({ key: "deep", attributes: JSON.parse(nested(MAX_BODY_DEPTH)) });
+    // The body itself is one level: attributes nested MAX_BODY_DEPTH deep make it one too many.
+    const deep = `{"key":"too-deep","attributes":${nested(MAX_BODY_DEPTH)}}`;
     const ok = await env().call(env().acme.adminKey, "POST", "/v2/facts/default/production/users", {
       key: "deep",
-      attributes: { a: JSON.parse(nested(MAX_BODY_DEPTH - 3)) },
+      attributes: JSON.parse(nested(MAX_BODY_DEPTH - 1)),
     });
     assert.equal(ok.status, 201, ok.body);
-    for (const body of [deep, `{"key":"deeper","attributes":${nested(5000)}}`]) {
+    const deepArrays = `{"key":"too-deep-arrays","attributes":{"a":${nested(MAX_BODY_DEPTH - 1, true)}}}`;
+    for (const body of [deep, deepArrays, `{"key":"deeper","attributes":${nested(5000)}}`]) {
       for (const [port, res] of Object.entries(await everywhere(body))) {
         assert.equal(res.statusCode, 422, `${port}: ${res.body}`);
         const json = res.json();
