@@ -134,6 +134,73 @@ function randomObject(r: Random, depth = 0): Record<string, unknown> {
   return out;
 }
 
+type Schema = Record<string, unknown>;
+
+/** A value the route's own request schema accepts (mostly), so that many requests get past validation. */
+function fromSchema(r: Random, schema: Schema | undefined, depth = 0): unknown {
+  if (!schema || depth > 6) return randomValue(r, 3);
+  const branches = (schema["anyOf"] ?? schema["oneOf"]) as Schema[] | undefined;
+  if (branches && branches.length > 0) return fromSchema(r, r.pick(branches), depth);
+  if ("const" in schema) return schema["const"];
+  if (Array.isArray(schema["enum"])) return r.pick(schema["enum"] as unknown[]);
+  const type = Array.isArray(schema["type"]) ? r.pick(schema["type"] as string[]) : schema["type"];
+  switch (type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      const props = (schema["properties"] ?? {}) as Record<string, Schema>;
+      const required = (schema["required"] ?? []) as string[];
+      for (const [name, sub] of Object.entries(props)) {
+        if (required.includes(name) || r.next() < 0.4) out[name] = fromSchema(r, sub, depth + 1);
+      }
+      if (Object.keys(props).length === 0 && schema["additionalProperties"] !== false) {
+        // Parsed here, so no deeper than the stack of JSON.stringify allows; deep() sends thousands as text.
+        return r.next() < 0.1 ? JSON.parse(deepValue(r, 200)) : randomObject(r, 2);
+      }
+      return out;
+    }
+    case "array": {
+      const items = schema["items"] as Schema | undefined;
+      return Array.from({ length: r.int(3) }, () => fromSchema(r, items, depth + 1));
+    }
+    case "string": {
+      if (schema["format"] === "email") return `fz${r.int(50)}@example.com`;
+      if (schema["format"] === "uuid") return crypto.randomUUID();
+      if (schema["format"] === "date-time") return new Date(r.int(2 ** 41)).toISOString();
+      const known = [
+        "fz1",
+        "fz2",
+        "viewer",
+        "admin",
+        "default",
+        "document",
+        "folder",
+        "read",
+        "write",
+        "parent",
+      ];
+      return r.next() < 0.6 ? r.pick(known) : `fz${r.int(50)}`;
+    }
+    case "integer":
+    case "number": {
+      const min = typeof schema["minimum"] === "number" ? schema["minimum"] : 0;
+      return min + r.int(10);
+    }
+    case "boolean":
+      return r.next() < 0.5;
+    case "null":
+      return null;
+    default:
+      return randomValue(r, 3);
+  }
+}
+
+/** Objects or arrays nested up to a few thousand deep, as JSON text. */
+function deepValue(r: Random, max = 5000): string {
+  const depth = Math.min(max, r.pick([20, 62, 65, 200, 5000]));
+  const [open, close] = r.next() < 0.5 ? ["[", "]"] : ['{"a":', "}"];
+  return `${open.repeat(depth)}1${close.repeat(depth)}`;
+}
+
 /** A plausible body first (so validation passes sometimes and services run), then mutated. */
 function plausible(r: Random): Record<string, unknown> {
   const key = `fz${r.int(50)}`;
@@ -173,19 +240,28 @@ function mutate(r: Random, body: Record<string, unknown>): Record<string, unknow
   return out;
 }
 
-function deep(r: Random): string {
-  const depth = r.pick([20, 63, 65, 200, 5000]);
-  const [open, close] = r.next() < 0.5 ? ["[", "]"] : ['{"a":', "}"];
-  return `{"key":"deep","attributes":${open.repeat(depth)}1${close.repeat(depth)}}`;
+/** A body (the route's, when it has a schema) with one field replaced by deeply nested JSON. */
+function deep(r: Random, body: unknown): string {
+  const base =
+    body !== null && typeof body === "object" && !Array.isArray(body) ? { ...body } : { key: "deep" };
+  const field = r.pick([...Object.keys(base), "attributes", "settings", "context"]);
+  const marker = `__deep_${r.int(1e9)}__`;
+  return JSON.stringify({ ...base, [field]: marker }).replace(`"${marker}"`, () => deepValue(r));
 }
 
-function randomBody(r: Random): { contentType: string | undefined; body: Buffer | undefined } {
+function randomBody(
+  r: Random,
+  schema: Schema | undefined,
+): { contentType: string | undefined; body: Buffer | undefined } {
   const json = "application/json";
-  switch (r.int(12)) {
+  const valid = () => (schema ? fromSchema(r, schema) : plausible(r));
+  const asObject = (v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : plausible(r);
+  switch (r.int(14)) {
     case 0:
       return { contentType: undefined, body: undefined };
     case 1:
-      return { contentType: json, body: Buffer.from(deep(r)) };
+      return { contentType: json, body: Buffer.from(deep(r, valid())) };
     case 2: {
       // invalid UTF-8 inside a string
       const bad = Buffer.from([r.pick([0xff, 0xc3, 0xed, 0xe2, 0x80])]);
@@ -195,7 +271,7 @@ function randomBody(r: Random): { contentType: string | undefined; body: Buffer 
       };
     }
     case 3: {
-      const text = JSON.stringify(plausible(r));
+      const text = JSON.stringify(valid());
       return { contentType: json, body: Buffer.from(text.slice(0, r.int(text.length))) };
     }
     case 4:
@@ -217,8 +293,12 @@ function randomBody(r: Random): { contentType: string | undefined; body: Buffer 
         contentType: json,
         body: Buffer.from(JSON.stringify([plausible(r), mutate(r, plausible(r))])),
       };
+    case 7:
+    case 8:
+    case 9:
+      return { contentType: json, body: Buffer.from(JSON.stringify(valid())) };
     default:
-      return { contentType: json, body: Buffer.from(JSON.stringify(mutate(r, plausible(r)))) };
+      return { contentType: json, body: Buffer.from(JSON.stringify(mutate(r, asObject(valid())))) };
   }
 }
 
@@ -236,14 +316,32 @@ const PDP_PATHS = [
 ];
 const OPA_PATHS = ["/v1/data/permit/root", "/v1/data/permit/bulk"];
 
-/** The write routes of /v2, from the OpenAPI document, as [method, path template]. */
-function writeRoutes(app: FastifyInstance): [string, string][] {
-  const doc = app.swagger() as { paths: Record<string, Record<string, unknown>> };
-  const routes: [string, string][] = [];
+export interface Route {
+  method: string;
+  path: string;
+  body: Schema | undefined;
+}
+
+/** The write routes of /v2, from the OpenAPI document, with their request body schemas. */
+export function writeRoutes(app: FastifyInstance): Route[] {
+  const doc = app.swagger() as {
+    paths: Record<
+      string,
+      Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>
+    >;
+  };
+  const routes: Route[] = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
     if (!path.startsWith("/v2/")) continue;
-    for (const method of ["post", "put", "patch", "delete"])
-      if (ops[method]) routes.push([method.toUpperCase(), path]);
+    for (const method of ["post", "put", "patch", "delete"]) {
+      const op = ops[method];
+      if (op)
+        routes.push({
+          method: method.toUpperCase(),
+          path,
+          body: op.requestBody?.content?.["application/json"]?.schema,
+        });
+    }
   }
   return routes;
 }
@@ -254,15 +352,19 @@ interface Ids {
   foreign: string[];
 }
 
-function fillPath(r: Random, template: string, ids: Ids): string {
+/** Deleting the fuzzer's own project or environment would end the run early (its keys go with them). */
+const DESTRUCTIVE = new Set(["DELETE /v2/projects/{proj_id}", "DELETE /v2/projects/{proj_id}/envs/{env_id}"]);
+
+function fillPath(r: Random, method: string, template: string, ids: Ids): string {
+  const own = !DESTRUCTIVE.has(`${method} ${template}`);
   return template.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    if (name === "proj_id" && r.next() < 0.8) return r.pick(["default", ids.own[0] ?? "default"]);
-    if (name === "env_id" && r.next() < 0.8) return r.pick(["production", "development"]);
+    if (own && name === "proj_id" && r.next() < 0.8) return r.pick(["default", ids.own[0] ?? "default"]);
+    if (own && name === "env_id" && r.next() < 0.8) return r.pick(["production", "development"]);
     const roll = r.next();
     const raw =
       roll < 0.3
         ? r.pick(ids.foreign)
-        : roll < 0.5
+        : roll < 0.5 && own
           ? r.pick(ids.own)
           : roll < 0.6
             ? "x".repeat(300)
@@ -271,22 +373,25 @@ function fillPath(r: Random, template: string, ids: Ids): string {
   });
 }
 
-export function generate(seed: number, count: number, routes: [string, string][], ids: Ids): FuzzRequest[] {
+export function generate(seed: number, count: number, routes: Route[], ids: Ids): FuzzRequest[] {
   const r = random(seed);
   const out: FuzzRequest[] = [];
   for (let i = 0; i < count; i++) {
-    const { contentType, body } = randomBody(r);
     const roll = r.next();
     if (roll < 0.7) {
-      const [method, template] = r.pick(routes);
+      const route = r.pick(routes);
+      const { contentType, body } = randomBody(r, route.body);
       out.push({
         port: "api",
-        method,
-        path: fillPath(r, template, ids),
+        method: route.method,
+        path: fillPath(r, route.method, route.path, ids),
         contentType,
-        body: method === "DELETE" && r.next() < 0.5 ? undefined : body,
+        body: route.method === "DELETE" && !route.body && r.next() < 0.5 ? undefined : body,
       });
-    } else if (roll < 0.92) {
+      continue;
+    }
+    const { contentType, body } = randomBody(r, undefined);
+    if (roll < 0.92) {
       out.push({ port: "pdp", method: "POST", path: r.pick(PDP_PATHS), contentType, body });
     } else {
       out.push({ port: "opa", method: "POST", path: r.pick(OPA_PATHS), contentType, body });
