@@ -1,3 +1,4 @@
+import { PassThrough, type Readable } from "node:stream";
 import fp from "fastify-plugin";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import secureJson from "secure-json-parse";
@@ -91,6 +92,31 @@ function drain(request: FastifyRequest, maxBytes: number): Promise<void> {
   });
 }
 
+const tooLarge = (limit: number) =>
+  new AppError("PAYLOAD_TOO_LARGE", `the request body is larger than the server accepts (${limit} bytes)`, {
+    limit_bytes: limit,
+  });
+
+/**
+ * A body without Content-Length (chunked): passed on up to the limit; past it, the rest is read and discarded (up
+ * to `drainBytes`) and only then the body fails with 413, for the same reason as `drain`.
+ */
+function limited(payload: Readable, limit: number, drainBytes: number): Readable {
+  const out = new PassThrough();
+  let seen = 0;
+  payload.on("data", (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen <= limit) out.write(chunk);
+    else if (seen > drainBytes) {
+      payload.removeAllListeners("data");
+      out.destroy(tooLarge(limit));
+    }
+  });
+  payload.on("end", () => (seen > limit ? out.destroy(tooLarge(limit)) : out.end()));
+  payload.on("error", (error) => out.destroy(error));
+  return out;
+}
+
 /** JSON bodies: valid UTF-8, bounded depth, bounded size with a 413 the client can read. */
 export const jsonBodyPlugin = fp(
   async (app: FastifyInstance, opts: { bodyLimitBytes: number }) => {
@@ -100,12 +126,13 @@ export const jsonBodyPlugin = fp(
       if (!(length > opts.bodyLimitBytes)) return;
       await drain(request, drainBytes);
       void reply.header("connection", "close");
-      throw new AppError(
-        "PAYLOAD_TOO_LARGE",
-        `the request body is larger than the server accepts (${opts.bodyLimitBytes} bytes)`,
-        { limit_bytes: opts.bodyLimitBytes },
-      );
+      throw tooLarge(opts.bodyLimitBytes);
     });
+    app.addHook("preParsing", async (request, _reply, payload) =>
+      request.headers["content-length"] === undefined
+        ? limited(payload, opts.bodyLimitBytes, drainBytes)
+        : payload,
+    );
     app.removeContentTypeParser("application/json");
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
       try {
