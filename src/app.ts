@@ -2,18 +2,18 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastif
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import secureJson from "secure-json-parse";
 import fastJson from "fast-json-stringify";
 import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
 import { Type } from "typebox";
 import type { Store } from "./db/store.ts";
-import { AppError, ERROR_CODES } from "./lib/errors.ts";
+import { ERROR_CODES } from "./lib/errors.ts";
 import { ErrorBodySchema } from "./lib/schemas.ts";
 import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./plugins/errors.ts";
+import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
@@ -148,22 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object),
   );
 
-  // An empty body is "no body" (some clients send a Content-Type on DELETE); anything else must be JSON.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.trim() === "") return done(null, undefined);
-    try {
-      done(null, secureJson.parse(text, undefined, { protoAction: "remove", constructorAction: "remove" }));
-    } catch {
-      done(
-        new AppError("INVALID_INPUT", "the body is not valid JSON", undefined, [
-          { loc: ["body"], msg: "invalid JSON", type: "json_invalid" },
-        ]),
-        undefined,
-      );
-    }
-  });
+  await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
 
   app.addSchema(ErrorBodySchema);
   await app.register(swagger, {

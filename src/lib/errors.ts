@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 /** Every error code the API answers with, its HTTP status and its human title. */
 export const ERROR_CODES = {
   INVALID_INPUT: { status: 422, title: "The request is invalid" },
+  INVALID_ENCODING: { status: 400, title: "The request body is not valid UTF-8" },
   UNAUTHORIZED: { status: 401, title: "Missing or invalid API key" },
   FORBIDDEN_ACCESS: { status: 403, title: "The API key does not cover this operation" },
   NOT_FOUND: { status: 404, title: "Not found" },

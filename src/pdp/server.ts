@@ -7,6 +7,7 @@ import Fastify, {
 } from "fastify";
 import { AppError, errorBody } from "../lib/errors.ts";
 import { errorsPlugin } from "../plugins/errors.ts";
+import { jsonBodyPlugin } from "../plugins/json-body.ts";
 import type { CheckQuery, Decision } from "./engine/types.ts";
 import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
 import type { Replica } from "./replica.ts";
@@ -198,13 +199,16 @@ function serverOptions(deps: PdpDeps): FastifyServerOptions {
     logger: deps.logger ?? false,
     // Per-request log lines would cost more than the decision itself; the decision log records every check.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: deps.bodyLimitBytes ?? 8 * 1024 * 1024,
+    bodyLimit: bodyLimitOf(deps),
   };
 }
+
+const bodyLimitOf = (deps: PdpDeps) => deps.bodyLimitBytes ?? 8 * 1024 * 1024;
 
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
+  await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
 
   const health = async () => ({ status: "ok" });
@@ -432,6 +436,7 @@ function registerFactsProxy(
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
+  await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
   app.get("/health", async () => ({}));
   app.post("/v1/data/permit/root", async (request) => {

@@ -4,13 +4,27 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import { AppError } from "../lib/errors.ts";
 import { hashSecret } from "../lib/secrets.ts";
-import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";
+import {
+  assertAccess,
+  assertCoversEnvironment,
+  assertCoversProject,
+  type AccessLevel,
+  type Need,
+  type Principal,
+  type ScopeLevel,
+} from "../lib/access.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
     principal: Principal | null;
   }
+  interface FastifyContextConfig {
+    /** What the route needs beyond the default (any key for reads, write access for other methods). */
+    need?: Need;
+  }
 }
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
 
@@ -63,6 +77,22 @@ export const authPlugin = fp(
       const principal = await findPrincipal(opts.db, match[1]);
       if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
       request.principal = principal;
+    });
+    // The route's scope is decided before its body is validated: a key that may not call it gets 403, whatever
+    // it sends. Services check the same (and more, such as whether the object exists) when they run.
+    app.addHook("preValidation", async (request: FastifyRequest) => {
+      const principal = request.principal;
+      if (!principal) return;
+      const params = request.params as Record<string, string | undefined>;
+      const project = params["proj_id"];
+      const environment = params["env_id"];
+      if (project !== undefined && environment !== undefined)
+        assertCoversEnvironment(principal, project, environment);
+      else if (project !== undefined) assertCoversProject(principal, project);
+      const need =
+        request.routeOptions.config.need ??
+        (READ_METHODS.has(request.method) ? undefined : ({ access: "write" } as const));
+      if (need) assertAccess(principal, need);
     });
   },
   { name: "auth" },

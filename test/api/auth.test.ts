@@ -27,6 +27,7 @@ describeEachDialect("authentication and scopes", (env) => {
       environment_id: acme.envs.production,
       access_level: "read",
     });
+    await make("readOrg", { object_type: "org", access_level: "read" });
   });
 
   test("scope endpoint returns ids for org, project and environment keys", async () => {
@@ -126,6 +127,88 @@ describeEachDialect("authentication and scopes", (env) => {
     }
     // ... and nothing changed: the other project still has its name.
     assert.equal((await call(acme.adminKey, "GET", "/v2/projects/other")).json.name, "Other");
+  });
+
+  test("read keys cannot write the decision log; the environment's own key can", async () => {
+    const { acme, call } = env();
+    const url = `/v2/pdps/${acme.projectId}/${acme.envs.production}/decision_logs`;
+    const entry = (user: string) => ({
+      id: crypto.randomUUID(),
+      timestamp: new Date().toISOString(),
+      pdp_id: "forger",
+      query: "check",
+      user_key: user,
+      action: "read",
+      resource_type: "document",
+      resource_key: null,
+      tenant: "default",
+      decision: true,
+      reason: "forged",
+      input: null,
+      result: null,
+      revision: 0,
+      latency_us: 1,
+    });
+    for (const who of ["readEnv", "readOrg"]) {
+      const res = await call(keys[who]!, "POST", url, [entry(`forged-by-${who}`)]);
+      assert.equal(res.status, 403, `${who} -> ${res.status} ${res.body}`);
+      assert.equal(res.json.error_code, "FORBIDDEN_ACCESS");
+    }
+    const own = (await call(acme.adminKey, "GET", `/v2/api-key/${acme.projectId}/${acme.envs.production}`))
+      .json.secret;
+    for (const key of [own, keys["env"]!]) {
+      const res = await call(key, "POST", url, [entry("real")]);
+      assert.equal(res.status, 200, res.body);
+      assert.equal(res.json.accepted, 1);
+    }
+    const logs = await call(
+      acme.adminKey,
+      "GET",
+      `/v2/pdps/${acme.projectId}/${acme.envs.production}/audit_logs`,
+    );
+    assert.equal(logs.status, 200);
+    assert.deepEqual(
+      logs.json.data.map((e: { user_key: string }) => e.user_key),
+      ["real", "real"],
+    );
+  });
+
+  test("a key without access gets 403 whatever body it sends: access is decided before validation", async () => {
+    const { acme, call } = env();
+    const P = acme.projectId;
+    const prod = acme.envs.production;
+    const dev = acme.envs.development;
+    const invalid = { key: 42, name: ["not", "a", "name"], unknown_field: {} };
+    const cases: [string, "POST" | "PUT" | "PATCH" | "DELETE", string][] = [
+      ["readEnv", "POST", `/v2/facts/${P}/${prod}/users`],
+      ["readEnv", "PUT", `/v2/facts/${P}/${prod}/users/alice`],
+      ["readEnv", "POST", `/v2/schema/${P}/${prod}/resources`],
+      ["readEnv", "PATCH", `/v2/projects/${P}/envs/${prod}`],
+      ["readEnv", "POST", `/v2/pdps/${P}/${prod}/decision_logs`],
+      ["readOrg", "POST", `/v2/facts/${P}/${prod}/tenants`],
+      ["readOrg", "POST", `/v2/projects`],
+      ["env", "POST", `/v2/facts/${P}/${dev}/users`],
+      ["env", "POST", `/v2/schema/${P}/${dev}/roles`],
+      ["env", "POST", `/v2/facts/other/production/users`],
+      ["env", "PATCH", `/v2/projects/${P}`],
+      ["env", "POST", `/v2/projects/${P}/envs`],
+      ["env", "POST", `/v2/projects/${P}/envs/${prod}/copy`],
+      ["env", "POST", `/v2/api-key`],
+      ["project", "POST", `/v2/orgs`],
+      ["project", "PATCH", `/v2/orgs/${acme.id}`],
+      ["project", "POST", `/v2/projects`],
+      ["project", "POST", `/v2/facts/other/production/users`],
+    ];
+    for (const [who, method, url] of cases) {
+      const res = await call(keys[who]!, method, url, invalid);
+      assert.equal(res.status, 403, `${who} ${method} ${url} -> ${res.status} ${res.body}`);
+      assert.equal(res.json.error_code, "FORBIDDEN_ACCESS");
+      assert.equal(res.json.detail, undefined);
+    }
+    // A key that may call the route still learns what is wrong with its body.
+    const res = await call(keys["env"]!, "POST", `/v2/facts/${P}/${prod}/users`, invalid);
+    assert.equal(res.status, 422);
+    assert.ok(res.json.detail.length > 0);
   });
 
   test("keys reach what their scope covers", async () => {

@@ -170,4 +170,27 @@ describeEachDialect("projects and environments", (env) => {
     assert.equal((await call(acme.adminKey, "GET", `/v2/orgs/globex`)).status, 404);
     assert.equal((await call(globex.adminKey, "GET", `/v2/orgs/globex`)).json.name, "globex inc");
   });
+
+  test("GET /v2/orgs lists the organizations the key can reach, in Permit's shape, paginated", async () => {
+    const { acme, globex, call } = env();
+    const envKey = (await call(acme.adminKey, "GET", `/v2/api-key/default/production`)).json.secret;
+    for (const key of [acme.adminKey, envKey]) {
+      const list = await call(key, "GET", "/v2/orgs");
+      assert.equal(list.status, 200, list.body);
+      assert.deepEqual(validatePermitResponse("get", "/v2/orgs", 200, list.json), []);
+      assert.deepEqual(
+        list.json.map((o: { id: string }) => o.id),
+        [acme.id],
+      );
+      assert.deepEqual(list.json[0], (await call(key, "GET", "/v2/orgs/active/org")).json);
+    }
+    const ids = async (query: string) =>
+      (await call(globex.adminKey, "GET", `/v2/orgs${query}`)).json.map((o: { id: string }) => o.id);
+    assert.deepEqual(await ids("?search=GLOB"), [globex.id]);
+    assert.deepEqual(await ids(`?search=${globex.id}`), [globex.id]);
+    assert.deepEqual(await ids("?search=acme"), []);
+    assert.deepEqual(await ids("?page=2"), []);
+    assert.equal((await call(globex.adminKey, "GET", "/v2/orgs?per_page=101")).status, 422);
+    assert.equal((await call(null, "GET", "/v2/orgs")).status, 401);
+  });
 });

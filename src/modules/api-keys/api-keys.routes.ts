@@ -51,6 +51,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
   app.post(
     "/v2/api-key",
     {
+      config: { need: { level: "org", access: "admin" } },
       schema: {
         tags,
         summary: "Create an API key; the secret is in the response",
@@ -87,6 +88,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
   app.delete(
     "/v2/api-key/:api_key_id",
     {
+      config: { need: { level: "org", access: "admin" } },
       schema: {
         tags,
         summary: "Revoke an API key: it stops working at once",
@@ -102,6 +104,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService 
   app.post(
     "/v2/api-key/:api_key_id/rotate-secret",
     {
+      config: { need: { level: "org", access: "admin" } },
       schema: {
         tags,
         summary: "Replace the secret; the old one stops working at once",

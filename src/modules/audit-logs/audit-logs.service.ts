@@ -173,7 +173,9 @@ export function createAuditLogsService(deps: {
      * path's environment, whatever environment the entries name.
      */
     async ingest(principal: Principal, proj: string, env: string, entries: DecisionLogEntry[]) {
-      const { environment } = await scope.environment(principal, proj, env, { access: "read" });
+      // The PDP's own credential (the environment's key, or any key that may write there): a read key must not
+      // be able to forge decisions in the audit log.
+      const { environment } = await scope.environment(principal, proj, env, { access: "write" });
       if (entries.length === 0) return { accepted: 0 };
       const ids = entries.map((e) => e.id).sort();
       await insertDecisionLogChunk(

@@ -13,6 +13,7 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     "/v2/projects/:proj_id/envs/:env_id/copy",
     {
+      config: { need: { level: "project", access: "write" } },
       schema: {
         tags,
         summary: "Copy the environment's policy into a new or an existing environment (synchronous)",
@@ -34,6 +35,7 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     "/v2/projects/:proj_id/envs/:env_id/copy/async",
     {
+      config: { need: { level: "project", access: "write" } },
       schema: {
         tags,
         summary: "Copy the environment's policy as a background task",

@@ -32,6 +32,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<{ environments: Envir
   app.post(
     "/v2/projects/:proj_id/envs",
     {
+      config: { need: { level: "project", access: "write" } },
       schema: {
         tags,
         summary: "Create an environment (with its default tenant and API key)",
@@ -70,6 +71,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<{ environments: Envir
   app.delete(
     "/v2/projects/:proj_id/envs/:env_id",
     {
+      config: { need: { level: "project", access: "write" } },
       schema: {
         tags,
         summary: "Delete an environment and everything in it",

@@ -1,7 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { principalOf } from "../../plugins/auth.ts";
+import { Type } from "typebox";
 import { errorResponses } from "../../lib/schemas.ts";
+import { pageRequest } from "../../lib/pagination.ts";
 import {
+  OrganizationListQuery,
   OrganizationCreate,
   OrganizationRead,
   OrganizationReadWithAPIKey,
@@ -26,9 +29,22 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
     },
     (req) => organizations.active(principalOf(req)),
   );
+  app.get(
+    "/v2/orgs",
+    {
+      schema: {
+        tags,
+        summary: "List the organizations the calling key can reach (its own)",
+        querystring: OrganizationListQuery,
+        response: { 200: Type.Array(OrganizationRead), ...errorResponses() },
+      },
+    },
+    (req) => organizations.list(principalOf(req), req.query.search, pageRequest(req.query)),
+  );
   app.post(
     "/v2/orgs",
     {
+      config: { need: { level: "org", access: "admin" } },
       schema: {
         tags,
         summary: "Create an organization (with a default project and an admin key, shown once)",
@@ -53,6 +69,7 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: Org
   app.patch(
     "/v2/orgs/:org_id",
     {
+      config: { need: { level: "org", access: "admin" } },
       schema: {
         tags,
         summary: "Update an organization",

@@ -1,5 +1,5 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, Key, Name, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, Key, Name, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
 
 export const OrganizationRead = Type.Object({
   id: Uuid,
@@ -46,3 +46,11 @@ export const OrganizationUpdate = Type.Object({
 export type OrganizationUpdate = Static<typeof OrganizationUpdate>;
 
 export const OrgParams = Type.Object({ org_id: Type.String({ minLength: 1, maxLength: 255 }) });
+
+export const OrganizationListQuery = Type.Object({
+  search: Type.Optional(
+    Type.String({ maxLength: 255, description: "part of the organization's name or key, or its id" }),
+  ),
+  ...PageQuery,
+});
+export type OrganizationListQuery = Static<typeof OrganizationListQuery>;

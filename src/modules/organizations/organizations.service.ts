@@ -7,6 +7,7 @@ import { idOrKey, newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
+import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { createKeyRecord } from "../api-keys/api-keys.service.ts";
 import { createProjectRecords } from "../projects/projects.service.ts";
 import type { OrganizationCreate, OrganizationRead, OrganizationUpdate } from "./organizations.schemas.ts";
@@ -89,6 +90,9 @@ export function createOrganizationsService(deps: {
 }) {
   const { db, box } = deps;
 
+  const ownRow = async (id: string) =>
+    db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+
   /** Only the key's own organization exists for it: any other reference is "not found". */
   async function own(principal: Principal, ref: string): Promise<OrganizationRow> {
     const { column, value } = idOrKey(ref);
@@ -103,6 +107,22 @@ export function createOrganizationsService(deps: {
   }
 
   return {
+    /** The organizations the key can reach: its own, when it matches the search. */
+    async list(
+      principal: Principal,
+      search: string | undefined,
+      page: PageRequest,
+    ): Promise<OrganizationRead[]> {
+      const own = organizationRead(await ownRow(principal.organizationId));
+      const needle = search?.toLowerCase();
+      const matches =
+        needle === undefined ||
+        own.id === needle ||
+        own.key.toLowerCase().includes(needle) ||
+        own.name.toLowerCase().includes(needle);
+      return (matches ? [own] : []).slice(offsetOf(page), offsetOf(page) + page.perPage);
+    },
+
     async active(principal: Principal): Promise<OrganizationRead> {
       return organizationRead(await own(principal, principal.organizationId));
     },

@@ -26,6 +26,7 @@ export const projectsRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectsServi
   app.post(
     "/v2/projects",
     {
+      config: { need: { level: "org", access: "write" } },
       schema: {
         tags,
         summary: "Create a project",
@@ -50,6 +51,7 @@ export const projectsRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectsServi
   app.patch(
     "/v2/projects/:proj_id",
     {
+      config: { need: { level: "project", access: "write" } },
       schema: {
         tags,
         summary: "Update a project",
@@ -63,6 +65,7 @@ export const projectsRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectsServi
   app.delete(
     "/v2/projects/:proj_id",
     {
+      config: { need: { level: "project", access: "write" } },
       schema: {
         tags,
         summary: "Delete a project and everything in it",
