@@ -35,22 +35,6 @@ const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null 
 const bad = (message: string, loc: Loc): AppError =>
   new AppError("BAD_REQUEST", message, undefined, [{ loc, msg: message, type: "value_error" }]);
 
-/** Deeper JSON than any policy reads: refused, since the decision log's encoder and the page digest recurse. */
-const MAX_DEPTH = 64;
-
-/** The request body as an object, no deeper than MAX_DEPTH (measured without recursion). */
-function bodyOf(request: FastifyRequest): Json {
-  const body = object(request.body, ["body"], "the body");
-  const stack: [unknown, number][] = [[body, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (typeof value !== "object" || value === null) continue;
-    if (depth > MAX_DEPTH) throw bad(`the body is nested deeper than ${MAX_DEPTH} levels`, ["body"]);
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
-  }
-  return body;
-}
-
 function object(raw: unknown, loc: Loc, what: string): Json {
   if (!isObject(raw)) throw bad(`${what} must be an object`, loc);
   return raw;
@@ -275,19 +259,19 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
 
   app.post(ENDPOINTS.access_evaluation_endpoint, async (request) => {
     const target = await prepare(deps, request);
-    const evaluation = evaluationOf(bodyOf(request), ["body"]);
+    const evaluation = evaluationOf(object(request.body, ["body"], "the body"), ["body"]);
     return { decision: decide(deps, target, evaluation, "check").allow };
   });
 
   app.post(ENDPOINTS.access_evaluations_endpoint, async (request) => {
     const target = await prepare(deps, request);
-    const body = bodyOf(request);
+    const body = object(request.body, ["body"], "the body");
     return evaluations(deps, target, body);
   });
 
   app.post(ENDPOINTS.search_subject_endpoint, async (request) => {
     const target = await prepare(deps, request);
-    const body = bodyOf(request);
+    const body = object(request.body, ["body"], "the body");
     const subject = entity(body["subject"], ["body", "subject"], "subject", false);
     const action = actionName(body["action"], ["body", "action"]);
     const resource = entity(body["resource"], ["body", "resource"], "resource", true);
@@ -305,7 +289,7 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
 
   app.post(ENDPOINTS.search_resource_endpoint, async (request) => {
     const target = await prepare(deps, request);
-    const body = bodyOf(request);
+    const body = object(request.body, ["body"], "the body");
     const subject = entity(body["subject"], ["body", "subject"], "subject", true);
     const action = actionName(body["action"], ["body", "action"]);
     const resource = entity(body["resource"], ["body", "resource"], "resource", false);
@@ -327,7 +311,7 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
 
   app.post(ENDPOINTS.search_action_endpoint, async (request) => {
     const target = await prepare(deps, request);
-    const body = bodyOf(request);
+    const body = object(request.body, ["body"], "the body");
     const subject = entity(body["subject"], ["body", "subject"], "subject", true);
     const resource = entity(body["resource"], ["body", "resource"], "resource", true);
     const context = contextOf(body["context"], ["body", "context"]);
