@@ -1,5 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { sql } from "kysely";
 import { createTestEnv, buildTestApp, PUBLIC_URL } from "../helpers/app.ts";
 import { DIALECTS, PG_URL, freshStore } from "../helpers/stores.ts";
@@ -8,6 +11,8 @@ import { CHANGES_CHANNEL_SQL, ChangeNotifier } from "../../src/changes/feed.ts";
 import { listenForChanges } from "../../src/changes/pg-listener.ts";
 import { createEmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { buildPdpApp } from "../../src/pdp/server.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startServer } from "../../src/server.ts";
 
 const pgSkip = DIALECTS.find((d) => d.dialect === "postgres")?.skip ?? false;
 
@@ -123,6 +128,51 @@ test(
       await storeB.close();
       await env.app.close();
       await env.store.close();
+    }
+  },
+);
+
+test(
+  "PostgreSQL: gatehouse serve holds one LISTEN connection on its schema's channel and lets it go when it closes",
+  { skip: pgSkip },
+  async () => {
+    const store = await freshStore("postgres");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-listen-"));
+    try {
+      // The schema comes in DATABASE_URL, as a deployment on a schema of its own would give it.
+      const url = new URL(PG_URL);
+      url.searchParams.set("options", `-c search_path=${store.location.pgSchema}`);
+      const config = loadConfig([], {
+        DATABASE_URL: url.toString(),
+        GATEHOUSE_API_PORT: "0",
+        GATEHOUSE_PDP_PORT: "0",
+        GATEHOUSE_DATA_DIR: dir,
+        GATEHOUSE_LOG_LEVEL: "silent",
+      });
+      const { rows } = await sql<{
+        channel: string;
+      }>`select ${sql.raw(CHANGES_CHANNEL_SQL)} as channel`.execute(store.db);
+      const listeners = async () => {
+        const found = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where application_name = 'gatehouse-listen' and query = ${`listen "${rows[0]!.channel}"`}`.execute(
+          store.db,
+        );
+        return found.rows[0]?.n;
+      };
+      const server = await startServer(config, () => {});
+      try {
+        await until("the server's LISTEN connection", async () =>
+          (await listeners()) === 1 ? true : undefined,
+        );
+      } finally {
+        await server.close();
+      }
+      await until("the LISTEN connection to close", async () =>
+        (await listeners()) === 0 ? true : undefined,
+      );
+    } finally {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   },
 );
