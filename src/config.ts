@@ -24,6 +24,7 @@ export interface Config {
   apiLogFlushMs: number;
   decisionLogRetentionDays: number;
   decisionLog: string;
+  decisionLogSpoolBytes: number;
   pdpIdleMinutes: number;
   controlPlaneUrl: string | undefined;
   pdpApiKey: string | undefined;
@@ -203,6 +204,15 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "on",
     describe: "record every PDP decision in the decision log (on) or not (off)",
+  },
+  {
+    env: "GATEHOUSE_DECISION_LOG_SPOOL_BYTES",
+    flag: "decision-log-spool-bytes",
+    key: "decisionLogSpoolBytes",
+    kind: "int",
+    default: "104857600",
+    describe:
+      "gatehouse pdp: bytes of decision log kept on disk while the control plane is unreachable (oldest dropped first; 0 keeps none)",
   },
   {
     env: "GATEHOUSE_PDP_IDLE_MINUTES",

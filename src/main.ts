@@ -45,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
       dataDir: config.dataDir,
       logLevel: config.logLevel,
       decisionLog: config.decisionLog !== "off",
+      decisionLogSpoolBytes: config.decisionLogSpoolBytes,
     });
     const stop = () =>
       pdp.close().then(

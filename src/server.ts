@@ -8,6 +8,7 @@ import { isUniqueViolation } from "./db/errors.ts";
 import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
+import { listenForChanges } from "./changes/pg-listener.ts";
 import { createEmbeddedPdp } from "./pdp/embedded.ts";
 import { disabledDecisionLogger } from "./pdp/decision-log.ts";
 import { buildOpaApp, buildPdpApp } from "./pdp/server.ts";
@@ -110,6 +111,14 @@ export async function startServer(
     }),
   });
   controlPlane.app = app;
+  // On PostgreSQL, writes committed by other instances wake this one's PDPs at once (polling stays the fallback).
+  const listener =
+    store.pgClientConfig &&
+    listenForChanges({
+      clientConfig: store.pgClientConfig,
+      notifier,
+      onError: (err) => app.log.warn({ err }, "the PostgreSQL LISTEN connection failed; reconnecting"),
+    });
   await app.listen({ host: config.host, port: config.apiPort });
   // Background task workers run in every instance; app.close() stops them (the running task is given back).
   app.taskRunner.start();
@@ -130,6 +139,7 @@ export async function startServer(
     close() {
       closing ??= (async () => {
         for (const pdpApp of pdpApps) await pdpApp.close();
+        await listener?.close();
         await pdp?.close();
         await app.close();
         await store.close();

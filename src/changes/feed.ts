@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { PostgresAdapter, sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../db/types.ts";
 import { now } from "../lib/time.ts";
 import { recordRevision } from "./context.ts";
@@ -22,19 +22,37 @@ export interface StoredChange extends ChangeRecord {
 type Listener = (environmentId: string, revision: number) => void | Promise<unknown>;
 
 /**
+ * The SQL expression of the PostgreSQL channel that announces new revisions to every instance on one schema.
+ * Channels are per database, and several schemas (tests, say) may hold a Gatehouse each, so the name carries a
+ * digest of the schema (a channel name is at most 63 bytes; a schema name may be that long already).
+ */
+export const CHANGES_CHANNEL_SQL = "'gatehouse_changes_' || left(md5(coalesce(current_schema(), '')), 16)";
+
+/**
  * Appends the records of one write as the environment's next revision. Call it inside the write's transaction:
  * the row lock on the environment orders concurrent writers, and the feed commits or rolls back with the change.
+ * On PostgreSQL the same statement queues a notification `<environment id>:<revision>` on `CHANGES_CHANNEL_SQL`,
+ * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once.
  */
 export async function appendChanges(
   trx: Db,
   environmentId: string,
   records: ChangeRecord[],
 ): Promise<number> {
+  // Kysely's transactions do not say their dialect; the adapter does.
+  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
   const row = await trx
     .updateTable("environments")
     .set((eb) => ({ revision: eb("revision", "+", 1) }))
     .where("id", "=", environmentId)
-    .returning("revision")
+    .returning(
+      postgres
+        ? [
+            "revision",
+            sql<void>`pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)`.as("notified"),
+          ]
+        : ["revision"],
+    )
     .executeTakeFirstOrThrow();
   const revision = Number(row.revision);
   recordRevision(environmentId, revision);

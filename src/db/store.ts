@@ -22,6 +22,8 @@ export interface Store {
   dialect: Dialect;
   /** The SQLite file (undefined for PostgreSQL and in-memory databases). */
   sqliteFile: string | undefined;
+  /** How to open a connection of its own to the same PostgreSQL database and schema (undefined for SQLite). */
+  pgClientConfig: pg.ClientConfig | undefined;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -67,12 +69,12 @@ const pgTypes = {
 
 export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
+    const pgClientConfig: pg.ClientConfig = {
       connectionString: options.databaseUrl,
-      max: options.pgPoolSize ?? 10,
       types: pgTypes,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
-    });
+    };
+    const pool = new pg.Pool({ ...pgClientConfig, max: options.pgPoolSize ?? 10 });
     // An idle client that loses its server must not crash the process; the next query reports the problem.
     pool.on("error", () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -82,6 +84,7 @@ export function openStore(options: StoreOptions): Store {
       ping: () => pingDb(db),
       close: () => db.destroy(),
       sqliteFile: undefined,
+      pgClientConfig,
     };
   }
   const file = options.sqliteFile ?? ":memory:";
@@ -99,6 +102,7 @@ export function openStore(options: StoreOptions): Store {
     ping: () => pingDb(db),
     close: () => db.destroy(),
     sqliteFile: file === ":memory:" ? undefined : file,
+    pgClientConfig: undefined,
   };
 }
 

@@ -43,6 +43,8 @@ export function createEmbeddedPdp(deps: {
   decisions?: DecisionLogger;
   /** An environment's copy no check has asked for this long is let go (0 keeps every copy). */
   idleMs?: number;
+  /** How often copies poll the database for writes no notification announced (default `POLL_MS`). */
+  pollMs?: number;
   onError?: (error: unknown) => void;
 }): EmbeddedPdp {
   const { store, notifier } = deps;
@@ -94,7 +96,7 @@ export function createEmbeddedPdp(deps: {
     for (const environmentId of replicas.keys()) void catchUp(environmentId);
     // Keys are not kept in memory past their cache time.
     for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
-  }, POLL_MS);
+  }, deps.pollMs ?? POLL_MS);
   poll.unref();
 
   function dropEnvironment(environmentId: string): void {

@@ -10,6 +10,7 @@ import { errorsPlugin } from "../plugins/errors.ts";
 import { jsonBodyPlugin } from "../plugins/json-body.ts";
 import type { CheckQuery, Decision } from "./engine/types.ts";
 import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
+import type { DecisionSpoolStats } from "./decision-spool.ts";
 import type { Replica } from "./replica.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
@@ -47,7 +48,12 @@ export interface PdpDeps {
   /** How the PDP reports readiness and lag on /ready and /metrics. */
   status(): {
     ready: boolean;
-    environments: { environmentId: string; revision: number; lagMs: number; behind?: number }[];
+    /** `behind` is null when the PDP cannot know it (its control plane is unreachable). */
+    environments: { environmentId: string; revision: number; lagMs: number; behind?: number | null }[];
+    /** A standalone PDP's link to its control plane; `lastSyncAgeMs` is null before the first answer. */
+    controlPlane?: { reachable: boolean; lastSyncAgeMs: number | null };
+    /** A standalone PDP's decision log kept on disk while its control plane is away. */
+    decisionLogSpool?: DecisionSpoolStats;
   };
   logger?: boolean | { level: string };
   bodyLimitBytes?: number;
@@ -205,6 +211,61 @@ function serverOptions(deps: PdpDeps): FastifyServerOptions {
 
 const bodyLimitOf = (deps: PdpDeps) => deps.bodyLimitBytes ?? 8 * 1024 * 1024;
 
+function controlPlaneMetrics(cp: { reachable: boolean; lastSyncAgeMs: number | null }): string[] {
+  return [
+    "# HELP gatehouse_pdp_control_plane_up Whether the standalone PDP's last request to its control plane succeeded.",
+    "# TYPE gatehouse_pdp_control_plane_up gauge",
+    `gatehouse_pdp_control_plane_up ${cp.reachable ? 1 : 0}`,
+    ...(cp.lastSyncAgeMs === null
+      ? []
+      : [
+          "# HELP gatehouse_pdp_last_sync_age_seconds Time since the control plane last answered the PDP.",
+          "# TYPE gatehouse_pdp_last_sync_age_seconds gauge",
+          `gatehouse_pdp_last_sync_age_seconds ${(cp.lastSyncAgeMs / 1000).toFixed(3)}`,
+        ]),
+  ];
+}
+
+function spoolMetrics(spool: DecisionSpoolStats): string[] {
+  const metric = (name: string, type: string, help: string, value: number) => [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} ${type}`,
+    `${name} ${value}`,
+  ];
+  return [
+    ...metric(
+      "gatehouse_pdp_decision_log_spooled_total",
+      "counter",
+      "Decision log entries written to disk while the control plane could not take them.",
+      spool.spooled,
+    ),
+    ...metric(
+      "gatehouse_pdp_decision_log_spool_dropped_total",
+      "counter",
+      "Decision log entries given up: the oldest on disk past the size bound, or refused by the control plane.",
+      spool.dropped,
+    ),
+    ...metric(
+      "gatehouse_pdp_decision_log_shipped_total",
+      "counter",
+      "Decision log entries the control plane accepted.",
+      spool.shipped,
+    ),
+    ...metric(
+      "gatehouse_pdp_decision_log_spool_entries",
+      "gauge",
+      "Decision log entries on disk waiting for the control plane.",
+      spool.pendingEntries,
+    ),
+    ...metric(
+      "gatehouse_pdp_decision_log_spool_bytes",
+      "gauge",
+      "Bytes of decision log on disk waiting for the control plane.",
+      spool.pendingBytes,
+    ),
+  ];
+}
+
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
@@ -217,9 +278,14 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   app.get("/healthz", health);
   app.get("/ready", async (_req, reply) => {
     const s = deps.status();
-    return reply
-      .code(s.ready ? 200 : 503)
-      .send({ status: s.ready ? "ready" : "not ready", environments: s.environments });
+    return reply.code(s.ready ? 200 : 503).send({
+      status: s.ready ? "ready" : "not ready",
+      environments: s.environments,
+      ...(s.controlPlane && {
+        control_plane: s.controlPlane.reachable ? "reachable" : "unreachable",
+        last_sync_age_ms: s.controlPlane.lastSyncAgeMs,
+      }),
+    });
   });
   app.get("/metrics", async (_req, reply) => {
     const s = deps.status();
@@ -229,7 +295,7 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
       ...s.environments.map(
         (e) => `gatehouse_pdp_revision{environment_id="${e.environmentId}"} ${e.revision}`,
       ),
-      "# HELP gatehouse_pdp_sync_lag_seconds Time since the PDP last heard from its feed.",
+      "# HELP gatehouse_pdp_sync_lag_seconds How long the PDP may have missed writes: 0 while it holds the head of its feed.",
       "# TYPE gatehouse_pdp_sync_lag_seconds gauge",
       ...s.environments.map(
         (e) =>
@@ -238,11 +304,13 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
       "# HELP gatehouse_pdp_revisions_behind Revisions the control plane has that the PDP has not applied yet.",
       "# TYPE gatehouse_pdp_revisions_behind gauge",
       ...s.environments
-        .filter((e) => e.behind !== undefined)
+        .filter((e) => e.behind !== undefined && e.behind !== null)
         .map((e) => `gatehouse_pdp_revisions_behind{environment_id="${e.environmentId}"} ${e.behind}`),
       "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
       "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
       `gatehouse_pdp_decision_log_dropped_total ${deps.decisions.dropped}`,
+      ...(s.controlPlane ? controlPlaneMetrics(s.controlPlane) : []),
+      ...(s.decisionLogSpool ? spoolMetrics(s.decisionLogSpool) : []),
     ];
     return reply.type("text/plain; version=0.0.4").send(lines.join("\n") + "\n");
   });

@@ -6,6 +6,7 @@ import type { StoredChange } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import type { Change } from "./engine/types.ts";
 import { createDecisionLogger, disabledDecisionLogger } from "./decision-log.ts";
+import { openDecisionSpool, type DecisionSpool } from "./decision-spool.ts";
 import { Replica, type FeedSource } from "./replica.ts";
 import type { Snapshot } from "./snapshot.ts";
 import { buildOpaApp, buildPdpApp, type PdpDeps, type PdpTarget } from "./server.ts";
@@ -19,6 +20,8 @@ export interface StandaloneOptions {
   dataDir: string;
   logLevel: string;
   decisionLog?: boolean;
+  /** Bytes of decision log the PDP keeps on disk while the control plane is away (default 100 MiB). */
+  decisionLogSpoolBytes?: number;
   /** Seconds one long poll of the change stream may wait (the control plane caps it at 30). */
   pollWaitSeconds?: number;
   log?: (message: string) => void;
@@ -42,6 +45,9 @@ interface DiskState {
 const MAX_JOURNAL = 10_000;
 const PERSIST_MS = 2000;
 const KEY_CACHE_MS = 60_000;
+const DEFAULT_SPOOL_BYTES = 100 * 1024 * 1024;
+/** Statuses with which the control plane refuses a decision log batch for good: retrying sends the same bytes. */
+const REFUSED = new Set([400, 413, 422]);
 
 class ControlPlane {
   constructor(
@@ -96,9 +102,21 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   let journal: StoredChange[] = [];
   let head = 0;
   let dirty = false;
-  let lastContact = 0;
   let stopped = false;
   let pollWait = 0;
+  // What /ready and the lag gauge say. The PDP holds every revision while a long poll it made at the head is
+  // waiting (the control plane answers it as soon as something newer commits), and holds less once that poll
+  // fails: its lag is the time since it last knew it held the head, 0 while it still does.
+  /** When the control plane last answered (0: not since this process started). */
+  let lastContact = 0;
+  /** Whether the last request of the change stream failed. */
+  let unreachable = false;
+  /** When an answer last showed the PDP at the head (0: not since this process started). */
+  let caughtUpAt = 0;
+  /** When the long poll waiting now was made while at the head (undefined: no such poll waiting). */
+  let waitingAtHeadSince: number | undefined;
+  /** Opened once the PDP knows its environment, so that it ships to the right path. */
+  let spool: DecisionSpool | undefined = undefined;
 
   const syncPath = () => `/v2/pdp-sync/${ids?.project_id}/${ids?.environment_id}`;
   const source: FeedSource = {
@@ -110,23 +128,39 @@ export async function startStandalonePdp(options: StandaloneOptions) {
       journal = [];
       head = Math.max(head, snap.revision);
       dirty = true;
-      lastContact = Date.now();
+      contact();
       return base;
     },
     async changesAfter(revision) {
-      const res = await cp.get<{ revision: number; head: number; changes: StoredChange[] }>(
-        `${syncPath()}/changes?after=${revision}&wait=${pollWait}`,
-        undefined,
-        (pollWait + 10) * 1000,
-      );
+      if (revision >= head && pollWait > 0) waitingAtHeadSince = Date.now();
+      let res: { revision: number; head: number; changes: StoredChange[] };
+      try {
+        res = await cp.get(
+          `${syncPath()}/changes?after=${revision}&wait=${pollWait}`,
+          undefined,
+          (pollWait + 10) * 1000,
+        );
+      } finally {
+        waitingAtHeadSince = undefined;
+      }
       journal.push(...res.changes);
       head = res.head;
       dirty = dirty || res.changes.length > 0;
-      lastContact = Date.now();
+      contact();
+      // The replica applies these before it asks again.
+      if (res.revision >= res.head) caughtUpAt = lastContact;
       return { changes: res.changes, revision: res.revision };
     },
   };
   const replica = new Replica(source);
+
+  function contact(): void {
+    lastContact = Date.now();
+    if (unreachable) {
+      unreachable = false;
+      spool?.wake();
+    }
+  }
 
   function readDisk(): DiskState | undefined {
     try {
@@ -182,6 +216,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
       }
       replica.revision = Math.max(disk.base.revision, ...disk.changes.map((c) => c.revision));
       replica.lastSyncAt = 0;
+      unreachable = true;
       log(`control plane unreachable; PDP started from its snapshot on disk at revision ${replica.revision}`);
     }
   }
@@ -207,6 +242,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
         backoff = 250;
         if (journal.length > MAX_JOURNAL) await replica.load();
       } catch {
+        unreachable = true;
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 5000);
       }
@@ -248,16 +284,22 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   }
 
   const pdpId = randomUUID();
-  const decisions =
+  // Batches the control plane cannot take wait on disk, next to the snapshot, until it can.
+  spool =
     options.decisionLog === false
-      ? disabledDecisionLogger
-      : createDecisionLogger({
-          pdpId,
+      ? undefined
+      : openDecisionSpool({
+          dir: path.join(options.dataDir, "decision-log-spool"),
+          maxBytes: options.decisionLogSpoolBytes ?? DEFAULT_SPOOL_BYTES,
           // This PDP serves one environment: each chunk goes to the path of the one it serves.
-          sink: (chunk) =>
-            cp.post(`/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`, chunk.entries),
-          flushIntervalMs: 1000,
+          ship: (entries) =>
+            cp.post(`/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`, entries),
+          refused: (error) => error instanceof ControlPlaneError && REFUSED.has(error.status),
+          log,
         });
+  const decisions = spool
+    ? createDecisionLogger({ pdpId, sink: spool.accept, flushIntervalMs: 1000 })
+    : disabledDecisionLogger;
 
   const deps: PdpDeps = {
     pdpId,
@@ -286,16 +328,29 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     },
     status() {
       const t = ids?.environment_id ?? "";
+      const now = Date.now();
+      // A poll made at the head that waits longer than it may has lost its answer: the PDP may be behind.
+      const atHead =
+        !unreachable &&
+        waitingAtHeadSince !== undefined &&
+        now - waitingAtHeadSince < (pollWait + 10) * 1000 &&
+        replica.revision >= head;
       return {
         ready: replica.revision >= 0,
         environments: [
           {
             environmentId: t,
             revision: replica.revision,
-            lagMs: lastContact === 0 ? -1 : Date.now() - lastContact,
-            behind: Math.max(0, head - replica.revision),
+            lagMs: atHead ? 0 : caughtUpAt === 0 ? -1 : now - caughtUpAt,
+            // Unknown while the control plane is away: it may have taken any number of writes meanwhile.
+            behind: unreachable ? null : Math.max(0, head - replica.revision),
           },
         ],
+        controlPlane: {
+          reachable: !unreachable,
+          lastSyncAgeMs: lastContact === 0 ? null : now - lastContact,
+        },
+        ...(spool && { decisionLogSpool: spool.stats }),
       };
     },
   };
@@ -314,6 +369,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
       for (const app of apps) await app.close();
       clearInterval(persistTimer);
       await decisions.close().catch(() => {});
+      await spool?.close();
       persist();
       // The follower ends after its current long poll; do not keep the process waiting for it.
       void follow;

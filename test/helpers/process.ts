@@ -42,13 +42,18 @@ async function onFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
   }
 }
 
-/** Starts `gatehouse serve` the way `npm start` does, and waits until /readyz answers. */
+/**
+ * Starts `gatehouse serve` the way `npm start` does, and waits until /readyz answers. With `port`, on that port
+ * (a control plane coming back where its PDPs look for it), else on one found free.
+ */
 export async function startServerProcess(
   env: Record<string, string>,
   args: string[] = [],
-  options: { pdp?: boolean } = {},
+  options: { pdp?: boolean; port?: number } = {},
 ): Promise<ServerProcess & { pdpPort: number }> {
-  return onFreePort(async (port) => {
+  const given = options.port;
+  const onPort = given === undefined ? onFreePort : <T>(start: (port: number) => Promise<T>) => start(given);
+  return onPort(async (port) => {
     // With `pdp`, the embedded PDP listens on a port found free too, picked again on a retry.
     const pdpPort = options.pdp ? await freePort() : 0;
     const server = await startGatehouse(
