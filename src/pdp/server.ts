@@ -7,6 +7,7 @@ import Fastify, {
 } from "fastify";
 import { AppError, errorBody } from "../lib/errors.ts";
 import { errorsPlugin } from "../plugins/errors.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import type { CheckQuery, Decision } from "./engine/types.ts";
 import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
 import type { Replica } from "./replica.ts";
@@ -49,6 +50,8 @@ export interface PdpDeps {
   };
   logger?: boolean | { level: string };
   bodyLimitBytes?: number;
+  /** The embedded PDP's database: its outages are logged once (requests that need it get 503). */
+  outage?: DatabaseOutage;
 }
 
 export const MIN_REVISION_HEADER = "x-gatehouse-min-revision";
@@ -200,7 +203,7 @@ function serverOptions(deps: PdpDeps): FastifyServerOptions {
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
-  await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
+  await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
 
   const health = async () => ({ status: "ok" });
   app.get("/health", health);
@@ -234,6 +237,9 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
       "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
       "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
       `gatehouse_pdp_decision_log_dropped_total ${deps.decisions.dropped}`,
+      "# HELP gatehouse_pdp_decision_log_queued Decision log entries recorded and not yet stored.",
+      "# TYPE gatehouse_pdp_decision_log_queued gauge",
+      `gatehouse_pdp_decision_log_queued ${deps.decisions.queued}`,
     ];
     return reply.type("text/plain; version=0.0.4").send(lines.join("\n") + "\n");
   });
@@ -436,7 +442,12 @@ function registerFactsProxy(
       }
     }
     for (const [name, value] of Object.entries(upstream.headers)) {
-      if (name === "content-type" || name.startsWith("x-gatehouse") || name.startsWith("ratelimit"))
+      if (
+        name === "content-type" ||
+        name === "retry-after" ||
+        name.startsWith("x-gatehouse") ||
+        name.startsWith("ratelimit")
+      )
         void reply.header(name, value);
     }
     return reply.code(upstream.status).send(upstream.body === "" ? undefined : upstream.body);
@@ -449,7 +460,7 @@ function registerFactsProxy(
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
-  await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
+  await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
   app.get("/health", async () => ({}));
   app.post("/v1/data/permit/root", async (request) => {
     const target = await prepare(deps, request);
