@@ -100,8 +100,17 @@ test(
           name: "app",
         })
       )["secret"] as string;
-      const check = (user: string) =>
-        send(`${pdpUrl}/allowed`, envKey, "POST", {
+      // A key of another environment, which the PDP has neither seen nor loaded.
+      const unseenKey = (
+        await ok("POST", "/api-key", {
+          object_type: "env",
+          project_id: "default",
+          environment_id: "development",
+          name: "unseen",
+        })
+      )["secret"] as string;
+      const check = (user: string, key = envKey) =>
+        send(`${pdpUrl}/allowed`, key, "POST", {
           user: { key: user },
           action: "read",
           resource: { type: "document", tenant: "default" },
@@ -152,6 +161,11 @@ test(
       const markerCheck = await check(marker);
       assert.equal(markerCheck.status, 200, JSON.stringify(markerCheck.body));
       assert.equal((markerCheck.body as { allow: boolean }).allow, false);
+      // What the PDP does not hold needs the database: 503, not 500.
+      const unseen = await check("alice", unseenKey);
+      assert.equal(unseen.status, 503, JSON.stringify(unseen.body));
+      assert.match(unseen.retryAfter ?? "", /^\d+$/);
+      assert.equal((unseen.body as Record<string, unknown>)["error_code"], "SERVICE_UNAVAILABLE");
       const metrics = await (await fetch(`${pdpUrl}/metrics`)).text();
       const queued = Number(/^gatehouse_pdp_decision_log_queued (\d+)$/m.exec(metrics)?.[1]);
       assert.ok(queued > 0, `decisions are held while the database is away:\n${metrics}`);
