@@ -116,6 +116,20 @@ test(
           resource: { type: "document", tenant: "default" },
         });
       assert.equal(((await check("alice")).body as { allow: boolean }).allow, true);
+      // An organization key names its environment in a header; its lookup takes the database on every check.
+      const orgCheck = async () => {
+        const res = await fetch(`${pdpUrl}/allowed`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${adminKey}`,
+            "content-type": "application/json",
+            "x-gatehouse-environment": "default/production",
+          },
+          body: JSON.stringify({ user: "alice", action: "read", resource: "document" }),
+        });
+        return { status: res.status, body: (await res.json()) as { allow?: boolean } };
+      };
+      assert.deepEqual((await orgCheck()).body.allow, true);
 
       // Load: one writer creating users, one client checking, until told to stop.
       const acknowledged: { key: string; at: number }[] = [];
@@ -161,6 +175,9 @@ test(
       const markerCheck = await check(marker);
       assert.equal(markerCheck.status, 200, JSON.stringify(markerCheck.body));
       assert.equal((markerCheck.body as { allow: boolean }).allow, false);
+      const orgDuring = await orgCheck();
+      assert.equal(orgDuring.status, 200, JSON.stringify(orgDuring.body));
+      assert.equal(orgDuring.body.allow, true);
       // What the PDP does not hold needs the database: 503, not 500.
       const unseen = await check("alice", unseenKey);
       assert.equal(unseen.status, 503, JSON.stringify(unseen.body));
