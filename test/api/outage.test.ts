@@ -1,6 +1,5 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import net from "node:net";
 import Sqlite from "better-sqlite3";
 import { sql } from "kysely";
 import { openStore, type Store } from "../../src/db/store.ts";
@@ -9,46 +8,8 @@ import { toAppError } from "../../src/plugins/errors.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
 import { buildTestApp } from "../helpers/app.ts";
-import { DIALECTS, PG_URL, freshStore, type TestStore } from "../helpers/stores.ts";
-import { freePort } from "../helpers/process.ts";
-
-/** A TCP relay to the shared PostgreSQL that the test can cut (connections dropped, new ones refused) and mend. */
-async function pgRelay() {
-  const target = new URL(PG_URL);
-  const port = await freePort();
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  const listen = () =>
-    new Promise<void>((resolve, reject) => {
-      server = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port || 5432), target.hostname);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on("close", () => sockets.delete(s));
-          s.on("error", () => s.destroy());
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.once("error", reject);
-      server.listen(port, "127.0.0.1", () => resolve());
-    });
-  await listen();
-  const url = new URL(PG_URL);
-  url.host = `127.0.0.1:${port}`;
-  return {
-    url: url.toString(),
-    async cut() {
-      const closed = new Promise((resolve) => server?.close(resolve));
-      for (const s of sockets) s.destroy();
-      await closed;
-    },
-    mend: listen,
-    close() {
-      for (const s of sockets) s.destroy();
-      return new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
-    },
-  };
-}
+import { DIALECTS, freshStore, type TestStore } from "../helpers/stores.ts";
+import { pgRelay } from "../helpers/pg-relay.ts";
 
 /** The database made unavailable for real, and given back: PostgreSQL behind a cut relay, SQLite locked by another connection. */
 interface Outage {
