@@ -117,6 +117,45 @@ for (const { dialect, skip } of DIALECTS) {
       }
     });
 
+    test("an outage is logged once however many errors it brings, its end once, and the next outage again", async () => {
+      const outage = await outageOf(dialect);
+      const lines: string[] = [];
+      const log = {
+        warn: (fields: object, message: string) => lines.push(`warn ${message} ${JSON.stringify(fields)}`),
+        info: (fields: object, message: string) => lines.push(`info ${message} ${JSON.stringify(fields)}`),
+      };
+      const failing = () =>
+        (dialect === "postgres"
+          ? sql`select 1`.execute(outage.store.db)
+          : sql`insert into organizations (id) values ('x')`.execute(outage.store.db)
+        ).then(
+          () => assert.fail("the database answered"),
+          (e: unknown) => e,
+        );
+      const waitFor = async (what: () => boolean) => {
+        const deadline = Date.now() + 10_000;
+        while (!what()) {
+          assert.ok(Date.now() < deadline, lines.join("\n"));
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      try {
+        for (let round = 1; round <= 2; round++) {
+          await outage.begin();
+          for (let i = 0; i < 5; i++) assert.equal(outage.store.outage.report(await failing(), log), true);
+          assert.equal(lines.filter((l) => l.startsWith("warn")).length, round, lines.join("\n"));
+          assert.doesNotMatch(lines.join("\n"), /stack|at .*\.ts:\d+/);
+          await outage.end();
+          await waitFor(() => !outage.store.outage.down);
+          assert.equal(lines.filter((l) => l.includes("database available again")).length, round);
+        }
+        assert.equal(outage.store.outage.report(new Error("a bug"), log), false);
+        assert.equal(lines.length, 4);
+      } finally {
+        await outage.close();
+      }
+    });
+
     test("only unavailability is 503: a bad query or a constraint violation of the same database stays what it was", async () => {
       const outage = await outageOf(dialect);
       try {
