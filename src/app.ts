@@ -161,13 +161,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
-  await app.register(errorsPlugin, { publicUrl: config.publicUrl });
+  await app.register(errorsPlugin, { publicUrl: config.publicUrl, outage: store.outage });
   await app.register(apiLogPlugin, {
     db: store.db,
     enabled: config.apiLog !== "off",
     maxBodyBytes: config.apiLogMaxBodyBytes ?? 65_536,
     flushIntervalMs: config.apiLogFlushMs ?? 100,
     retentionDays: config.apiLogRetentionDays ?? 30,
+    outage: store.outage,
   });
   await app.register(authPlugin, { db: store.db });
   await app.register(rateLimitPlugin, {
@@ -226,6 +227,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     leaseMs: (config.taskLeaseSeconds ?? 30) * 1000,
     notifier,
     log: app.log,
+    outage: store.outage,
   });
   await app.register(environmentCopyRoutes, { environmentCopy });
   app.addHook("preClose", async () => tasks.close());
@@ -243,8 +245,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       scope,
     }),
   });
-  schedulePeriodic(app, "decision log purge", 3_600_000, () =>
-    purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays ?? 30),
+  schedulePeriodic(
+    app,
+    "decision log purge",
+    3_600_000,
+    () => purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays ?? 30),
+    store.outage,
   );
   await app.register(pdpSyncRoutes, { pdpSync: createPdpSyncService({ store, scope, notifier }) });
 

@@ -94,7 +94,11 @@ export async function startServer(
             return controlPlane.app;
           },
           idleMs: config.pdpIdleMinutes * 60_000,
-          onError: (err) => controlPlane.app?.log.error({ err }, "embedded PDP error"),
+          onError: (err) => {
+            const log = controlPlane.app?.log;
+            // A database outage is logged once, however many syncs and log shipments fail meanwhile.
+            if (log && !store.outage.report(err, log)) log.error({ err }, "embedded PDP error");
+          },
           ...(config.decisionLog === "off" && { decisions: disabledDecisionLogger }),
         });
   const app = await buildApp({

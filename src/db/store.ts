@@ -14,6 +14,7 @@ import {
 } from "kysely";
 import type { Database } from "./types.ts";
 import { migrations } from "./migrations/index.ts";
+import { DatabaseOutage } from "./outage.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -26,6 +27,8 @@ export interface Store {
   pgClientConfig: pg.ClientConfig | undefined;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
+  /** Tells "the database is unavailable" errors from others and logs each outage once. */
+  outage: DatabaseOutage;
   close(): Promise<void>;
 }
 
@@ -71,18 +74,30 @@ export function openStore(options: StoreOptions): Store {
   if (options.databaseUrl) {
     const pgClientConfig: pg.ClientConfig = {
       connectionString: options.databaseUrl,
+      // A server that cannot be reached (or a pool that stays busy) fails the request after this, as 503,
+      // rather than holding it until the operating system gives up on the connection.
+      connectionTimeoutMillis: 10_000,
       types: pgTypes,
       ...(options.pgSchema ? { options: `-c search_path=${options.pgSchema}` } : {}),
     };
     const pool = new pg.Pool({ ...pgClientConfig, max: options.pgPoolSize ?? 10 });
-    // An idle client that loses its server must not crash the process; the next query reports the problem.
+    // A client that loses its server must not crash the process, idle (the pool's "error") or checked out
+    // between two queries (pg-pool listens only to idle ones): the next query on it reports the problem, and
+    // the pool discards it when it is released.
     pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const ping = () => pingDb(db);
+    const outage = new DatabaseOutage(ping);
     return {
       db,
       dialect: "postgres",
-      ping: () => pingDb(db),
-      close: () => db.destroy(),
+      ping,
+      outage,
+      async close() {
+        outage.close();
+        await db.destroy();
+      },
       sqliteFile: undefined,
       pgClientConfig,
     };
@@ -96,11 +111,17 @@ export function openStore(options: StoreOptions): Store {
   database.pragma("foreign_keys = ON");
   database.pragma("busy_timeout = 5000");
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
+  const ping = () => pingDb(db);
+  const outage = new DatabaseOutage(ping);
   return {
     db,
     dialect: "sqlite",
-    ping: () => pingDb(db),
-    close: () => db.destroy(),
+    ping,
+    outage,
+    async close() {
+      outage.close();
+      await db.destroy();
+    },
     sqliteFile: file === ":memory:" ? undefined : file,
     pgClientConfig: undefined,
   };

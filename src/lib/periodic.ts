@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { DatabaseOutage } from "../db/outage.ts";
 
 /**
  * Runs `job` once when the app is ready and then every `intervalMs`, one run at a time; a failure is logged and
@@ -9,6 +10,7 @@ export function schedulePeriodic(
   name: string,
   intervalMs: number,
   job: () => Promise<number>,
+  outage?: DatabaseOutage,
 ): void {
   let running: Promise<void> | null = null;
   const run = () => {
@@ -16,7 +18,10 @@ export function schedulePeriodic(
       .then((count) => {
         if (count > 0) app.log.info({ count }, `${name}: done`);
       })
-      .catch((err: unknown) => app.log.warn({ err }, `${name}: failed; it runs again later`))
+      .catch((err: unknown) => {
+        // A database outage is logged once, by `outage`.
+        if (!outage?.report(err, app.log)) app.log.warn({ err }, `${name}: failed; it runs again later`);
+      })
       .finally(() => {
         running = null;
       });

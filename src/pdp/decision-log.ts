@@ -69,6 +69,8 @@ export interface DecisionLogger {
   close(): Promise<void>;
   /** Entries dropped because the sink kept failing or the queue was full. */
   readonly dropped: number;
+  /** Entries recorded and not yet shipped. */
+  readonly queued: number;
 }
 
 export interface DecisionLoggerOptions {
@@ -77,8 +79,16 @@ export interface DecisionLoggerOptions {
   sink: DecisionLogSink;
   flushIntervalMs?: number;
   maxBatch?: number;
-  /** Past this many queued entries new ones are dropped (counted), so a dead sink cannot eat the memory. */
+  /**
+   * Past this many queued entries the oldest are dropped (counted), a chunk at a time, so a sink that is away
+   * cannot eat the memory and what is kept is the most recent.
+   */
   maxQueue?: number;
+  /**
+   * Sink errors that mean "try again later" (the database is away): the chunk is kept and retried for as long as
+   * it takes, rather than given up after five failures in a row.
+   */
+  retryable?: (error: unknown) => boolean;
   onError?: (error: unknown) => void;
 }
 
@@ -546,10 +556,10 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
         failures = 0;
       } catch (error) {
         options.onError?.(error);
-        failures += 1;
-        // Retried on the next ticks; after five failures in a row the chunk is given up.
-        if (failures < 5) {
-          backlog = shipping.slice(i);
+        // Retried on the next ticks; after five failures in a row the chunk is given up, unless the sink is
+        // only away. Chunks sealed meanwhile are newer: they go after.
+        if (options.retryable?.(error) || ++failures < 5) {
+          backlog = shipping.slice(i).concat(backlog);
           return;
         }
         failures = 0;
@@ -576,8 +586,13 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     record(source, entry) {
       if (decisionLogSwitch.paused) return;
       if (pending >= maxQueue) {
-        dropped += 1;
-        return;
+        // The oldest chunk waiting goes; when every entry is in one being shipped, this one does.
+        if (backlog.length === 0) take();
+        const oldest = backlog.shift();
+        const count = oldest ? oldest.count : 1;
+        dropped += count;
+        if (!oldest) return;
+        pending -= count;
       }
       pending += 1;
       const now = Date.now();
@@ -604,6 +619,9 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     get dropped() {
       return dropped;
     },
+    get queued() {
+      return pending;
+    },
   };
 }
 
@@ -614,4 +632,5 @@ export const disabledDecisionLogger: DecisionLogger = {
   flush: async () => {},
   close: async () => {},
   dropped: 0,
+  queued: 0,
 };

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Store } from "../db/store.ts";
+import { isDatabaseUnavailable } from "../db/errors.ts";
 import type { ChangeNotifier } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import { hashSecret } from "../lib/secrets.ts";
@@ -21,6 +22,8 @@ export const ENVIRONMENT_HEADER = "x-gatehouse-environment";
 const AUTH_CACHE_MS = 5000;
 /** Writes made by other instances (PostgreSQL, scaled out) reach this PDP within one poll. */
 const POLL_MS = 500;
+/** What a key resolved to is kept this long after its last check, for checks while the database is away. */
+const LAST_KNOWN_MS = 60 * 60_000;
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
 
@@ -56,6 +59,13 @@ export function createEmbeddedPdp(deps: {
   // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
   // a check with a known key costs neither a SHA-256 nor a lookup. Cleared with the key cache.
   const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
+  // The environment each key (by its hash, with the environment it named) resolved to when the database last
+  // answered: while the database is away, a check with a key seen before is answered from memory all the same.
+  // A key revoked or rotated meanwhile cannot be: that takes the database. Cleared with the key cache.
+  const lastKnown = new Map<
+    string,
+    { organizationId: string; projectId: string; environmentId: string; level: string; usedAt: number }
+  >();
   // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
   // through the pool.
   const logWriter =
@@ -66,6 +76,8 @@ export function createEmbeddedPdp(deps: {
     createDecisionLogger({
       pdpId,
       sink: async (chunk) => void (await insertDecisionLogChunk(logDb, store.dialect, chunk, now())),
+      // While the database is away chunks wait for it (the queue is bounded), however long it takes.
+      retryable: isDatabaseUnavailable,
       onError: deps.onError,
     });
 
@@ -92,10 +104,14 @@ export function createEmbeddedPdp(deps: {
     const now = Date.now();
     // Copies of environments no check asked for in a while go, so that memory follows the environments in use;
     // the next check loads the environment again.
-    if (idleMs > 0) for (const [id, r] of loaded) if (now - r.usedAt > idleMs) dropEnvironment(id);
+    // Not while the database is away: the copy could not be loaded again.
+    if (idleMs > 0 && !store.outage.down) {
+      for (const [id, r] of loaded) if (now - r.usedAt > idleMs) dropEnvironment(id);
+    }
     for (const environmentId of replicas.keys()) void catchUp(environmentId);
     // Keys are not kept in memory past their cache time.
     for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
+    for (const [key, { usedAt }] of lastKnown) if (now - usedAt > LAST_KNOWN_MS) lastKnown.delete(key);
   }, deps.pollMs ?? POLL_MS);
   poll.unref();
 
@@ -144,7 +160,35 @@ export function createEmbeddedPdp(deps: {
     return { id: env.id, projectId: project.id };
   }
 
+  /** What the key resolves to: from the database, or while it is away, from memory when the key was seen before. */
   async function resolveKey(secret: string, request: FastifyRequest): Promise<PdpTarget> {
+    const named = request.headers[ENVIRONMENT_HEADER];
+    const knownAs = `${hashSecret(secret)}\n${typeof named === "string" ? named : ""}`;
+    try {
+      const { target, level } = await lookUpKey(secret, request);
+      const { organizationId, projectId, environmentId } = target;
+      lastKnown.set(knownAs, { organizationId, projectId, environmentId, level, usedAt: Date.now() });
+      return target;
+    } catch (error) {
+      const known = lastKnown.get(knownAs);
+      const replica = known && loaded.get(known.environmentId);
+      if (!known || !replica || !isDatabaseUnavailable(error)) throw error;
+      const now = Date.now();
+      known.usedAt = now;
+      replica.usedAt = now;
+      const { organizationId, projectId, environmentId } = known;
+      const target: PdpTarget = { organizationId, projectId, environmentId, replica };
+      // The next checks with this key need not try the database again for a while.
+      if (known.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
+      deps.onError?.(error);
+      return target;
+    }
+  }
+
+  async function lookUpKey(
+    secret: string,
+    request: FastifyRequest,
+  ): Promise<{ target: PdpTarget; level: string }> {
     const principal = await principalFor(secret);
     if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
     if (principal.access === "no_access") throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
@@ -158,7 +202,7 @@ export function createEmbeddedPdp(deps: {
     const now = Date.now();
     target.replica.usedAt = now;
     if (principal.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
-    return target;
+    return { target, level: principal.level };
   }
 
   return {
@@ -201,8 +245,10 @@ export function createEmbeddedPdp(deps: {
     invalidateKeys() {
       authCache.clear();
       targetCache.clear();
+      lastKnown.clear();
     },
     dropEnvironment,
+    outage: store.outage,
     async close() {
       unsubscribe();
       clearInterval(poll);

@@ -8,6 +8,7 @@ import Fastify, {
 import { AppError, errorBody } from "../lib/errors.ts";
 import { errorsPlugin } from "../plugins/errors.ts";
 import { jsonBodyPlugin } from "../plugins/json-body.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import type { CheckQuery, Decision } from "./engine/types.ts";
 import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
 import type { DecisionSpoolStats } from "./decision-spool.ts";
@@ -57,6 +58,8 @@ export interface PdpDeps {
   };
   logger?: boolean | { level: string };
   bodyLimitBytes?: number;
+  /** The embedded PDP's database: its outages are logged once (requests that need it get 503). */
+  outage?: DatabaseOutage;
 }
 
 export const MIN_REVISION_HEADER = "x-gatehouse-min-revision";
@@ -270,7 +273,7 @@ function spoolMetrics(spool: DecisionSpoolStats): string[] {
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
   await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
-  await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
+  await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
 
   const health = async () => ({ status: "ok" });
   app.get("/health", health);
@@ -309,6 +312,9 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
       "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
       "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
       `gatehouse_pdp_decision_log_dropped_total ${deps.decisions.dropped}`,
+      "# HELP gatehouse_pdp_decision_log_queued Decision log entries recorded and not yet stored.",
+      "# TYPE gatehouse_pdp_decision_log_queued gauge",
+      `gatehouse_pdp_decision_log_queued ${deps.decisions.queued}`,
       ...(s.controlPlane ? controlPlaneMetrics(s.controlPlane) : []),
       ...(s.decisionLogSpool ? spoolMetrics(s.decisionLogSpool) : []),
     ];
@@ -491,7 +497,12 @@ function registerFactsProxy(
       }
     }
     for (const [name, value] of Object.entries(upstream.headers)) {
-      if (name === "content-type" || name.startsWith("x-gatehouse") || name.startsWith("ratelimit"))
+      if (
+        name === "content-type" ||
+        name === "retry-after" ||
+        name.startsWith("x-gatehouse") ||
+        name.startsWith("ratelimit")
+      )
         void reply.header(name, value);
     }
     return reply.code(upstream.status).send(upstream.body === "" ? undefined : upstream.body);
@@ -505,7 +516,7 @@ function registerFactsProxy(
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
   await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
-  await app.register(errorsPlugin, { publicUrl: deps.publicUrl });
+  await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
   app.get("/health", async () => ({}));
   app.post("/v1/data/permit/root", async (request) => {
     const target = await prepare(deps, request);

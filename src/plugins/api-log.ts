@@ -2,6 +2,7 @@ import fp from "fastify-plugin";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import { newId } from "../lib/ids.ts";
 import { toTimestamp } from "../lib/time.ts";
 import { createApiLogWriter, purgeExpired, type CapturedCall } from "../modules/history/history.service.ts";
@@ -24,6 +25,7 @@ export interface ApiLogOptions {
   maxBodyBytes: number;
   flushIntervalMs: number;
   retentionDays: number;
+  outage?: DatabaseOutage;
 }
 
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
@@ -82,6 +84,7 @@ export const apiLogPlugin = fp(
       log: app.log,
       flushIntervalMs: opts.flushIntervalMs,
       maxBodyBytes: opts.maxBodyBytes,
+      ...(opts.outage && { outage: opts.outage }),
     });
     app.decorate("apiLog", { flush: () => writer.drain() });
 
@@ -103,8 +106,12 @@ export const apiLogPlugin = fp(
       });
     }
 
-    schedulePeriodic(app, "API log purge", PURGE_INTERVAL_MS, () =>
-      purgeExpired(opts.db, opts.retentionDays),
+    schedulePeriodic(
+      app,
+      "API log purge",
+      PURGE_INTERVAL_MS,
+      () => purgeExpired(opts.db, opts.retentionDays),
+      opts.outage,
     );
     // Runs after the server has stopped taking requests and the in-flight ones have answered.
     app.addHook("onClose", async () => {

@@ -2,7 +2,8 @@ import fp from "fastify-plugin";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { AppError, errorBody, type ErrorCode, type ValidationDetail } from "../lib/errors.ts";
-import { isUniqueViolation } from "../db/errors.ts";
+import { isDatabaseUnavailable, isUniqueViolation } from "../db/errors.ts";
+import { RETRY_AFTER_SECONDS, type DatabaseOutage } from "../db/outage.ts";
 
 const METHODS: HTTPMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -67,6 +68,14 @@ export function toAppError(error: unknown): AppError {
       { loc: ["request"], msg: "the request is invalid", type: "value_error" },
     ]);
   }
+  // The database being away is the service's state, not the request's fault nor a bug: retry later.
+  if (isDatabaseUnavailable(error)) {
+    return new AppError(
+      "SERVICE_UNAVAILABLE",
+      `the database is unavailable; retry in ${RETRY_AFTER_SECONDS} seconds`,
+      { retry_after_seconds: RETRY_AFTER_SECONDS },
+    );
+  }
   return new AppError(
     "UNEXPECTED_ERROR",
     "an unexpected error occurred; the request id is in the server log",
@@ -75,7 +84,7 @@ export function toAppError(error: unknown): AppError {
 
 /** One error handler for the whole app, plus 404 and 405 for unknown routes. */
 export const errorsPlugin = fp(
-  async (app: FastifyInstance, opts: { publicUrl: string }) => {
+  async (app: FastifyInstance, opts: { publicUrl: string; outage?: DatabaseOutage | undefined }) => {
     // A shadow router of every route, so a known path with a wrong method can answer 405 rather than 404.
     const routes = FindMyWay();
     app.addHook("onRoute", (route) => {
@@ -89,6 +98,11 @@ export const errorsPlugin = fp(
     app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
       const appError = toAppError(error);
       if (appError.code === "UNEXPECTED_ERROR") request.log.error({ err: error }, "unexpected error");
+      if (appError.code === "SERVICE_UNAVAILABLE") {
+        void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
+        // One line per outage, not one per call.
+        opts.outage?.report(error, request.log);
+      }
       void reply.status(appError.status).send(errorBody(appError, opts.publicUrl));
     });
 

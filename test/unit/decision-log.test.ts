@@ -360,7 +360,7 @@ test("decision logger: while the benchmark's switch is off, nothing is recorded,
   }
 });
 
-test("decision logger: a failing sink is retried, then its chunk is dropped and counted; the queue is bounded", async () => {
+test("decision logger: a failing sink is retried, then its chunk is dropped and counted; the queue is bounded, oldest dropped first", async () => {
   let failuresLeft = 2;
   const delivered: number[] = [];
   const retrying = createDecisionLogger({
@@ -391,13 +391,48 @@ test("decision logger: a failing sink is retried, then its chunk is dropped and 
     onError: (e) => errors.push(e),
   });
   for (let i = 0; i < 5; i++) dead.record(source, record(i));
-  assert.equal(dead.dropped, 2, "past maxQueue new entries are dropped");
+  assert.equal(dead.dropped, 3, "past maxQueue the oldest entries (a chunk of three) are dropped");
+  assert.equal(dead.queued, 2);
   for (let i = 0; i < 5; i++) await dead.flush();
   assert.equal(dead.dropped, 5, "after five failures in a row the chunk is given up");
+  assert.equal(dead.queued, 0);
   assert.equal(errors.length, 5);
-  dead.record(source, record(9));
-  assert.equal(dead.dropped, 5, "the queue has room again once the chunk is given up");
   await dead.close();
+});
+
+test("decision logger: while the sink is only away (retryable), chunks wait however long it takes, bounded, the newest kept", async () => {
+  const away = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+  let up = false;
+  const delivered: DecisionLogEntry[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => {
+      if (!up) throw away;
+      delivered.push(...parse(chunk));
+    },
+    maxBatch: 2,
+    maxQueue: 6,
+    flushIntervalMs: 60_000,
+    retryable: (e) => e === away,
+  });
+  for (let i = 0; i < 4; i++) logger.record(source, record(i));
+  for (let i = 0; i < 10; i++) await logger.flush();
+  assert.equal(logger.dropped, 0, "ten failed shipments in a row give nothing up");
+  assert.equal(logger.queued, 4);
+  // A chunk sealed while a shipment is failing is kept after the older ones.
+  for (let i = 4; i < 10; i++) logger.record(source, record(i));
+  await logger.flush();
+  assert.equal(logger.dropped, 4, "past maxQueue the oldest chunks go first");
+  assert.equal(logger.queued, 6);
+  up = true;
+  await logger.flush();
+  assert.deepEqual(
+    delivered.map((e) => e.revision),
+    [4, 5, 6, 7, 8, 9].map((i) => record(i).revision),
+    "the newest entries are shipped, in order, once the sink is back",
+  );
+  assert.equal(logger.queued, 0);
+  await logger.close();
 });
 
 const production = (env: TestEnv) => env.acme.envs.production;

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely } from "kysely";
 import type { ApiLogTable, Database } from "../../db/types.ts";
+import type { DatabaseOutage } from "../../db/outage.ts";
 import { assertAccess, type Principal } from "../../lib/access.ts";
 import { notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, pageRequest } from "../../lib/pagination.ts";
@@ -287,6 +288,8 @@ export interface ApiLogWriterOptions {
   maxQueue?: number;
   /** tries per batch before it is dropped with an error line */
   maxAttempts?: number;
+  /** While the database is unavailable batches are kept (the queue is bounded) and the outage is logged once. */
+  outage?: DatabaseOutage;
 }
 
 export interface ApiLogWriter {
@@ -296,6 +299,9 @@ export interface ApiLogWriter {
   /** Stops the timer and drains. */
   close(): Promise<void>;
 }
+
+/** How often a batch is tried again while the database is unavailable. */
+const OUTAGE_RETRY_MS = 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -333,10 +339,22 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
         attempts = 0;
         queue = queue.slice(batch.length);
       } catch (err) {
+        const unavailable = opts.outage?.report(err, log) ?? false;
+        if (unavailable && !draining) {
+          // Kept for when the database is back; only a shutdown gives up on it.
+          retryAt = Date.now() + OUTAGE_RETRY_MS;
+          return;
+        }
         attempts += 1;
         if (attempts >= maxAttempts) {
           log.error(
-            { err, dropped: batch.length, attempts, from: batch[0]?.timestamp, to: batch.at(-1)?.timestamp },
+            {
+              ...(!unavailable && { err }),
+              dropped: batch.length,
+              attempts,
+              from: batch[0]?.timestamp,
+              to: batch.at(-1)?.timestamp,
+            },
             "API log: dropping a batch of records that could not be written",
           );
           attempts = 0;
@@ -344,10 +362,12 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
           continue;
         }
         const delay = Math.min(opts.flushIntervalMs * 2 ** attempts, 5000);
-        log.warn(
-          { err, records: batch.length, attempts, retryInMs: delay },
-          "API log: write failed; will retry",
-        );
+        if (!unavailable) {
+          log.warn(
+            { err, records: batch.length, attempts, retryInMs: delay },
+            "API log: write failed; will retry",
+          );
+        }
         if (!draining) {
           retryAt = Date.now() + delay;
           return;

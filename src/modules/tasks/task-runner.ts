@@ -15,6 +15,7 @@ import {
   type TaskRow,
 } from "./tasks.repo.ts";
 import type { TasksService } from "./tasks.service.ts";
+import type { DatabaseOutage } from "../../db/outage.ts";
 
 /**
  * Task types and their parameter and result shapes. Modules that define a task type add it here by
@@ -94,6 +95,8 @@ export interface TaskRunnerOptions {
   shutdownGraceMs?: number;
   notifier?: ChangeNotifier;
   log?: TaskRunnerLog;
+  /** Database outages are logged once there rather than at every poll. */
+  outage?: DatabaseOutage;
 }
 
 export interface TaskRunner {
@@ -199,7 +202,10 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
           if (!held && !committed && !controller.signal.aborted)
             controller.abort(new LeaseLostError(task.id));
         })
-        .catch((err: unknown) => log.warn({ err, taskId: task.id }, "could not renew a task lease"))
+        .catch((err: unknown) => {
+          if (!options.outage?.report(err, log))
+            log.warn({ err, taskId: task.id }, "could not renew a task lease");
+        })
         .finally(() => (renewing = false));
     }, renewMs);
     const limitTimer = setTimeout(() => controller.abort(new TimeLimitSignal()), remainingMs);
@@ -301,7 +307,7 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
         ran = await runOnce();
       } catch (err) {
         failed = true;
-        log.error({ err }, "task worker could not claim a task");
+        if (!options.outage?.report(err, log)) log.error({ err }, "task worker could not claim a task");
       }
       // A database that is away is retried every few seconds, not at the polling rate.
       if (running && !ran) await idle(failed ? Math.max(pollMs, 5_000) : pollMs);
@@ -326,7 +332,9 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
       unsubscribe = events.onCreated(kick);
       loopDone = loop();
       const purgeQuietly = () =>
-        purge().catch((err: unknown) => log.warn({ err }, "could not purge finished tasks"));
+        purge().catch((err: unknown) => {
+          if (!options.outage?.report(err, log)) log.warn({ err }, "could not purge finished tasks");
+        });
       void purgeQuietly();
       purgeTimer = setInterval(purgeQuietly, purgeIntervalMs);
       purgeTimer.unref();
