@@ -121,7 +121,14 @@ export async function startServer(
     listenForChanges({
       clientConfig: store.pgClientConfig,
       notifier,
-      onError: (err) => app.log.warn({ err }, "the PostgreSQL LISTEN connection failed; reconnecting"),
+      // An outage is logged once, by the store; anything else in one line, without a stack.
+      onError: (err) => {
+        if (store.outage.report(err, app.log)) return;
+        app.log.warn(
+          { reason: (err as Error).message },
+          "the PostgreSQL LISTEN connection failed; reconnecting",
+        );
+      },
     });
   await app.listen({ host: config.host, port: config.apiPort });
   // Background task workers run in every instance; app.close() stops them (the running task is given back).

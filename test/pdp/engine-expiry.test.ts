@@ -112,9 +112,11 @@ describe("role assignment expiry", () => {
   test("listings drop expired grants at the instant", () => {
     const t = manualClock(T0);
     const engine = createEngine(data(), t);
+    // d1 is in t1, where alice's expiring tenant role grants on it.
     assert.deepEqual(Object.keys(engine.userPermissions({ user: { key: "alice" } })), [
       "__tenant:t1",
       "__tenant:t2",
+      "document:d1",
     ]);
     assert.deepEqual(
       engine.userTenants("bob").map((x) => x.key),
