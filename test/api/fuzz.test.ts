@@ -4,7 +4,7 @@ import { runFuzz, startFuzzTarget } from "../fuzz/fuzz.ts";
 
 /** Seeded and bounded; `npm run fuzz` sends more (FUZZ_SEED, FUZZ_COUNT). */
 const SEED = 17;
-const COUNT = 1000;
+const COUNT = 3000;
 
 test("fuzzing the write routes and the PDP ports: no 5xx, and another organization's objects are untouched", async () => {
   const target = await startFuzzTarget();
