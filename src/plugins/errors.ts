@@ -82,9 +82,28 @@ export function toAppError(error: unknown): AppError {
   );
 }
 
+interface ErrorOptions {
+  publicUrl: string;
+  outage?: DatabaseOutage | undefined;
+}
+
+/** Renders any error as the error body; `adapt` lets a protocol rename codes (AuthZEN's 400 for 422). */
+export function errorHandler(opts: ErrorOptions, adapt: (error: AppError) => AppError = (e) => e) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): void => {
+    const appError = adapt(toAppError(error));
+    if (appError.code === "UNEXPECTED_ERROR") request.log.error({ err: error }, "unexpected error");
+    if (appError.code === "SERVICE_UNAVAILABLE") {
+      void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
+      // One line per outage, not one per call.
+      opts.outage?.report(error, request.log);
+    }
+    void reply.status(appError.status).send(errorBody(appError, opts.publicUrl));
+  };
+}
+
 /** One error handler for the whole app, plus 404 and 405 for unknown routes. */
 export const errorsPlugin = fp(
-  async (app: FastifyInstance, opts: { publicUrl: string; outage?: DatabaseOutage | undefined }) => {
+  async (app: FastifyInstance, opts: ErrorOptions) => {
     // A shadow router of every route, so a known path with a wrong method can answer 405 rather than 404.
     const routes = FindMyWay();
     app.addHook("onRoute", (route) => {
@@ -95,16 +114,7 @@ export const errorsPlugin = fp(
       }
     });
 
-    app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-      const appError = toAppError(error);
-      if (appError.code === "UNEXPECTED_ERROR") request.log.error({ err: error }, "unexpected error");
-      if (appError.code === "SERVICE_UNAVAILABLE") {
-        void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
-        // One line per outage, not one per call.
-        opts.outage?.report(error, request.log);
-      }
-      void reply.status(appError.status).send(errorBody(appError, opts.publicUrl));
-    });
+    app.setErrorHandler(errorHandler(opts));
 
     app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split("?")[0] ?? "/";

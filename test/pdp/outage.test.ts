@@ -95,6 +95,19 @@ test(
       assert.equal(notSeen.status, 503, JSON.stringify(notSeen.json));
       assert.equal(notSeen.retryAfter, "5");
       assert.equal(notSeen.json.error_code, "SERVICE_UNAVAILABLE");
+      // AuthZEN's routes answer an outage alike (their own handler only renames 422 to 400).
+      const authzen = await pdpApp.inject({
+        method: "POST",
+        url: "/access/v1/evaluation",
+        headers: { authorization: `Bearer ${unseen}` },
+        payload: {
+          subject: { type: "user", id: "alice" },
+          action: { name: "read" },
+          resource: { type: "document", id: "d1" },
+        },
+      });
+      assert.equal(authzen.statusCode, 503, authzen.body);
+      assert.equal(authzen.headers["retry-after"], "5");
       assert.ok(pdp.decisions.queued > 0, "decisions wait for the database");
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assert.equal(pdp.decisions.dropped, 0, "more than five failed shipments give nothing up");
