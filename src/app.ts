@@ -259,8 +259,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(tenantsRoutes, { tenants: createTenantsService(facts) });
   await app.register(roleAssignmentsRoutes, { roleAssignments: createRoleAssignmentsService(facts) });
   // PDPs stop granting at an assignment's expiry on their own; this deletes the rows and tells every PDP.
-  schedulePeriodic(app, "expired role assignment purge", 60_000, () =>
-    purgeExpiredAssignments({ db: store.db, notifier }),
+  schedulePeriodic(
+    app,
+    "expired role assignment purge",
+    60_000,
+    () => purgeExpiredAssignments({ db: store.db, notifier }),
+    store.outage,
   );
   await app.register(resourceInstancesRoutes, { instances: createResourceInstancesService(facts) });
   await app.register(relationshipTuplesRoutes, { tuples: createRelationshipTuplesService(facts) });

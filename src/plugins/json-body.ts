@@ -121,17 +121,23 @@ function limited(payload: Readable, limit: number, drainBytes: number): Readable
 export const jsonBodyPlugin = fp(
   async (app: FastifyInstance, opts: { bodyLimitBytes: number }) => {
     const drainBytes = Math.max(DRAIN_BYTES_AT_LEAST, 4 * opts.bodyLimitBytes);
-    app.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+    // Callback hooks: they run on every request of the PDP ports, and most return at once.
+    app.addHook("onRequest", (request: FastifyRequest, reply: FastifyReply, done) => {
       const length = Number(request.headers["content-length"]);
-      if (!(length > opts.bodyLimitBytes)) return;
-      await drain(request, drainBytes);
-      void reply.header("connection", "close");
-      throw tooLarge(opts.bodyLimitBytes);
+      if (!(length > opts.bodyLimitBytes)) return done();
+      void drain(request, drainBytes).then(() => {
+        void reply.header("connection", "close");
+        done(tooLarge(opts.bodyLimitBytes));
+      });
     });
-    app.addHook("preParsing", async (request, _reply, payload) =>
-      request.headers["content-length"] === undefined
-        ? limited(payload, opts.bodyLimitBytes, drainBytes)
-        : payload,
+    // Only a chunked body has no length to judge it by up front.
+    app.addHook("preParsing", (request, _reply, payload, done) =>
+      done(
+        null,
+        request.headers["transfer-encoding"] === undefined
+          ? payload
+          : limited(payload, opts.bodyLimitBytes, drainBytes),
+      ),
     );
     app.removeContentTypeParser("application/json");
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
