@@ -181,6 +181,32 @@ describe("role assignment expiry", () => {
     assert.equal(engine.check(onType("carol", "write", "t2")).allow, true);
   });
 
+  test("expiring assignments deleted or re-timed before their instant leave nothing behind: checks stop reading the clock", () => {
+    let reads = 0;
+    const engine = createEngine(
+      { ...data(), role_assignments: [] },
+      {
+        clock: () => {
+          reads++;
+          return T0;
+        },
+      },
+    );
+    const assignment = { user: "carol", role: "writer", tenant: "t2" };
+    // Re-timed many times (each leaves an old heap entry behind), then deleted long before any instant.
+    for (let i = 1; i <= 500; i++) {
+      engine.apply({
+        kind: "role_assignment",
+        op: "upsert",
+        data: { ...assignment, expires_at: iso(T0 + i * 1000) },
+      });
+    }
+    engine.apply({ kind: "role_assignment", op: "delete", data: assignment });
+    reads = 0;
+    assert.equal(engine.check(onType("carol", "write", "t2")).allow, false);
+    assert.equal(reads, 0, "nothing pending: a check pays one comparison, no clock read");
+  });
+
   test("an assignment loaded already expired never grants; the deny path leaves the facts as they were", () => {
     const t = manualClock(T0 + 3_600_000);
     const engine = createEngine(data(), t);

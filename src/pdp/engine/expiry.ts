@@ -45,6 +45,7 @@ export class ExpiringAssignments {
       const identity = identityOf(data);
       this.live.delete(identity);
       this.forgetEnded(data.user, identity);
+      this.compact();
       return;
     }
     const identity = identityOf(data);
@@ -52,6 +53,18 @@ export class ExpiringAssignments {
     this.live.set(identity, { at, data });
     this.forgetEnded(data.user, identity);
     this.push({ at, identity });
+    this.compact();
+  }
+
+  /**
+   * Deletes and re-timings leave their old heap entries behind until their instant; rebuilt from `live` once
+   * they dominate, so the heap stays bounded and checks stop reading the clock when nothing expires any more.
+   */
+  private compact(): void {
+    if (this.heap.length <= 2 * this.live.size + 64 && this.live.size > 0) return;
+    this.heap.length = 0;
+    this.next = Infinity;
+    for (const [identity, { at }] of this.live) this.push({ at, identity });
   }
 
   /** Whether any expired grant awaits its delete (the deny path looks further only then). */
