@@ -64,7 +64,7 @@ describeEachDialect("change feed keeps a PDP replica equal to the database", (en
   }
 
   async function assertReplicaMatchesDatabase(step: string) {
-    const target = await pdp.pdp.resolve(`Bearer ${key}`, {} as never);
+    const target = await pdp.pdp.resolve(`Bearer ${key}`, { headers: {} } as never);
     await target.replica.catchUp();
     const fresh = createEngine(
       (await readSnapshot(env().store.db, env().dialect, target.environmentId)).data,

@@ -536,7 +536,7 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     const idle = await startTestPdp(env(), { idleMs: 3000 });
     try {
       const held = () => idle.pdp.status().environments.map((e) => e.environmentId);
-      const copy = async () => (await idle.pdp.resolve(`Bearer ${key}`, {} as never)).replica;
+      const copy = async () => (await idle.pdp.resolve(`Bearer ${key}`, { headers: {} } as never)).replica;
       const read = (user: string) =>
         idle.call(key, "/allowed", { user, action: "read", resource: { type: "document", tenant: "t2" } });
       assert.equal((await read("bob")).json.allow, true);
