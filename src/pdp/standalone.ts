@@ -255,7 +255,7 @@ function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
   };
 }
 
-/** The last snapshot and the changes since, in the data directory: what the PDP starts from when the control plane is away. */
+/** The last snapshot and the changes since, on disk: what the PDP starts from when the control plane is away. */
 class DiskState {
   private readonly file: string;
 

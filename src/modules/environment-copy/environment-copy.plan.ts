@@ -386,7 +386,8 @@ function copyResources(p: Planner, selected: Row<"resources">[]): CopiedResource
 /**
  * Matches a resource's parts by key. New parts are inserted; in "replace" mode matching parts are updated
  * and parts the source lacks are deleted; in "add" mode matching parts stay as they are. Returns the target
- * parts whose links the source's links replace.
+ * parts whose links the source's links replace, and the source parts whose links are copied (all but "add"
+ * matches).
  */
 function mergeParts<R extends { id: string; key: string; created_at: string }>(
   p: Planner,
@@ -397,10 +398,11 @@ function mergeParts<R extends { id: string; key: string; created_at: string }>(
   resourceId: string,
   map: Map<string, string> | null,
   fieldsOf: (row: R) => object,
-): { replaced: string[] } {
+): { replaced: string[]; linked: string[] } {
   const byKey = new Map(targetParts.map((part) => [part.key, part]));
   const seen = new Set<string>();
   const replaced: string[] = [];
+  const linked: string[] = [];
   for (const part of sourceParts) {
     seen.add(part.key);
     const existing = mode === "new" ? undefined : byKey.get(part.key);
@@ -408,13 +410,14 @@ function mergeParts<R extends { id: string; key: string; created_at: string }>(
       resource_id: resourceId,
     });
     if (existing && mode === "replace") replaced.push(existing.id);
+    if (!existing || mode === "replace") linked.push(part.id);
   }
   if (mode === "replace") {
     for (const part of targetParts) {
       if (!seen.has(part.key)) p.plan.deletes[table].push(part.id);
     }
   }
-  return { replaced };
+  return { replaced, linked };
 }
 
 /** Actions, attributes, action groups and roles of the copied resources; notes whose links are copied. */
@@ -453,29 +456,23 @@ function copyResourceParts(p: Planner, resources: CopiedResource[]): void {
       null,
       (a) => ({ type: a.type, description: a.description, built_in: a.built_in }),
     );
-    const groups = srcBy.groups.get(r.id) ?? [];
-    const groupsMerged = mergeParts(
+    const groups = mergeParts(
       p,
       "action_groups",
       mode,
-      groups,
+      srcBy.groups.get(r.id) ?? [],
       tgtBy.groups.get(targetId) ?? [],
       targetId,
       map.group,
       (g) => ({ name: g.name, description: g.description, attributes: g.attributes }),
     );
-    plan.clearLinks.action_group_actions.push(...groupsMerged.replaced);
-    const tgtGroupIds = new Set((tgtBy.groups.get(targetId) ?? []).map((g) => g.id));
-    for (const g of groups) {
-      const id = map.group.get(g.id);
-      if (id && (!tgtGroupIds.has(id) || groupsMerged.replaced.includes(id))) p.linkedGroups.add(g.id);
-    }
-    const roles = srcBy.roles.get(r.id) ?? [];
-    const rolesMerged = mergeParts(
+    plan.clearLinks.action_group_actions.push(...groups.replaced);
+    for (const id of groups.linked) p.linkedGroups.add(id);
+    const roles = mergeParts(
       p,
       "roles",
       mode,
-      roles,
+      srcBy.roles.get(r.id) ?? [],
       tgtBy.roles.get(targetId) ?? [],
       targetId,
       map.role,
@@ -486,14 +483,9 @@ function copyResourceParts(p: Planner, resources: CopiedResource[]): void {
         no_direct_roles_on_object: role.no_direct_roles_on_object,
       }),
     );
-    const replacedRoles = new Set(rolesMerged.replaced);
-    const tgtRoleIds = new Set((tgtBy.roles.get(targetId) ?? []).map((role) => role.id));
-    for (const role of roles) {
-      const id = map.role.get(role.id);
-      if (id && (!tgtRoleIds.has(id) || replacedRoles.has(id))) p.linkedRoles.add(role.id);
-    }
+    for (const id of roles.linked) p.linkedRoles.add(id);
     for (const table of ["role_permissions", "role_extends", "role_derivations"] as const) {
-      plan.clearLinks[table].push(...rolesMerged.replaced);
+      plan.clearLinks[table].push(...roles.replaced);
     }
   }
 }
