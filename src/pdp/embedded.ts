@@ -50,22 +50,65 @@ export function createEmbeddedPdp(deps: {
   pollMs?: number;
   onError?: (error: unknown) => void;
 }): EmbeddedPdp {
-  const { store, notifier } = deps;
+  const { store } = deps;
   const idleMs = deps.idleMs ?? 0;
   const pdpId = randomUUID();
-  const replicas = new Map<string, Promise<Replica>>();
-  const loaded = new Map<string, Replica>();
-  const authCache = new Map<string, { principal: Principal; expires: number }>();
-  // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
-  // a check with a known key costs neither a SHA-256 nor a lookup. Cleared with the key cache.
-  const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
-  // The environment each key (by its hash, with the environment it named) resolved to when the database last
-  // answered: while the database is away, a check with a key seen before is answered from memory all the same.
-  // A key revoked or rotated meanwhile cannot be: that takes the database. Cleared with the key cache.
-  const lastKnown = new Map<
-    string,
-    { organizationId: string; projectId: string; environmentId: string; level: string; usedAt: number }
-  >();
+  const { decisions, logWriter } = embeddedDecisionLog(store, pdpId, deps);
+  const replicas = createReplicas(store, deps.onError);
+  const keys = createKeyResolver(store, replicas, deps.onError);
+
+  function dropEnvironment(environmentId: string): void {
+    replicas.drop(environmentId);
+    keys.forgetEnvironment(environmentId);
+  }
+
+  const unsubscribe = deps.notifier.subscribe((environmentId) => replicas.catchUp(environmentId));
+  const poll = setInterval(() => {
+    const now = Date.now();
+    // Copies of environments no check asked for in a while go, so that memory follows the environments in use;
+    // the next check loads the environment again.
+    // Not while the database is away: the copy could not be loaded again.
+    if (idleMs > 0 && !store.outage.down) {
+      for (const [id, r] of replicas.loaded) if (now - r.usedAt > idleMs) dropEnvironment(id);
+    }
+    for (const environmentId of replicas.environments()) void replicas.catchUp(environmentId);
+    keys.expire(now);
+  }, deps.pollMs ?? POLL_MS);
+  poll.unref();
+
+  return {
+    pdpId,
+    publicUrl: deps.publicUrl,
+    decisions,
+    resolve: keys.resolve,
+    forwardFacts: (target, request) => injectFacts(deps.controlPlane(), target, request),
+    status() {
+      const now = Date.now();
+      const environments = [...replicas.loaded].map(([environmentId, r]) => ({
+        environmentId,
+        revision: r.revision,
+        lagMs: now - r.lastSyncAt,
+      }));
+      return { ready: true, environments };
+    },
+    invalidateKeys: keys.clear,
+    dropEnvironment,
+    outage: store.outage,
+    async close() {
+      unsubscribe();
+      clearInterval(poll);
+      await decisions.close();
+      await logWriter?.destroy();
+    },
+  };
+}
+
+/** The decision log into the control plane's database, unless the caller brings its own logger. */
+function embeddedDecisionLog(
+  store: Store,
+  pdpId: string,
+  deps: { decisions?: DecisionLogger; onError?: (error: unknown) => void },
+) {
   // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
   // through the pool.
   const logWriter =
@@ -80,47 +123,62 @@ export function createEmbeddedPdp(deps: {
       retryable: isDatabaseUnavailable,
       onError: deps.onError,
     });
+  return { decisions, logWriter };
+}
 
-  function replicaFor(environmentId: string): Promise<Replica> {
-    let pending = replicas.get(environmentId);
-    if (!pending) {
-      const replica = new Replica(databaseSource(store, environmentId));
-      pending = replica.load().then(() => {
-        loaded.set(environmentId, replica);
-        return replica;
-      });
-      pending.catch(() => replicas.delete(environmentId));
-      replicas.set(environmentId, pending);
-    }
-    return pending;
-  }
+type Replicas = ReturnType<typeof createReplicas>;
 
-  const catchUp = (environmentId: string): Promise<void> | undefined => {
-    const pending = replicas.get(environmentId);
-    return pending?.then((r) => r.catchUp()).catch((e: unknown) => deps.onError?.(e));
+/** One replica per environment, loaded on first use; `loaded` holds those whose load has finished. */
+function createReplicas(store: Store, onError: ((error: unknown) => void) | undefined) {
+  const replicas = new Map<string, Promise<Replica>>();
+  const loaded = new Map<string, Replica>();
+  return {
+    loaded,
+    environments: () => replicas.keys(),
+    get(environmentId: string): Promise<Replica> {
+      let pending = replicas.get(environmentId);
+      if (!pending) {
+        const replica = new Replica(databaseSource(store, environmentId));
+        pending = replica.load().then(() => {
+          loaded.set(environmentId, replica);
+          return replica;
+        });
+        pending.catch(() => replicas.delete(environmentId));
+        replicas.set(environmentId, pending);
+      }
+      return pending;
+    },
+    catchUp(environmentId: string): Promise<void> | undefined {
+      const pending = replicas.get(environmentId);
+      return pending?.then((r) => r.catchUp()).catch((e: unknown) => onError?.(e));
+    },
+    drop(environmentId: string): void {
+      replicas.delete(environmentId);
+      loaded.delete(environmentId);
+    },
   };
-  const unsubscribe = notifier.subscribe((environmentId) => catchUp(environmentId));
-  const poll = setInterval(() => {
-    const now = Date.now();
-    // Copies of environments no check asked for in a while go, so that memory follows the environments in use;
-    // the next check loads the environment again.
-    // Not while the database is away: the copy could not be loaded again.
-    if (idleMs > 0 && !store.outage.down) {
-      for (const [id, r] of loaded) if (now - r.usedAt > idleMs) dropEnvironment(id);
-    }
-    for (const environmentId of replicas.keys()) void catchUp(environmentId);
-    // Keys are not kept in memory past their cache time.
-    for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
-    for (const [key, { usedAt }] of lastKnown) if (now - usedAt > LAST_KNOWN_MS) lastKnown.delete(key);
-  }, deps.pollMs ?? POLL_MS);
-  poll.unref();
+}
 
-  function dropEnvironment(environmentId: string): void {
-    replicas.delete(environmentId);
-    loaded.delete(environmentId);
-    for (const [secret, { target }] of targetCache)
-      if (target.environmentId === environmentId) targetCache.delete(secret);
-  }
+/**
+ * From a request's API key to the environment it selects, with three memories: key lookups (a few seconds),
+ * whole answers of environment keys, and for database outages the last answer of every key seen.
+ */
+function createKeyResolver(
+  store: Store,
+  replicas: Replicas,
+  onError: ((error: unknown) => void) | undefined,
+) {
+  const authCache = new Map<string, { principal: Principal; expires: number }>();
+  // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
+  // a check with a known key costs neither a SHA-256 nor a lookup. Cleared with the key cache.
+  const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
+  // The environment each key (by its hash, with the environment it named) resolved to when the database last
+  // answered: while the database is away, a check with a key seen before is answered from memory all the same.
+  // A key revoked or rotated meanwhile cannot be: that takes the database. Cleared with the key cache.
+  const lastKnown = new Map<
+    string,
+    { organizationId: string; projectId: string; environmentId: string; level: string; usedAt: number }
+  >();
 
   async function principalFor(secret: string): Promise<Principal | null> {
     const hash = hashSecret(secret);
@@ -130,34 +188,6 @@ export function createEmbeddedPdp(deps: {
     const principal = await findPrincipal(store.db, secret);
     if (principal) authCache.set(hash, { principal, expires: now + AUTH_CACHE_MS });
     return principal;
-  }
-
-  async function environmentOf(
-    principal: Principal,
-    request: FastifyRequest,
-  ): Promise<{ id: string; projectId: string }> {
-    if (principal.level === "env" && principal.environmentId && principal.projectId) {
-      return { id: principal.environmentId, projectId: principal.projectId };
-    }
-    const named = request.headers[ENVIRONMENT_HEADER];
-    const [projRef, envRef] = typeof named === "string" ? named.split("/") : [];
-    if (!projRef || !envRef) {
-      throw new AppError(
-        "FORBIDDEN_ACCESS",
-        `a PDP answers for one environment: use an environment key, or name the environment in ${ENVIRONMENT_HEADER}: <project>/<environment>`,
-      );
-    }
-    if (
-      principal.level === "project" &&
-      projRef !== principal.projectId &&
-      projRef !== principal.projectKey
-    ) {
-      throw new AppError("FORBIDDEN_ACCESS", "the API key's scope does not cover this project");
-    }
-    const project = await findProject(store.db, principal.organizationId, projRef);
-    const env = project ? await findEnvironment(store.db, project.id, envRef) : undefined;
-    if (!project || !env) throw new AppError("NOT_FOUND", `environment '${named}' was not found`);
-    return { id: env.id, projectId: project.id };
   }
 
   /** What the key resolves to: from the database, or while it is away, from memory when the key was seen before. */
@@ -171,7 +201,7 @@ export function createEmbeddedPdp(deps: {
       return target;
     } catch (error) {
       const known = lastKnown.get(knownAs);
-      const replica = known && loaded.get(known.environmentId);
+      const replica = known && replicas.loaded.get(known.environmentId);
       if (!known || !replica || !isDatabaseUnavailable(error)) throw error;
       const now = Date.now();
       known.usedAt = now;
@@ -180,7 +210,7 @@ export function createEmbeddedPdp(deps: {
       const target: PdpTarget = { organizationId, projectId, environmentId, replica };
       // The next checks with this key need not try the database again for a while.
       if (known.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
-      deps.onError?.(error);
+      onError?.(error);
       return target;
     }
   }
@@ -192,12 +222,12 @@ export function createEmbeddedPdp(deps: {
     const principal = await principalFor(secret);
     if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
     if (principal.access === "no_access") throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
-    const env = await environmentOf(principal, request);
+    const env = await environmentOf(store, principal, request);
     const target: PdpTarget = {
       organizationId: principal.organizationId,
       projectId: env.projectId,
       environmentId: env.id,
-      replica: await replicaFor(env.id),
+      replica: await replicas.get(env.id),
     };
     const now = Date.now();
     target.replica.usedAt = now;
@@ -206,10 +236,7 @@ export function createEmbeddedPdp(deps: {
   }
 
   return {
-    pdpId,
-    publicUrl: deps.publicUrl,
-    decisions,
-    resolve(authorization, request): PdpTarget | Promise<PdpTarget> {
+    resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
       if (authorization === undefined)
         throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
       const secret = BEARER_RE.exec(authorization)?.[1];
@@ -222,38 +249,62 @@ export function createEmbeddedPdp(deps: {
       }
       return resolveKey(secret, request);
     },
-    async forwardFacts(target: PdpTarget, request: FactsProxyRequest): Promise<FactsProxyResponse> {
-      const res = await deps.controlPlane().inject({
-        method: request.method as "GET",
-        url: `/v2/facts/${target.projectId}/${target.environmentId}${request.rest}`,
-        headers: { authorization: request.authorization, "content-type": "application/json" },
-        ...(request.body !== undefined && { payload: JSON.stringify(request.body) }),
-      });
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers[k] = v;
-      return { status: res.statusCode, headers, body: res.body };
+    forgetEnvironment(environmentId: string): void {
+      for (const [secret, { target }] of targetCache)
+        if (target.environmentId === environmentId) targetCache.delete(secret);
     },
-    status() {
-      const now = Date.now();
-      const environments = [...loaded].map(([environmentId, r]) => ({
-        environmentId,
-        revision: r.revision,
-        lagMs: now - r.lastSyncAt,
-      }));
-      return { ready: true, environments };
+    /** Keys are not kept in memory past their cache time. */
+    expire(now: number): void {
+      for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
+      for (const [key, { usedAt }] of lastKnown) if (now - usedAt > LAST_KNOWN_MS) lastKnown.delete(key);
     },
-    invalidateKeys() {
+    clear(): void {
       authCache.clear();
       targetCache.clear();
       lastKnown.clear();
     },
-    dropEnvironment,
-    outage: store.outage,
-    async close() {
-      unsubscribe();
-      clearInterval(poll);
-      await decisions.close();
-      await logWriter?.destroy();
-    },
   };
+}
+
+/** The environment a check is answered from: an environment key's own, else the one named in the header. */
+async function environmentOf(
+  store: Store,
+  principal: Principal,
+  request: FastifyRequest,
+): Promise<{ id: string; projectId: string }> {
+  if (principal.level === "env" && principal.environmentId && principal.projectId) {
+    return { id: principal.environmentId, projectId: principal.projectId };
+  }
+  const named = request.headers[ENVIRONMENT_HEADER];
+  const [projRef, envRef] = typeof named === "string" ? named.split("/") : [];
+  if (!projRef || !envRef) {
+    throw new AppError(
+      "FORBIDDEN_ACCESS",
+      `a PDP answers for one environment: use an environment key, or name the environment in ${ENVIRONMENT_HEADER}: <project>/<environment>`,
+    );
+  }
+  if (principal.level === "project" && projRef !== principal.projectId && projRef !== principal.projectKey) {
+    throw new AppError("FORBIDDEN_ACCESS", "the API key's scope does not cover this project");
+  }
+  const project = await findProject(store.db, principal.organizationId, projRef);
+  const env = project ? await findEnvironment(store.db, project.id, envRef) : undefined;
+  if (!project || !env) throw new AppError("NOT_FOUND", `environment '${named}' was not found`);
+  return { id: env.id, projectId: project.id };
+}
+
+/** Facts writes sent to the PDP go to the control plane in process, with the caller's key. */
+async function injectFacts(
+  controlPlane: FastifyInstance,
+  target: PdpTarget,
+  request: FactsProxyRequest,
+): Promise<FactsProxyResponse> {
+  const res = await controlPlane.inject({
+    method: request.method as "GET",
+    url: `/v2/facts/${target.projectId}/${target.environmentId}${request.rest}`,
+    headers: { authorization: request.authorization, "content-type": "application/json" },
+    ...(request.body !== undefined && { payload: JSON.stringify(request.body) }),
+  });
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) if (typeof v === "string") headers[k] = v;
+  return { status: res.statusCode, headers, body: res.body };
 }

@@ -271,10 +271,24 @@ function spoolMetrics(spool: DecisionSpoolStats): string[] {
 
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
+  const app = await pdpServer(deps);
+  registerHealthRoutes(app, deps);
+  registerPermitRoutes(app, deps);
+  await app.register(authzenRoutes, { deps });
+  if (deps.forwardFacts) registerFactsProxy(app, deps, deps.forwardFacts);
+  return app;
+}
+
+/** A Fastify instance with what both PDP ports share: the options, the body parser and the error shape. */
+async function pdpServer(deps: PdpDeps): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps));
   await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
+  return app;
+}
 
+/** Liveness, readiness and Prometheus metrics. */
+function registerHealthRoutes(app: FastifyInstance, deps: PdpDeps): void {
   const health = async () => ({ status: "ok" });
   app.get("/health", health);
   app.get("/healthy", health);
@@ -291,36 +305,41 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
     });
   });
   app.get("/metrics", async (_req, reply) => {
-    const s = deps.status();
-    const lines = [
-      "# HELP gatehouse_pdp_revision Environment revision the PDP holds.",
-      "# TYPE gatehouse_pdp_revision gauge",
-      ...s.environments.map(
-        (e) => `gatehouse_pdp_revision{environment_id="${e.environmentId}"} ${e.revision}`,
-      ),
-      "# HELP gatehouse_pdp_sync_lag_seconds How long the PDP may have missed writes: 0 while it holds the head of its feed.",
-      "# TYPE gatehouse_pdp_sync_lag_seconds gauge",
-      ...s.environments.map(
-        (e) =>
-          `gatehouse_pdp_sync_lag_seconds{environment_id="${e.environmentId}"} ${(e.lagMs / 1000).toFixed(3)}`,
-      ),
-      "# HELP gatehouse_pdp_revisions_behind Revisions the control plane has that the PDP has not applied yet.",
-      "# TYPE gatehouse_pdp_revisions_behind gauge",
-      ...s.environments
-        .filter((e) => e.behind !== undefined && e.behind !== null)
-        .map((e) => `gatehouse_pdp_revisions_behind{environment_id="${e.environmentId}"} ${e.behind}`),
-      "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
-      "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
-      `gatehouse_pdp_decision_log_dropped_total ${deps.decisions.dropped}`,
-      "# HELP gatehouse_pdp_decision_log_queued Decision log entries recorded and not yet stored.",
-      "# TYPE gatehouse_pdp_decision_log_queued gauge",
-      `gatehouse_pdp_decision_log_queued ${deps.decisions.queued}`,
-      ...(s.controlPlane ? controlPlaneMetrics(s.controlPlane) : []),
-      ...(s.decisionLogSpool ? spoolMetrics(s.decisionLogSpool) : []),
-    ];
+    const lines = metricLines(deps.status(), deps.decisions);
     return reply.type("text/plain; version=0.0.4").send(lines.join("\n") + "\n");
   });
+}
 
+/** The Prometheus text of /metrics, one line each. */
+function metricLines(s: ReturnType<PdpDeps["status"]>, decisions: DecisionLogger): string[] {
+  return [
+    "# HELP gatehouse_pdp_revision Environment revision the PDP holds.",
+    "# TYPE gatehouse_pdp_revision gauge",
+    ...s.environments.map((e) => `gatehouse_pdp_revision{environment_id="${e.environmentId}"} ${e.revision}`),
+    "# HELP gatehouse_pdp_sync_lag_seconds How long the PDP may have missed writes: 0 while it holds the head of its feed.",
+    "# TYPE gatehouse_pdp_sync_lag_seconds gauge",
+    ...s.environments.map(
+      (e) =>
+        `gatehouse_pdp_sync_lag_seconds{environment_id="${e.environmentId}"} ${(e.lagMs / 1000).toFixed(3)}`,
+    ),
+    "# HELP gatehouse_pdp_revisions_behind Revisions the control plane has that the PDP has not applied yet.",
+    "# TYPE gatehouse_pdp_revisions_behind gauge",
+    ...s.environments
+      .filter((e) => e.behind !== undefined && e.behind !== null)
+      .map((e) => `gatehouse_pdp_revisions_behind{environment_id="${e.environmentId}"} ${e.behind}`),
+    "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
+    "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
+    `gatehouse_pdp_decision_log_dropped_total ${decisions.dropped}`,
+    "# HELP gatehouse_pdp_decision_log_queued Decision log entries recorded and not yet stored.",
+    "# TYPE gatehouse_pdp_decision_log_queued gauge",
+    `gatehouse_pdp_decision_log_queued ${decisions.queued}`,
+    ...(s.controlPlane ? controlPlaneMetrics(s.controlPlane) : []),
+    ...(s.decisionLogSpool ? spoolMetrics(s.decisionLogSpool) : []),
+  ];
+}
+
+/** Permit's PDP decision routes (contract §4): checks, bulk checks and the permission queries. */
+function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
   app.post("/allowed", async (request) => {
     const target = await prepare(deps, request);
     const check = toCheck(request.body);
@@ -425,11 +444,6 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
     logQuery(deps, target, "user_tenants", { user }, { tenants: tenants.map((t) => t.key) }, start, user.key);
     return tenants;
   });
-
-  await app.register(authzenRoutes, { deps });
-
-  if (deps.forwardFacts) registerFactsProxy(app, deps, deps.forwardFacts);
-  return app;
 }
 
 /** Facts writes whose effect the PDP waits for before answering (Permit's list, contract §4.7). */
@@ -514,9 +528,7 @@ function registerFactsProxy(
 
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(deps));
-  await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
-  await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
+  const app = await pdpServer(deps);
   app.get("/health", async () => ({}));
   app.post("/v1/data/permit/root", async (request) => {
     const target = await prepare(deps, request);

@@ -9,7 +9,14 @@ import { createDecisionLogger, disabledDecisionLogger } from "./decision-log.ts"
 import { openDecisionSpool, type DecisionSpool } from "./decision-spool.ts";
 import { Replica, type FeedSource } from "./replica.ts";
 import type { Snapshot } from "./snapshot.ts";
-import { buildOpaApp, buildPdpApp, type PdpDeps, type PdpTarget } from "./server.ts";
+import {
+  buildOpaApp,
+  buildPdpApp,
+  type FactsProxyRequest,
+  type FactsProxyResponse,
+  type PdpDeps,
+  type PdpTarget,
+} from "./server.ts";
 
 export interface StandaloneOptions {
   controlPlaneUrl: string;
@@ -33,7 +40,7 @@ interface Scope {
   environment_id?: string;
 }
 
-interface DiskState {
+interface StoredState {
   organization_id: string;
   project_id: string;
   environment_id: string;
@@ -94,172 +101,281 @@ class ControlPlaneError extends Error {
 export async function startStandalonePdp(options: StandaloneOptions) {
   const log = options.log ?? ((m: string) => console.log(m));
   const cp = new ControlPlane(options.controlPlaneUrl.replace(/\/+$/, ""), options.apiKey);
-  const stateFile = path.join(options.dataDir, "pdp-snapshot.json");
-  fs.mkdirSync(options.dataDir, { recursive: true });
-
-  let ids: { organization_id: string; project_id: string; environment_id: string } | undefined;
-  let base: Snapshot | undefined;
-  let journal: StoredChange[] = [];
-  let head = 0;
-  let dirty = false;
-  let stopped = false;
-  let pollWait = 0;
-  // What /ready and the lag gauge say. The PDP holds every revision while a long poll it made at the head is
-  // waiting (the control plane answers it as soon as something newer commits), and holds less once that poll
-  // fails: its lag is the time since it last knew it held the head, 0 while it still does.
-  /** When the control plane last answered (0: not since this process started). */
-  let lastContact = 0;
-  /** Whether the last request of the change stream failed. */
-  let unreachable = false;
-  /** When an answer last showed the PDP at the head (0: not since this process started). */
-  let caughtUpAt = 0;
-  /** When the long poll waiting now was made while at the head (undefined: no such poll waiting). */
-  let waitingAtHeadSince: number | undefined;
-  /** Opened once the PDP knows its environment, so that it ships to the right path. */
-  let spool: DecisionSpool | undefined = undefined;
-
-  const syncPath = () => `/v2/pdp-sync/${ids?.project_id}/${ids?.environment_id}`;
-  const source: FeedSource = {
-    async snapshot() {
-      const snap = await cp.get<
-        Snapshot & { organization_id: string; project_id: string; environment_id: string }
-      >(`${syncPath()}/snapshot`);
-      base = { revision: snap.revision, data: snap.data };
-      journal = [];
-      head = Math.max(head, snap.revision);
-      dirty = true;
-      contact();
-      return base;
-    },
-    async changesAfter(revision) {
-      if (revision >= head && pollWait > 0) waitingAtHeadSince = Date.now();
-      let res: { revision: number; head: number; changes: StoredChange[] };
-      try {
-        res = await cp.get(
-          `${syncPath()}/changes?after=${revision}&wait=${pollWait}`,
-          undefined,
-          (pollWait + 10) * 1000,
-        );
-      } finally {
-        waitingAtHeadSince = undefined;
-      }
-      journal.push(...res.changes);
-      head = res.head;
-      dirty = dirty || res.changes.length > 0;
-      contact();
-      // The replica applies these before it asks again.
-      if (res.revision >= res.head) caughtUpAt = lastContact;
-      return { changes: res.changes, revision: res.revision };
-    },
+  const disk = new DiskState(options.dataDir);
+  const sync: SyncState = {
+    journal: [],
+    head: 0,
+    dirty: false,
+    stopped: false,
+    pollWait: 0,
+    lastContact: 0,
+    unreachable: false,
+    caughtUpAt: 0,
   };
-  const replica = new Replica(source);
+  const replica = new Replica(feedSource(cp, sync));
 
-  function contact(): void {
-    lastContact = Date.now();
-    if (unreachable) {
-      unreachable = false;
-      spool?.wake();
-    }
-  }
-
-  function readDisk(): DiskState | undefined {
-    try {
-      return JSON.parse(fs.readFileSync(stateFile, "utf8")) as DiskState;
-    } catch {
-      return undefined;
-    }
-  }
-
-  function persist(): void {
-    if (!dirty || !base || !ids) return;
-    const state: DiskState = { ...ids, base, changes: journal };
-    const tmp = `${stateFile}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(state));
-    fs.renameSync(tmp, stateFile);
-    dirty = false;
-  }
-
-  async function start(): Promise<void> {
-    try {
-      const scope = await cp.get<Scope>("/v2/api-key/scope");
-      if (!scope.project_id || !scope.environment_id) {
-        throw new Error("the standalone PDP needs an environment API key (--api-key)");
-      }
-      ids = {
-        organization_id: scope.organization_id,
-        project_id: scope.project_id,
-        environment_id: scope.environment_id,
-      };
-      await replica.load();
-      persist();
-      log(`PDP loaded environment ${ids.environment_id} at revision ${replica.revision}`);
-    } catch (error) {
-      if (error instanceof ControlPlaneError && error.status === 401)
-        throw new Error("the control plane rejected the API key");
-      const disk = readDisk();
-      if (!disk)
-        throw new Error(
-          `the control plane is unreachable and there is no snapshot on disk: ${String(error)}`,
-        );
-      ids = {
-        organization_id: disk.organization_id,
-        project_id: disk.project_id,
-        environment_id: disk.environment_id,
-      };
-      base = disk.base;
-      journal = disk.changes;
-      await replica.load(disk.base);
-      for (const change of disk.changes) {
-        if (change.revision > replica.revision) {
-          replica.engine.apply({ kind: change.kind, op: change.op, data: change.data } as Change);
-        }
-      }
-      replica.revision = Math.max(disk.base.revision, ...disk.changes.map((c) => c.revision));
-      replica.lastSyncAt = 0;
-      unreachable = true;
-      log(`control plane unreachable; PDP started from its snapshot on disk at revision ${replica.revision}`);
-    }
-  }
-
-  await start();
+  await loadEnvironment(cp, sync, replica, disk, log);
   const target = (): PdpTarget => {
-    if (!ids) throw new AppError("SERVICE_UNAVAILABLE", "the PDP has not loaded its environment");
+    if (!sync.ids) throw new AppError("SERVICE_UNAVAILABLE", "the PDP has not loaded its environment");
     return {
-      organizationId: ids.organization_id,
-      projectId: ids.project_id,
-      environmentId: ids.environment_id,
+      organizationId: sync.ids.organization_id,
+      projectId: sync.ids.project_id,
+      environmentId: sync.ids.environment_id,
       replica,
     };
   };
 
-  // Follow the change stream: each round long-polls, applies what arrived, and retries with backoff when down.
-  const follow = (async () => {
-    let backoff = 250;
-    pollWait = options.pollWaitSeconds ?? 25;
-    while (!stopped) {
-      try {
-        await replica.catchUp();
-        backoff = 250;
-        if (journal.length > MAX_JOURNAL) await replica.load();
-      } catch {
-        unreachable = true;
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, 5000);
-      }
-    }
-  })();
+  const follow = followChanges(sync, replica, options.pollWaitSeconds ?? 25);
   const persistTimer = setInterval(() => {
     try {
-      persist();
+      disk.persist(sync);
     } catch (error) {
       log(`could not write the PDP snapshot: ${String(error)}`);
     }
   }, PERSIST_MS);
   persistTimer.unref();
 
+  const pdpId = randomUUID();
+  sync.spool = options.decisionLog === false ? undefined : openSpool(options, cp, sync, log);
+  const decisions = sync.spool
+    ? createDecisionLogger({ pdpId, sink: sync.spool.accept, flushIntervalMs: 1000 })
+    : disabledDecisionLogger;
+  const keyCovers = keyCheck(cp, options.apiKey, target);
+
+  const deps: PdpDeps = {
+    pdpId,
+    publicUrl: cp.url,
+    decisions,
+    logger: { level: options.logLevel },
+    async resolve(authorization) {
+      if (authorization === undefined)
+        throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
+      const key = /^Bearer ([\x21-\x7e]{1,512})$/.exec(authorization)?.[1];
+      if (!key) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
+      if (!(await keyCovers(key)))
+        throw new AppError("FORBIDDEN_ACCESS", "the API key does not cover this PDP's environment");
+      return target();
+    },
+    forwardFacts: (t, request) => forwardFacts(cp.url, t, request),
+    status: () => status(sync, replica),
+  };
+  const apps = await listen(deps, options);
+
+  return {
+    replica,
+    async close() {
+      sync.stopped = true;
+      for (const app of apps) await app.close();
+      clearInterval(persistTimer);
+      await decisions.close().catch(() => {});
+      await sync.spool?.close();
+      disk.persist(sync);
+      // The follower ends after its current long poll; do not keep the process waiting for it.
+      void follow;
+    },
+  };
+}
+
+interface EnvironmentIds {
+  organization_id: string;
+  project_id: string;
+  environment_id: string;
+}
+
+/** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
+interface SyncState {
+  ids?: EnvironmentIds;
+  /** The last snapshot and the changes since: what goes to disk. */
+  base?: Snapshot;
+  journal: StoredChange[];
+  /** The newest revision the control plane has told of. */
+  head: number;
+  /** Whether the state on disk is older than `base` and `journal`. */
+  dirty: boolean;
+  stopped: boolean;
+  /** Seconds a long poll waits (0 until the PDP follows the stream). */
+  pollWait: number;
+  // What /ready and the lag gauge say. The PDP holds every revision while a long poll it made at the head is
+  // waiting (the control plane answers it as soon as something newer commits), and holds less once that poll
+  // fails: its lag is the time since it last knew it held the head, 0 while it still does.
+  /** When the control plane last answered (0: not since this process started). */
+  lastContact: number;
+  /** Whether the last request of the change stream failed. */
+  unreachable: boolean;
+  /** When an answer last showed the PDP at the head (0: not since this process started). */
+  caughtUpAt: number;
+  /** When the long poll waiting now was made while at the head (undefined: no such poll waiting). */
+  waitingAtHeadSince?: number | undefined;
+  /** Opened once the PDP knows its environment, so that it ships to the right path. */
+  spool?: DecisionSpool | undefined;
+}
+
+/** The control plane answered: note when, and let the spool ship again if it was away. */
+function contact(sync: SyncState): void {
+  sync.lastContact = Date.now();
+  if (sync.unreachable) {
+    sync.unreachable = false;
+    sync.spool?.wake();
+  }
+}
+
+/** The replica's feed: the control plane's snapshot and change stream, recorded for the disk and the lag. */
+function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
+  const syncPath = () => `/v2/pdp-sync/${sync.ids?.project_id}/${sync.ids?.environment_id}`;
+  return {
+    async snapshot() {
+      const snap = await cp.get<Snapshot & EnvironmentIds>(`${syncPath()}/snapshot`);
+      sync.base = { revision: snap.revision, data: snap.data };
+      sync.journal = [];
+      sync.head = Math.max(sync.head, snap.revision);
+      sync.dirty = true;
+      contact(sync);
+      return sync.base;
+    },
+    async changesAfter(revision) {
+      if (revision >= sync.head && sync.pollWait > 0) sync.waitingAtHeadSince = Date.now();
+      let res: { revision: number; head: number; changes: StoredChange[] };
+      try {
+        res = await cp.get(
+          `${syncPath()}/changes?after=${revision}&wait=${sync.pollWait}`,
+          undefined,
+          (sync.pollWait + 10) * 1000,
+        );
+      } finally {
+        sync.waitingAtHeadSince = undefined;
+      }
+      sync.journal.push(...res.changes);
+      sync.head = res.head;
+      sync.dirty = sync.dirty || res.changes.length > 0;
+      contact(sync);
+      // The replica applies these before it asks again.
+      if (res.revision >= res.head) sync.caughtUpAt = sync.lastContact;
+      return { changes: res.changes, revision: res.revision };
+    },
+  };
+}
+
+/** The last snapshot and the changes since, on disk: what the PDP starts from when the control plane is away. */
+class DiskState {
+  private readonly file: string;
+
+  constructor(dataDir: string) {
+    this.file = path.join(dataDir, "pdp-snapshot.json");
+    fs.mkdirSync(dataDir, { recursive: true });
+  }
+
+  read(): StoredState | undefined {
+    try {
+      return JSON.parse(fs.readFileSync(this.file, "utf8")) as StoredState;
+    } catch {
+      return undefined;
+    }
+  }
+
+  persist(sync: SyncState): void {
+    if (!sync.dirty || !sync.base || !sync.ids) return;
+    const state: StoredState = { ...sync.ids, base: sync.base, changes: sync.journal };
+    const tmp = `${this.file}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(state));
+    fs.renameSync(tmp, this.file);
+    sync.dirty = false;
+  }
+}
+
+/** Learns the key's environment and loads it from the control plane, or from disk when the control plane is away. */
+async function loadEnvironment(
+  cp: ControlPlane,
+  sync: SyncState,
+  replica: Replica,
+  disk: DiskState,
+  log: (message: string) => void,
+): Promise<void> {
+  try {
+    const scope = await cp.get<Scope>("/v2/api-key/scope");
+    if (!scope.project_id || !scope.environment_id) {
+      throw new Error("the standalone PDP needs an environment API key (--api-key)");
+    }
+    sync.ids = {
+      organization_id: scope.organization_id,
+      project_id: scope.project_id,
+      environment_id: scope.environment_id,
+    };
+    await replica.load();
+    disk.persist(sync);
+    log(`PDP loaded environment ${sync.ids.environment_id} at revision ${replica.revision}`);
+  } catch (error) {
+    if (error instanceof ControlPlaneError && error.status === 401)
+      throw new Error("the control plane rejected the API key");
+    const stored = disk.read();
+    if (!stored)
+      throw new Error(`the control plane is unreachable and there is no snapshot on disk: ${String(error)}`);
+    sync.ids = {
+      organization_id: stored.organization_id,
+      project_id: stored.project_id,
+      environment_id: stored.environment_id,
+    };
+    sync.base = stored.base;
+    sync.journal = stored.changes;
+    await replica.load(stored.base);
+    for (const change of stored.changes) {
+      if (change.revision > replica.revision) {
+        replica.engine.apply({ kind: change.kind, op: change.op, data: change.data } as Change);
+      }
+    }
+    replica.revision = Math.max(stored.base.revision, ...stored.changes.map((c) => c.revision));
+    replica.lastSyncAt = 0;
+    sync.unreachable = true;
+    log(`control plane unreachable; PDP started from its snapshot on disk at revision ${replica.revision}`);
+  }
+}
+
+/** Follows the change stream until stopped: each round long-polls, applies what arrived, and backs off when down. */
+async function followChanges(sync: SyncState, replica: Replica, pollWaitSeconds: number): Promise<void> {
+  let backoff = 250;
+  sync.pollWait = pollWaitSeconds;
+  while (!sync.stopped) {
+    try {
+      await replica.catchUp();
+      backoff = 250;
+      if (sync.journal.length > MAX_JOURNAL) await replica.load();
+    } catch {
+      sync.unreachable = true;
+      await new Promise((r) => setTimeout(r, backoff));
+      backoff = Math.min(backoff * 2, 5000);
+    }
+  }
+}
+
+/** Batches the control plane cannot take wait on disk, next to the snapshot, until it can. */
+function openSpool(
+  options: StandaloneOptions,
+  cp: ControlPlane,
+  sync: SyncState,
+  log: (message: string) => void,
+): DecisionSpool {
+  return openDecisionSpool({
+    dir: path.join(options.dataDir, "decision-log-spool"),
+    maxBytes: options.decisionLogSpoolBytes ?? DEFAULT_SPOOL_BYTES,
+    // This PDP serves one environment: each chunk goes to the path of the one it serves.
+    ship: (entries) =>
+      cp.post(`/v2/pdps/${sync.ids?.project_id}/${sync.ids?.environment_id}/decision_logs`, entries),
+    refused: (error) => error instanceof ControlPlaneError && REFUSED.has(error.status),
+    log,
+  });
+}
+
+/**
+ * Whether a key covers this PDP's environment: its own key at once, any other as the control plane scopes it
+ * (remembered for a minute).
+ */
+function keyCheck(
+  cp: ControlPlane,
+  apiKey: string,
+  target: () => PdpTarget,
+): (key: string) => Promise<boolean> {
   const keyCache = new Map<string, number>();
-  const ownKey = Buffer.from(options.apiKey);
-  async function keyCovers(key: string): Promise<boolean> {
+  const ownKey = Buffer.from(apiKey);
+  return async (key) => {
     const given = Buffer.from(key);
     if (given.length === ownKey.length && timingSafeEqual(given, ownKey)) return true;
     const cached = keyCache.get(key);
@@ -281,98 +397,62 @@ export async function startStandalonePdp(options: StandaloneOptions) {
       (scope.environment_id === undefined || scope.environment_id === t.environmentId);
     if (covers) keyCache.set(key, Date.now() + KEY_CACHE_MS);
     return covers;
-  }
-
-  const pdpId = randomUUID();
-  // Batches the control plane cannot take wait on disk, next to the snapshot, until it can.
-  spool =
-    options.decisionLog === false
-      ? undefined
-      : openDecisionSpool({
-          dir: path.join(options.dataDir, "decision-log-spool"),
-          maxBytes: options.decisionLogSpoolBytes ?? DEFAULT_SPOOL_BYTES,
-          // This PDP serves one environment: each chunk goes to the path of the one it serves.
-          ship: (entries) =>
-            cp.post(`/v2/pdps/${ids?.project_id}/${ids?.environment_id}/decision_logs`, entries),
-          refused: (error) => error instanceof ControlPlaneError && REFUSED.has(error.status),
-          log,
-        });
-  const decisions = spool
-    ? createDecisionLogger({ pdpId, sink: spool.accept, flushIntervalMs: 1000 })
-    : disabledDecisionLogger;
-
-  const deps: PdpDeps = {
-    pdpId,
-    publicUrl: cp.url,
-    decisions,
-    logger: { level: options.logLevel },
-    async resolve(authorization) {
-      if (authorization === undefined)
-        throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
-      const key = /^Bearer ([\x21-\x7e]{1,512})$/.exec(authorization)?.[1];
-      if (!key) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
-      if (!(await keyCovers(key)))
-        throw new AppError("FORBIDDEN_ACCESS", "the API key does not cover this PDP's environment");
-      return target();
-    },
-    async forwardFacts(t, request) {
-      const res = await fetch(`${cp.url}/v2/facts/${t.projectId}/${t.environmentId}${request.rest}`, {
-        method: request.method,
-        headers: { authorization: request.authorization, "content-type": "application/json" },
-        ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
-        signal: AbortSignal.timeout(30_000),
-      });
-      const headers: Record<string, string> = {};
-      res.headers.forEach((value, name) => (headers[name] = value));
-      return { status: res.status, headers, body: await res.text() };
-    },
-    status() {
-      const t = ids?.environment_id ?? "";
-      const now = Date.now();
-      // A poll made at the head that waits longer than it may has lost its answer: the PDP may be behind.
-      const atHead =
-        !unreachable &&
-        waitingAtHeadSince !== undefined &&
-        now - waitingAtHeadSince < (pollWait + 10) * 1000 &&
-        replica.revision >= head;
-      return {
-        ready: replica.revision >= 0,
-        environments: [
-          {
-            environmentId: t,
-            revision: replica.revision,
-            lagMs: atHead ? 0 : caughtUpAt === 0 ? -1 : now - caughtUpAt,
-            // Unknown while the control plane is away: it may have taken any number of writes meanwhile.
-            behind: unreachable ? null : Math.max(0, head - replica.revision),
-          },
-        ],
-        controlPlane: {
-          reachable: !unreachable,
-          lastSyncAgeMs: lastContact === 0 ? null : now - lastContact,
-        },
-        ...(spool && { decisionLogSpool: spool.stats }),
-      };
-    },
   };
+}
 
+/** Facts writes sent to the PDP go to the control plane over HTTP, with the caller's key. */
+async function forwardFacts(
+  cpUrl: string,
+  t: PdpTarget,
+  request: FactsProxyRequest,
+): Promise<FactsProxyResponse> {
+  const res = await fetch(`${cpUrl}/v2/facts/${t.projectId}/${t.environmentId}${request.rest}`, {
+    method: request.method,
+    headers: { authorization: request.authorization, "content-type": "application/json" },
+    ...(request.body !== undefined && { body: JSON.stringify(request.body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const headers: Record<string, string> = {};
+  res.headers.forEach((value, name) => (headers[name] = value));
+  return { status: res.status, headers, body: await res.text() };
+}
+
+/** What /ready and /metrics report: revision, lag, revisions behind, the control plane link and the spool. */
+function status(sync: SyncState, replica: Replica): ReturnType<PdpDeps["status"]> {
+  const t = sync.ids?.environment_id ?? "";
+  const now = Date.now();
+  // A poll made at the head that waits longer than it may has lost its answer: the PDP may be behind.
+  const atHead =
+    !sync.unreachable &&
+    sync.waitingAtHeadSince !== undefined &&
+    now - sync.waitingAtHeadSince < (sync.pollWait + 10) * 1000 &&
+    replica.revision >= sync.head;
+  return {
+    ready: replica.revision >= 0,
+    environments: [
+      {
+        environmentId: t,
+        revision: replica.revision,
+        lagMs: atHead ? 0 : sync.caughtUpAt === 0 ? -1 : now - sync.caughtUpAt,
+        // Unknown while the control plane is away: it may have taken any number of writes meanwhile.
+        behind: sync.unreachable ? null : Math.max(0, sync.head - replica.revision),
+      },
+    ],
+    controlPlane: {
+      reachable: !sync.unreachable,
+      lastSyncAgeMs: sync.lastContact === 0 ? null : now - sync.lastContact,
+    },
+    ...(sync.spool && { decisionLogSpool: sync.spool.stats }),
+  };
+}
+
+/** The PDP's port, and the OPA-compatible one unless it is 0. */
+async function listen(deps: PdpDeps, options: StandaloneOptions): Promise<FastifyInstance[]> {
   const apps: FastifyInstance[] = [await buildPdpApp(deps)];
   await apps[0]!.listen({ host: options.host, port: options.pdpPort });
   if (options.opaPort !== 0) {
     apps.push(await buildOpaApp(deps));
     await apps[1]!.listen({ host: options.host, port: options.opaPort });
   }
-
-  return {
-    replica,
-    async close() {
-      stopped = true;
-      for (const app of apps) await app.close();
-      clearInterval(persistTimer);
-      await decisions.close().catch(() => {});
-      await spool?.close();
-      persist();
-      // The follower ends after its current long poll; do not keep the process waiting for it.
-      void follow;
-    },
-  };
+  return apps;
 }

@@ -151,15 +151,86 @@ export function planCopy(input: {
   strategy: "fail" | "overwrite";
   at: string;
 }): CopyPlan {
-  const { source: src, target: tgt, targetEnv, scope, strategy, at } = input;
-  const scoped = {
-    organization_id: targetEnv.organization_id,
-    project_id: targetEnv.project_id,
-    environment_id: targetEnv.id,
+  const { source, target, targetEnv, strategy, at } = input;
+  const selected = selectScope(source, input.scope);
+  const plan = emptyPlan(findConflicts(selected, target));
+  const { conflicts } = plan;
+  const hasConflicts =
+    conflicts.resources.length + conflicts.roles.length + conflicts.condition_sets.length > 0;
+  if (hasConflicts && strategy === "fail") return plan;
+
+  const p: Planner = {
+    src: source,
+    tgt: target,
+    strategy,
+    at,
+    scoped: {
+      organization_id: targetEnv.organization_id,
+      project_id: targetEnv.project_id,
+      environment_id: targetEnv.id,
+    },
+    plan,
+    map: {
+      resource: new Map(),
+      action: new Map(),
+      group: new Map(),
+      role: new Map(),
+      relation: new Map(),
+      set: new Map(),
+    },
+    linkedRoles: new Set(),
+    linkedGroups: new Set(),
   };
-  const env = targetEnv.id;
-  const plan: CopyPlan = {
-    conflicts: { resources: [], roles: [], condition_sets: [] },
+  const resolve = resolvers(p, selected);
+  const resources = copyResources(p, selected.resources);
+  copyResourceParts(p, resources);
+  // Relations need every copied resource first: their subject may be any of them (or the target's own).
+  copyRelations(p, resources, resolve.resource);
+  copyTenantRoles(p, selected.tenantRoles);
+  copyLinks(p, resolve);
+  copyConditionSets(p, selected.sets, resolve);
+  copySetRules(p, resolve);
+  return plan;
+}
+
+type Row<K extends keyof PolicyRows> = PolicyRows[K][number];
+type MergeMode = "new" | "replace" | "add";
+
+/** What the scope selects from the source. */
+interface Selection {
+  resources: Row<"resources">[];
+  tenantRoles: Row<"roles">[];
+  sets: Row<"conditionSets">[];
+}
+
+/** What the steps of a plan share: the rows, the plan they fill and what they have copied so far. */
+interface Planner {
+  src: PolicyRows;
+  tgt: PolicyRows;
+  strategy: "fail" | "overwrite";
+  at: string;
+  /** The target environment's columns of every inserted row. */
+  scoped: { organization_id: string; project_id: string; environment_id: string };
+  plan: CopyPlan;
+  /** Source id -> target id for everything copied; references to the rest resolve by key (`resolvers`). */
+  map: { [K in "resource" | "action" | "group" | "role" | "relation" | "set"]: Map<string, string> };
+  /** Copied roles and groups whose links are written from the source's (all, except "add" matches). */
+  linkedRoles: Set<string>;
+  linkedGroups: Set<string>;
+}
+
+/** A copied resource, the target's resource it becomes, and how its parts merge into that one. */
+interface CopiedResource {
+  source: Row<"resources">;
+  targetId: string;
+  mode: MergeMode;
+}
+
+type Resolvers = ReturnType<typeof resolvers>;
+
+function emptyPlan(conflicts: CopyConflicts): CopyPlan {
+  return {
+    conflicts,
     deletes: { resource_actions: [], resource_attributes: [], action_groups: [], roles: [], relations: [] },
     clearLinks: { action_group_actions: [], role_permissions: [], role_extends: [], role_derivations: [] },
     updates: [],
@@ -179,80 +250,124 @@ export function planCopy(input: {
     },
     parents: [],
   };
-  const update = (table: IdTable, current: { id: string }, next: object) => {
-    const patch = diff(current, next);
-    if (patch) plan.updates.push({ table, id: current.id, patch: { ...patch, updated_at: at } });
-  };
+}
 
+/** Plans an update of the fields of `next` that differ from the target's row, if any does. */
+function update(p: Planner, table: IdTable, current: { id: string }, next: object): void {
+  const patch = diff(current, next);
+  if (patch) p.plan.updates.push({ table, id: current.id, patch: { ...patch, updated_at: p.at } });
+}
+
+/**
+ * A copied object whose key the target has keeps the target's id (so facts that name it stay) and, when
+ * `overwrite`, takes the source's fields; any other is inserted with a new id. Returns its id in the target.
+ */
+function copyObject(
+  p: Planner,
+  table: IdTable,
+  map: Map<string, string> | null,
+  source: { id: string; key: string; created_at: string },
+  existing: { id: string } | undefined,
+  overwrite: boolean,
+  fields: object,
+  insertOnly: object,
+): string {
+  if (existing) {
+    map?.set(source.id, existing.id);
+    if (overwrite) update(p, table, existing, fields);
+    return existing.id;
+  }
+  const id = newId();
+  map?.set(source.id, id);
+  (p.plan.inserts[table] as object[]).push({
+    ...p.scoped,
+    id,
+    key: source.key,
+    ...fields,
+    ...insertOnly,
+    created_at: source.created_at,
+    updated_at: p.at,
+  });
+  return id;
+}
+
+function selectScope(src: PolicyRows, scope: CopyScope): Selection {
+  return {
+    resources: src.resources.filter((r) => selects(scope.resources)(r.key)),
+    tenantRoles: src.roles.filter((r) => r.resource_id === null && selects(scope.roles)(r.key)),
+    sets: src.conditionSets.filter((s) =>
+      selects(s.type === "resourceset" ? scope.resource_sets : scope.user_sets)(s.key),
+    ),
+  };
+}
+
+/** Selected objects whose key the target already has (built-in resources on both sides are no conflict). */
+function findConflicts(selected: Selection, tgt: PolicyRows): CopyConflicts {
+  const tgtResourceByKey = new Map(tgt.resources.map((r) => [r.key, r]));
+  const tgtTenantRoleKeys = new Set(tgt.roles.filter((r) => r.resource_id === null).map((r) => r.key));
+  const tgtSetKeys = new Set(tgt.conditionSets.map((s) => s.key));
+  return {
+    resources: selected.resources
+      .filter((r) => {
+        const existing = tgtResourceByKey.get(r.key);
+        return existing && !(existing.built_in === 1 && r.built_in === 1);
+      })
+      .map((r) => r.key),
+    roles: selected.tenantRoles.filter((r) => tgtTenantRoleKeys.has(r.key)).map((r) => r.key),
+    condition_sets: selected.sets.filter((s) => tgtSetKeys.has(s.key)).map((s) => s.key),
+  };
+}
+
+/**
+ * Source id -> target id of anything a copied row refers to: the copy when it is copied (undefined until it is,
+ * or when it is not copied after all), else the target's object with the same key.
+ */
+function resolvers(p: Planner, selected: Selection) {
+  const { src, tgt, map } = p;
   const srcIds = identities(src);
   const tgtIds = identities(tgt);
-  const tgtResourceByKey = new Map(tgt.resources.map((r) => [r.key, r]));
-  const tgtTenantRoleByKey = new Map(tgt.roles.filter((r) => r.resource_id === null).map((r) => [r.key, r]));
-  const tgtSetByKey = new Map(tgt.conditionSets.map((s) => [s.key, s]));
-
-  // ---- Selection and conflicts ----
-  const selectedResources = src.resources.filter((r) => selects(scope.resources)(r.key));
-  const selectedTenantRoles = src.roles.filter((r) => r.resource_id === null && selects(scope.roles)(r.key));
-  const selectedSets = src.conditionSets.filter((s) =>
-    selects(s.type === "resourceset" ? scope.resource_sets : scope.user_sets)(s.key),
-  );
-  for (const r of selectedResources) {
-    const existing = tgtResourceByKey.get(r.key);
-    if (existing && !(existing.built_in === 1 && r.built_in === 1)) plan.conflicts.resources.push(r.key);
-  }
-  for (const r of selectedTenantRoles) if (tgtTenantRoleByKey.has(r.key)) plan.conflicts.roles.push(r.key);
-  for (const s of selectedSets) if (tgtSetByKey.has(s.key)) plan.conflicts.condition_sets.push(s.key);
-  const hasConflicts =
-    plan.conflicts.resources.length + plan.conflicts.roles.length + plan.conflicts.condition_sets.length > 0;
-  if (hasConflicts && strategy === "fail") return plan;
-
-  // ---- Source id -> target id for everything copied; references to the rest resolve by key ----
-  const resourceMap = new Map<string, string>();
-  const actionMap = new Map<string, string>();
-  const roleMap = new Map<string, string>();
-  const relationMap = new Map<string, string>();
-  const setMap = new Map<string, string>();
-  const selectedResourceIds = new Set(selectedResources.map((r) => r.id));
-  const selectedRoleIds = new Set(selectedTenantRoles.map((r) => r.id));
-  const selectedSetIds = new Set(selectedSets.map((s) => s.id));
+  const selectedResourceIds = new Set(selected.resources.map((r) => r.id));
+  const selectedRoleIds = new Set(selected.tenantRoles.map((r) => r.id));
+  const selectedSetIds = new Set(selected.sets.map((s) => s.id));
   const tgtResourceIdByKey = new Map(tgt.resources.map((r) => [r.key, r.id]));
   const tgtActionIdByIdent = invert(tgtIds.action);
   const tgtRoleIdByIdent = invert(tgtIds.role);
   const tgtRelationIdByIdent = invert(tgtIds.relation);
   const tgtSetIdByKey = invert(tgtIds.set);
-
   const srcActionResource = new Map(src.actions.map((a) => [a.id, a.resource_id]));
   const srcRoleResource = new Map(src.roles.map((r) => [r.id, r.resource_id]));
   const srcRelationResource = new Map(src.relations.map((r) => [r.id, r.object_resource_id]));
-
-  const resolveResource = (id: string) =>
-    resourceMap.get(id) ??
-    (selectedResourceIds.has(id) ? undefined : tgtResourceIdByKey.get(srcIds.resourceKey.get(id) ?? ""));
   const copiedWithResource = (resourceId: string | null | undefined) =>
     resourceId !== null && resourceId !== undefined && selectedResourceIds.has(resourceId);
-  const resolveAction = (id: string) =>
-    actionMap.get(id) ??
-    (copiedWithResource(srcActionResource.get(id))
-      ? undefined
-      : tgtActionIdByIdent.get(srcIds.action.get(id) ?? ""));
-  const resolveRole = (id: string) => {
-    const owner = srcRoleResource.get(id);
-    const copied = owner === null ? selectedRoleIds.has(id) : copiedWithResource(owner);
-    return roleMap.get(id) ?? (copied ? undefined : tgtRoleIdByIdent.get(srcIds.role.get(id) ?? ""));
-  };
-  const resolveRelation = (id: string) =>
-    relationMap.get(id) ??
-    (copiedWithResource(srcRelationResource.get(id))
-      ? undefined
-      : tgtRelationIdByIdent.get(srcIds.relation.get(id) ?? ""));
-  const resolveSet = (id: string) =>
-    setMap.get(id) ?? (selectedSetIds.has(id) ? undefined : tgtSetIdByKey.get(srcIds.set.get(id) ?? ""));
 
-  // ---- Resources ----
-  /** How the parts of each copied resource are merged into the target's resource of the same key. */
-  const mergeMode = new Map<string, "new" | "replace" | "add">();
-  const targetResourceOf = new Map<string, string>();
-  for (const r of selectedResources) {
+  return {
+    resource: (id: string) =>
+      map.resource.get(id) ??
+      (selectedResourceIds.has(id) ? undefined : tgtResourceIdByKey.get(srcIds.resourceKey.get(id) ?? "")),
+    action: (id: string) =>
+      map.action.get(id) ??
+      (copiedWithResource(srcActionResource.get(id))
+        ? undefined
+        : tgtActionIdByIdent.get(srcIds.action.get(id) ?? "")),
+    role: (id: string) => {
+      const owner = srcRoleResource.get(id);
+      const copied = owner === null ? selectedRoleIds.has(id) : copiedWithResource(owner);
+      return map.role.get(id) ?? (copied ? undefined : tgtRoleIdByIdent.get(srcIds.role.get(id) ?? ""));
+    },
+    relation: (id: string) =>
+      map.relation.get(id) ??
+      (copiedWithResource(srcRelationResource.get(id))
+        ? undefined
+        : tgtRelationIdByIdent.get(srcIds.relation.get(id) ?? "")),
+    set: (id: string) =>
+      map.set.get(id) ?? (selectedSetIds.has(id) ? undefined : tgtSetIdByKey.get(srcIds.set.get(id) ?? "")),
+  };
+}
+
+/** The resources themselves: a free key is inserted, a taken one keeps the target's id (updated on overwrite). */
+function copyResources(p: Planner, selected: Row<"resources">[]): CopiedResource[] {
+  const tgtResourceByKey = new Map(p.tgt.resources.map((r) => [r.key, r]));
+  return selected.map((r) => {
     const existing = tgtResourceByKey.get(r.key);
     const fields = {
       name: r.name,
@@ -260,140 +375,107 @@ export function planCopy(input: {
       urn: r.urn,
       type_attributes: r.type_attributes,
     };
-    if (existing) {
-      resourceMap.set(r.id, existing.id);
-      mergeMode.set(r.id, strategy === "overwrite" ? "replace" : "add");
-      if (strategy === "overwrite") update("resources", existing, fields);
-    } else {
-      const id = newId();
-      resourceMap.set(r.id, id);
-      mergeMode.set(r.id, "new");
-      plan.inserts.resources.push({
-        ...scoped,
-        id,
-        key: r.key,
-        ...fields,
-        built_in: r.built_in,
-        created_at: r.created_at,
-        updated_at: at,
-      });
-    }
-    targetResourceOf.set(r.id, resourceMap.get(r.id) ?? "");
-  }
+    const overwrite = p.strategy === "overwrite";
+    const targetId = copyObject(p, "resources", p.map.resource, r, existing, overwrite, fields, {
+      built_in: r.built_in,
+    });
+    return { source: r, targetId, mode: existing ? (overwrite ? "replace" : "add") : "new" };
+  });
+}
 
-  const srcByResource = {
+/**
+ * Matches a resource's parts by key. New parts are inserted; in "replace" mode matching parts are updated
+ * and parts the source lacks are deleted; in "add" mode matching parts stay as they are. Returns the target
+ * parts whose links the source's links replace, and the source parts whose links are copied (all but "add"
+ * matches).
+ */
+function mergeParts<R extends { id: string; key: string; created_at: string }>(
+  p: Planner,
+  table: Exclude<PartTable, "relations">,
+  mode: MergeMode,
+  sourceParts: R[],
+  targetParts: R[],
+  resourceId: string,
+  map: Map<string, string> | null,
+  fieldsOf: (row: R) => object,
+): { replaced: string[]; linked: string[] } {
+  const byKey = new Map(targetParts.map((part) => [part.key, part]));
+  const seen = new Set<string>();
+  const replaced: string[] = [];
+  const linked: string[] = [];
+  for (const part of sourceParts) {
+    seen.add(part.key);
+    const existing = mode === "new" ? undefined : byKey.get(part.key);
+    copyObject(p, table, map, part, existing, mode === "replace", fieldsOf(part), {
+      resource_id: resourceId,
+    });
+    if (existing && mode === "replace") replaced.push(existing.id);
+    if (!existing || mode === "replace") linked.push(part.id);
+  }
+  if (mode === "replace") {
+    for (const part of targetParts) {
+      if (!seen.has(part.key)) p.plan.deletes[table].push(part.id);
+    }
+  }
+  return { replaced, linked };
+}
+
+/** Actions, attributes, action groups and roles of the copied resources; notes whose links are copied. */
+function copyResourceParts(p: Planner, resources: CopiedResource[]): void {
+  const { src, tgt, plan, map } = p;
+  const srcBy = {
     actions: groupBy(src.actions, (a) => a.resource_id),
     attributes: groupBy(src.attributes, (a) => a.resource_id),
     groups: groupBy(src.groups, (g) => g.resource_id),
     roles: groupBy(src.roles, (r) => r.resource_id),
-    relations: groupBy(src.relations, (r) => r.object_resource_id),
   };
-  const tgtByResource = {
+  const tgtBy = {
     actions: groupBy(tgt.actions, (a) => a.resource_id),
     attributes: groupBy(tgt.attributes, (a) => a.resource_id),
     groups: groupBy(tgt.groups, (g) => g.resource_id),
     roles: groupBy(tgt.roles, (r) => r.resource_id),
-    relations: groupBy(tgt.relations, (r) => r.object_resource_id),
   };
-
-  /**
-   * Matches a resource's parts by key. New parts are inserted; in "replace" mode matching parts are updated
-   * and parts the source lacks are deleted; in "add" mode matching parts stay as they are. Returns the target
-   * parts whose links the source's links replace.
-   */
-  function mergeParts<R extends { id: string; key: string; created_at: string }>(
-    table: Exclude<PartTable, "relations">,
-    mode: "new" | "replace" | "add",
-    sourceParts: R[],
-    targetParts: R[],
-    resourceId: string,
-    map: Map<string, string> | null,
-    fieldsOf: (row: R) => object,
-  ): { replaced: string[] } {
-    const byKey = new Map(targetParts.map((p) => [p.key, p]));
-    const seen = new Set<string>();
-    const replaced: string[] = [];
-    for (const part of sourceParts) {
-      const key = part.key;
-      seen.add(key);
-      const existing = mode === "new" ? undefined : byKey.get(key);
-      if (existing) {
-        map?.set(part.id, existing.id);
-        if (mode === "replace") {
-          update(table, existing, fieldsOf(part));
-          replaced.push(existing.id);
-        }
-      } else {
-        const id = newId();
-        map?.set(part.id, id);
-        (plan.inserts[table] as object[]).push({
-          ...scoped,
-          id,
-          resource_id: resourceId,
-          key,
-          ...fieldsOf(part),
-          created_at: part.created_at,
-          updated_at: at,
-        });
-      }
-    }
-    if (mode === "replace") {
-      for (const part of targetParts) {
-        if (!seen.has(part.key)) plan.deletes[table].push(part.id);
-      }
-    }
-    return { replaced };
-  }
-
-  const groupMap = new Map<string, string>();
-  /** Copied roles and groups whose links are written from the source's (all, except "add" matches). */
-  const linkedRoles = new Set<string>();
-  const linkedGroups = new Set<string>();
-  for (const r of selectedResources) {
-    const mode = mergeMode.get(r.id) ?? "new";
-    const targetId = targetResourceOf.get(r.id) ?? "";
+  for (const { source: r, targetId, mode } of resources) {
     mergeParts(
+      p,
       "resource_actions",
       mode,
-      srcByResource.actions.get(r.id) ?? [],
-      tgtByResource.actions.get(targetId) ?? [],
+      srcBy.actions.get(r.id) ?? [],
+      tgtBy.actions.get(targetId) ?? [],
       targetId,
-      actionMap,
+      map.action,
       (a) => ({ name: a.name, description: a.description, attributes: a.attributes }),
     );
     mergeParts(
+      p,
       "resource_attributes",
       mode,
-      srcByResource.attributes.get(r.id) ?? [],
-      tgtByResource.attributes.get(targetId) ?? [],
+      srcBy.attributes.get(r.id) ?? [],
+      tgtBy.attributes.get(targetId) ?? [],
       targetId,
       null,
       (a) => ({ type: a.type, description: a.description, built_in: a.built_in }),
     );
-    const groups = srcByResource.groups.get(r.id) ?? [];
-    const groupsMerged = mergeParts(
+    const groups = mergeParts(
+      p,
       "action_groups",
       mode,
-      groups,
-      tgtByResource.groups.get(targetId) ?? [],
+      srcBy.groups.get(r.id) ?? [],
+      tgtBy.groups.get(targetId) ?? [],
       targetId,
-      groupMap,
+      map.group,
       (g) => ({ name: g.name, description: g.description, attributes: g.attributes }),
     );
-    plan.clearLinks.action_group_actions.push(...groupsMerged.replaced);
-    const tgtGroupIds = new Set((tgtByResource.groups.get(targetId) ?? []).map((g) => g.id));
-    for (const g of groups) {
-      const id = groupMap.get(g.id);
-      if (id && (!tgtGroupIds.has(id) || groupsMerged.replaced.includes(id))) linkedGroups.add(g.id);
-    }
-    const roles = srcByResource.roles.get(r.id) ?? [];
-    const rolesMerged = mergeParts(
+    plan.clearLinks.action_group_actions.push(...groups.replaced);
+    for (const id of groups.linked) p.linkedGroups.add(id);
+    const roles = mergeParts(
+      p,
       "roles",
       mode,
-      roles,
-      tgtByResource.roles.get(targetId) ?? [],
+      srcBy.roles.get(r.id) ?? [],
+      tgtBy.roles.get(targetId) ?? [],
       targetId,
-      roleMap,
+      map.role,
       (role) => ({
         name: role.name,
         description: role.description,
@@ -401,24 +483,25 @@ export function planCopy(input: {
         no_direct_roles_on_object: role.no_direct_roles_on_object,
       }),
     );
-    const replacedRoles = new Set(rolesMerged.replaced);
-    const tgtRoleIds = new Set((tgtByResource.roles.get(targetId) ?? []).map((role) => role.id));
-    for (const role of roles) {
-      const id = roleMap.get(role.id);
-      if (id && (!tgtRoleIds.has(id) || replacedRoles.has(id))) linkedRoles.add(role.id);
-    }
+    for (const id of roles.linked) p.linkedRoles.add(id);
     for (const table of ["role_permissions", "role_extends", "role_derivations"] as const) {
-      plan.clearLinks[table].push(...rolesMerged.replaced);
+      plan.clearLinks[table].push(...roles.replaced);
     }
   }
+}
 
-  // Relations need every copied resource first: their subject may be any of them (or the target's own).
-  for (const r of selectedResources) {
-    const mode = mergeMode.get(r.id) ?? "new";
-    const targetId = targetResourceOf.get(r.id) ?? "";
-    const existingByKey = new Map((tgtByResource.relations.get(targetId) ?? []).map((rel) => [rel.key, rel]));
+/** Relations of the copied resources, matched by key and subject. */
+function copyRelations(
+  p: Planner,
+  resources: CopiedResource[],
+  resolveResource: Resolvers["resource"],
+): void {
+  const srcRelations = groupBy(p.src.relations, (r) => r.object_resource_id);
+  const tgtRelations = groupBy(p.tgt.relations, (r) => r.object_resource_id);
+  for (const { source: r, targetId, mode } of resources) {
+    const existingByKey = new Map((tgtRelations.get(targetId) ?? []).map((rel) => [rel.key, rel]));
     const kept = new Set<string>();
-    for (const rel of srcByResource.relations.get(r.id) ?? []) {
+    for (const rel of srcRelations.get(r.id) ?? []) {
       const subject = resolveResource(rel.subject_resource_id);
       const existing = mode === "new" ? undefined : existingByKey.get(rel.key);
       if (
@@ -426,18 +509,18 @@ export function planCopy(input: {
         (mode === "add" || (subject !== undefined && existing.subject_resource_id === subject))
       ) {
         kept.add(existing.key);
-        relationMap.set(rel.id, existing.id);
+        p.map.relation.set(rel.id, existing.id);
         if (mode === "replace")
-          update("relations", existing, { name: rel.name, description: rel.description });
+          update(p, "relations", existing, { name: rel.name, description: rel.description });
         continue;
       }
       // A subject that is neither copied nor in the target: the relation cannot exist there.
       if (subject === undefined) continue;
       // Same key, another subject: a new relation (tuples of the old one cannot fit it).
       const id = newId();
-      relationMap.set(rel.id, id);
-      plan.inserts.relations.push({
-        ...scoped,
+      p.map.relation.set(rel.id, id);
+      p.plan.inserts.relations.push({
+        ...p.scoped,
         id,
         object_resource_id: targetId,
         subject_resource_id: subject,
@@ -445,16 +528,21 @@ export function planCopy(input: {
         name: rel.name,
         description: rel.description,
         created_at: rel.created_at,
-        updated_at: at,
+        updated_at: p.at,
       });
     }
     if (mode === "replace") {
-      for (const rel of existingByKey.values()) if (!kept.has(rel.key)) plan.deletes.relations.push(rel.id);
+      for (const rel of existingByKey.values()) if (!kept.has(rel.key)) p.plan.deletes.relations.push(rel.id);
     }
   }
+}
 
-  // ---- Tenant roles ----
-  for (const role of selectedTenantRoles) {
+/** Tenant roles (roles of no resource): a taken key is overwritten, its links replaced. */
+function copyTenantRoles(p: Planner, selected: Row<"roles">[]): void {
+  const tgtTenantRoleByKey = new Map(
+    p.tgt.roles.filter((r) => r.resource_id === null).map((r) => [r.key, r]),
+  );
+  for (const role of selected) {
     const existing = tgtTenantRoleByKey.get(role.key);
     const fields = {
       name: role.name,
@@ -462,61 +550,49 @@ export function planCopy(input: {
       attributes: role.attributes,
       no_direct_roles_on_object: role.no_direct_roles_on_object,
     };
+    copyObject(p, "roles", p.map.role, role, existing, true, fields, { resource_id: null });
     if (existing) {
-      roleMap.set(role.id, existing.id);
-      update("roles", existing, fields);
       for (const table of ["role_permissions", "role_extends", "role_derivations"] as const) {
-        plan.clearLinks[table].push(existing.id);
+        p.plan.clearLinks[table].push(existing.id);
       }
-    } else {
-      const id = newId();
-      roleMap.set(role.id, id);
-      plan.inserts.roles.push({
-        ...scoped,
-        id,
-        resource_id: null,
-        key: role.key,
-        ...fields,
-        created_at: role.created_at,
-        updated_at: at,
-      });
     }
-    linkedRoles.add(role.id);
+    p.linkedRoles.add(role.id);
   }
+}
 
-  // ---- Links of copied roles and groups ----
+/** Links of copied roles and groups: group members, permissions, parents and derivations. */
+function copyLinks(p: Planner, resolve: Resolvers): void {
+  const { src, map, linkedGroups, linkedRoles } = p;
+  const inserts = p.plan.inserts;
+  const env = p.scoped.environment_id;
   for (const m of src.groupActions) {
     if (!linkedGroups.has(m.action_group_id)) continue;
-    const group = groupMap.get(m.action_group_id);
-    const action = resolveAction(m.action_id);
+    const group = map.group.get(m.action_group_id);
+    const action = resolve.action(m.action_id);
     if (group && action)
-      plan.inserts.action_group_actions.push({
-        environment_id: env,
-        action_group_id: group,
-        action_id: action,
-      });
+      inserts.action_group_actions.push({ environment_id: env, action_group_id: group, action_id: action });
   }
-  for (const p of src.permissions) {
-    if (!linkedRoles.has(p.role_id)) continue;
-    const role = roleMap.get(p.role_id);
-    const action = resolveAction(p.action_id);
+  for (const perm of src.permissions) {
+    if (!linkedRoles.has(perm.role_id)) continue;
+    const role = map.role.get(perm.role_id);
+    const action = resolve.action(perm.action_id);
     if (role && action)
-      plan.inserts.role_permissions.push({ environment_id: env, role_id: role, action_id: action });
+      inserts.role_permissions.push({ environment_id: env, role_id: role, action_id: action });
   }
   for (const e of src.extends) {
     if (!linkedRoles.has(e.role_id)) continue;
-    const role = roleMap.get(e.role_id);
-    const parent = resolveRole(e.extends_role_id);
+    const role = map.role.get(e.role_id);
+    const parent = resolve.role(e.extends_role_id);
     if (role && parent)
-      plan.inserts.role_extends.push({ environment_id: env, role_id: role, extends_role_id: parent });
+      inserts.role_extends.push({ environment_id: env, role_id: role, extends_role_id: parent });
   }
   for (const d of src.derivations) {
     if (!linkedRoles.has(d.role_id)) continue;
-    const role = roleMap.get(d.role_id);
-    const sourceRole = resolveRole(d.source_role_id);
-    const relation = resolveRelation(d.relation_id);
+    const role = map.role.get(d.role_id);
+    const sourceRole = resolve.role(d.source_role_id);
+    const relation = resolve.relation(d.relation_id);
     if (role && sourceRole && relation) {
-      plan.inserts.role_derivations.push({
+      inserts.role_derivations.push({
         id: newId(),
         environment_id: env,
         role_id: role,
@@ -527,12 +603,15 @@ export function planCopy(input: {
       });
     }
   }
+}
 
-  // ---- Condition sets ----
-  const parentOf = new Map(tgt.conditionSets.map((s) => [s.id, s.parent_id]));
+/** Condition sets, then their parents once every set exists (a parent that would close a loop is dropped). */
+function copyConditionSets(p: Planner, selected: Row<"conditionSets">[], resolve: Resolvers): void {
+  const tgtSetByKey = new Map(p.tgt.conditionSets.map((s) => [s.key, s]));
+  const parentOf = new Map(p.tgt.conditionSets.map((s) => [s.id, s.parent_id]));
   const copiedSets: { source: Selectable<Database["condition_sets"]>; id: string }[] = [];
-  for (const s of selectedSets) {
-    const resource = s.resource_id === null ? null : resolveResource(s.resource_id);
+  for (const s of selected) {
+    const resource = s.resource_id === null ? null : resolve.resource(s.resource_id);
     // A resource set of a resource the target will not have would match nothing: leave it out.
     if (resource === undefined) continue;
     const existing = tgtSetByKey.get(s.key);
@@ -544,25 +623,9 @@ export function planCopy(input: {
       description: s.description,
       conditions: s.conditions,
     };
-    if (existing) {
-      setMap.set(s.id, existing.id);
-      update("condition_sets", existing, fields);
-      copiedSets.push({ source: s, id: existing.id });
-    } else {
-      const id = newId();
-      setMap.set(s.id, id);
-      plan.inserts.condition_sets.push({
-        ...scoped,
-        id,
-        key: s.key,
-        ...fields,
-        parent_id: null,
-        created_at: s.created_at,
-        updated_at: at,
-      });
-      parentOf.set(id, null);
-      copiedSets.push({ source: s, id });
-    }
+    const id = copyObject(p, "condition_sets", p.map.set, s, existing, true, fields, { parent_id: null });
+    if (!existing) parentOf.set(id, null);
+    copiedSets.push({ source: s, id });
   }
   const reaches = (from: string | null, to: string) => {
     for (let node = from, steps = 0; node !== null && steps <= parentOf.size; steps++) {
@@ -572,37 +635,38 @@ export function planCopy(input: {
     return false;
   };
   for (const { source, id } of copiedSets) {
-    let parent = source.parent_id === null ? null : (resolveSet(source.parent_id) ?? null);
+    let parent = source.parent_id === null ? null : (resolve.set(source.parent_id) ?? null);
     if (parent !== null && reaches(parent, id)) parent = null;
     if ((parentOf.get(id) ?? null) !== parent) {
       parentOf.set(id, parent);
-      plan.parents.push({ id, parent_id: parent });
+      p.plan.parents.push({ id, parent_id: parent });
     }
   }
+}
 
-  // ---- Set rules ----
+/** Set rules of a copied condition set, when all they name exists in the target and the target lacks them. */
+function copySetRules(p: Planner, resolve: Resolvers): void {
   const existingRules = new Set(
-    tgt.rules.map((r) => [r.user_set_id, r.action_id, r.resource_set_id].join(SEP)),
+    p.tgt.rules.map((r) => [r.user_set_id, r.action_id, r.resource_set_id].join(SEP)),
   );
-  for (const rule of src.rules) {
-    if (!setMap.has(rule.user_set_id) && !setMap.has(rule.resource_set_id)) continue;
-    const userSet = resolveSet(rule.user_set_id);
-    const resourceSet = resolveSet(rule.resource_set_id);
-    const action = resolveAction(rule.action_id);
+  for (const rule of p.src.rules) {
+    if (!p.map.set.has(rule.user_set_id) && !p.map.set.has(rule.resource_set_id)) continue;
+    const userSet = resolve.set(rule.user_set_id);
+    const resourceSet = resolve.set(rule.resource_set_id);
+    const action = resolve.action(rule.action_id);
     if (!userSet || !resourceSet || !action) continue;
     const ident = [userSet, action, resourceSet].join(SEP);
     if (existingRules.has(ident)) continue;
     existingRules.add(ident);
-    plan.inserts.condition_set_rules.push({
-      ...scoped,
+    p.plan.inserts.condition_set_rules.push({
+      ...p.scoped,
       id: newId(),
       key: rule.key,
       user_set_id: userSet,
       action_id: action,
       resource_set_id: resourceSet,
       created_at: rule.created_at,
-      updated_at: at,
+      updated_at: p.at,
     });
   }
-  return plan;
 }
