@@ -24,6 +24,8 @@ const AUTH_CACHE_MS = 5000;
 const POLL_MS = 500;
 /** What a key resolved to is kept this long after its last check, for checks while the database is away. */
 const LAST_KNOWN_MS = 60 * 60_000;
+/** At most this many keys (by hash and named environment) are remembered for outages. */
+const LAST_KNOWN_MAX = 10_000;
 
 const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
 
@@ -180,8 +182,7 @@ function createKeyResolver(
     { organizationId: string; projectId: string; environmentId: string; level: string; usedAt: number }
   >();
 
-  async function principalFor(secret: string): Promise<Principal | null> {
-    const hash = hashSecret(secret);
+  async function principalFor(secret: string, hash: string): Promise<Principal | null> {
     const cached = authCache.get(hash);
     const now = Date.now();
     if (cached && cached.expires > now) return cached.principal;
@@ -190,26 +191,40 @@ function createKeyResolver(
     return principal;
   }
 
+  /** The target a key resolved to when the database last answered, if its environment's copy is loaded. */
+  function fromMemory(secret: string, knownAs: string): PdpTarget | undefined {
+    const known = lastKnown.get(knownAs);
+    const replica = known && replicas.loaded.get(known.environmentId);
+    if (!known || !replica) return undefined;
+    const now = Date.now();
+    known.usedAt = now;
+    replica.usedAt = now;
+    const { organizationId, projectId, environmentId } = known;
+    const target: PdpTarget = { organizationId, projectId, environmentId, replica };
+    // The next checks with this key need not try the database again for a while.
+    if (known.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
+    return target;
+  }
+
   /** What the key resolves to: from the database, or while it is away, from memory when the key was seen before. */
   async function resolveKey(secret: string, request: FastifyRequest): Promise<PdpTarget> {
     const named = request.headers[ENVIRONMENT_HEADER];
-    const knownAs = `${hashSecret(secret)}\n${typeof named === "string" ? named : ""}`;
+    const hash = hashSecret(secret);
+    const knownAs = `${hash}\n${typeof named === "string" ? named : ""}`;
+    // During an outage a known key does not wait for a database that may take seconds to refuse.
+    const remembered = store.outage.down ? fromMemory(secret, knownAs) : undefined;
+    if (remembered) return remembered;
     try {
-      const { target, level } = await lookUpKey(secret, request);
+      const { target, level } = await lookUpKey(secret, hash, request);
       const { organizationId, projectId, environmentId } = target;
+      lastKnown.delete(knownAs);
       lastKnown.set(knownAs, { organizationId, projectId, environmentId, level, usedAt: Date.now() });
+      // Bounded: past the cap the least recently resolved key is forgotten first (a Map keeps insertion order).
+      if (lastKnown.size > LAST_KNOWN_MAX) lastKnown.delete(lastKnown.keys().next().value as string);
       return target;
     } catch (error) {
-      const known = lastKnown.get(knownAs);
-      const replica = known && replicas.loaded.get(known.environmentId);
-      if (!known || !replica || !isDatabaseUnavailable(error)) throw error;
-      const now = Date.now();
-      known.usedAt = now;
-      replica.usedAt = now;
-      const { organizationId, projectId, environmentId } = known;
-      const target: PdpTarget = { organizationId, projectId, environmentId, replica };
-      // The next checks with this key need not try the database again for a while.
-      if (known.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
+      const target = isDatabaseUnavailable(error) ? fromMemory(secret, knownAs) : undefined;
+      if (!target) throw error;
       onError?.(error);
       return target;
     }
@@ -217,9 +232,10 @@ function createKeyResolver(
 
   async function lookUpKey(
     secret: string,
+    hash: string,
     request: FastifyRequest,
   ): Promise<{ target: PdpTarget; level: string }> {
-    const principal = await principalFor(secret);
+    const principal = await principalFor(secret, hash);
     if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
     if (principal.access === "no_access") throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
     const env = await environmentOf(store, principal, request);
@@ -276,8 +292,9 @@ async function environmentOf(
     return { id: principal.environmentId, projectId: principal.projectId };
   }
   const named = request.headers[ENVIRONMENT_HEADER];
-  const [projRef, envRef] = typeof named === "string" ? named.split("/") : [];
-  if (!projRef || !envRef) {
+  const parts = typeof named === "string" ? named.split("/") : [];
+  const [projRef, envRef] = parts;
+  if (parts.length !== 2 || !projRef || !envRef) {
     throw new AppError(
       "FORBIDDEN_ACCESS",
       `a PDP answers for one environment: use an environment key, or name the environment in ${ENVIRONMENT_HEADER}: <project>/<environment>`,

@@ -361,6 +361,11 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
       "x-gatehouse-environment": "default/production",
     });
     assert.equal(named.json.allow, true);
+    // Exactly <project>/<environment>: anything after it is not silently dropped.
+    const extra = await pdp.call(orgKey, "/allowed", body, {
+      "x-gatehouse-environment": "default/production/1",
+    });
+    assert.equal(extra.status, 403);
     const { globex, call } = env();
     const globexKey = (await call(globex.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
     const theirs = await pdp.call(globexKey, "/allowed", body);
