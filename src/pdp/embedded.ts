@@ -64,7 +64,9 @@ export function createEmbeddedPdp(deps: {
     keys.forgetEnvironment(environmentId);
   }
 
-  const unsubscribe = deps.notifier.subscribe((environmentId) => replicas.catchUp(environmentId));
+  const unsubscribe = deps.notifier.subscribe((environmentId, revision) =>
+    replicas.catchUp(environmentId, revision),
+  );
   const poll = setInterval(() => {
     const now = Date.now();
     // Copies of environments no check asked for in a while go, so that memory follows the environments in use;
@@ -150,7 +152,9 @@ function createReplicas(store: Store, onError: ((error: unknown) => void) | unde
       }
       return pending;
     },
-    catchUp(environmentId: string): Promise<void> | undefined {
+    /** Applies what the copy lacks; nothing when it already holds `revision` (the NOTIFY of its own write). */
+    catchUp(environmentId: string, revision?: number): Promise<void> | undefined {
+      if (revision !== undefined && (loaded.get(environmentId)?.revision ?? -1) >= revision) return undefined;
       const pending = replicas.get(environmentId);
       return pending?.then((r) => r.catchUp()).catch((e: unknown) => onError?.(e));
     },
