@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
 import { migrateToLatest, openStore } from "../src/db/store.ts";
 import { createSecretBox } from "../src/lib/secrets.ts";
 
@@ -15,7 +16,8 @@ export async function generateOpenApi(): Promise<string> {
   const store = openStore({});
   await migrateToLatest(store);
   const app = await buildApp({
-    config: { publicUrl: "http://127.0.0.1:8000", bodyLimitBytes: 1024, logLevel: "silent" },
+    // The defaults: the document does not depend on the settings.
+    config: loadConfig([], {}),
     store,
     box: createSecretBox("openapi-generation-only-key-0000000000"),
   });

@@ -1,12 +1,17 @@
+import { EventEmitter } from "node:events";
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
-import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import fastJson from "fast-json-stringify";
 import { Ajv, type Options as AjvOptions } from "ajv";
 import addFormats from "ajv-formats";
+import type { Kysely } from "kysely";
 import { Type } from "typebox";
-import type { Store } from "./db/store.ts";
+import type { Config } from "./config.ts";
+import type { Dialect, Store } from "./db/store.ts";
+import type { Database } from "./db/types.ts";
+import type { DatabaseOutage } from "./db/outage.ts";
 import { ERROR_CODES } from "./lib/errors.ts";
 import { ErrorBodySchema } from "./lib/schemas.ts";
 import type { SecretBox } from "./lib/secrets.ts";
@@ -17,93 +22,106 @@ import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
-import { createScopeService } from "./modules/scope/scope.service.ts";
-import { createAuditLogsService } from "./modules/audit-logs/audit-logs.service.ts";
-import { openSqliteDecisionLogReader } from "./modules/audit-logs/sqlite-decision-log.ts";
-import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";
-import { purgeDecisionLogsOlderThan } from "./modules/audit-logs/audit-logs.service.ts";
-import { schedulePeriodic } from "./lib/periodic.ts";
-import { createPdpSyncService } from "./modules/pdp-sync/pdp-sync.service.ts";
-import { pdpSyncRoutes } from "./modules/pdp-sync/pdp-sync.routes.ts";
-import {
-  createOrganizationsService,
-  organizationRateLimit,
-} from "./modules/organizations/organizations.service.ts";
+import { createScopeService, type ScopeService } from "./modules/scope/scope.service.ts";
+import { organizationRateLimit } from "./modules/organizations/organizations.service.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
-import { createProjectsService } from "./modules/projects/projects.service.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
-import { createEnvironmentsService } from "./modules/environments/environments.service.ts";
 import { environmentsRoutes } from "./modules/environments/environments.routes.ts";
-import { createApiKeysService } from "./modules/api-keys/api-keys.service.ts";
 import { apiKeysRoutes } from "./modules/api-keys/api-keys.routes.ts";
-import { createHistoryService } from "./modules/history/history.service.ts";
 import { historyRoutes } from "./modules/history/history.routes.ts";
-import { createTasksService, type TasksService } from "./modules/tasks/tasks.service.ts";
-import { createTaskRunner, type TaskRunner } from "./modules/tasks/task-runner.ts";
-import { createEnvironmentCopyService } from "./modules/environment-copy/environment-copy.service.ts";
+import { tasksPlugin } from "./modules/tasks/tasks.plugin.ts";
 import { environmentCopyRoutes } from "./modules/environment-copy/environment-copy.routes.ts";
-import { createUsersService } from "./modules/users/users.service.ts";
+import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";
+import { pdpSyncRoutes } from "./modules/pdp-sync/pdp-sync.routes.ts";
 import { usersRoutes } from "./modules/users/users.routes.ts";
-import { createTenantsService } from "./modules/tenants/tenants.service.ts";
 import { tenantsRoutes } from "./modules/tenants/tenants.routes.ts";
-import {
-  createRoleAssignmentsService,
-  purgeExpiredAssignments,
-} from "./modules/role-assignments/role-assignments.service.ts";
 import { roleAssignmentsRoutes } from "./modules/role-assignments/role-assignments.routes.ts";
-import { createResourceInstancesService } from "./modules/resource-instances/resource-instances.service.ts";
 import { resourceInstancesRoutes } from "./modules/resource-instances/resource-instances.routes.ts";
-import { createRelationshipTuplesService } from "./modules/relationship-tuples/relationship-tuples.service.ts";
 import { relationshipTuplesRoutes } from "./modules/relationship-tuples/relationship-tuples.routes.ts";
-import { createSetRulesService } from "./modules/set-rules/set-rules.service.ts";
 import { setRulesRoutes } from "./modules/set-rules/set-rules.routes.ts";
-import { createBulkService } from "./modules/bulk/bulk.service.ts";
 import { bulkRoutes } from "./modules/bulk/bulk.routes.ts";
-import { createResourcesService } from "./modules/resources/resources.service.ts";
 import { resourcesRoutes } from "./modules/resources/resources.routes.ts";
-import { createResourceActionsService } from "./modules/resource-actions/resource-actions.service.ts";
 import { resourceActionsRoutes } from "./modules/resource-actions/resource-actions.routes.ts";
-import { createActionGroupsService } from "./modules/action-groups/action-groups.service.ts";
 import { actionGroupsRoutes } from "./modules/action-groups/action-groups.routes.ts";
-import { createResourceAttributesService } from "./modules/resource-attributes/resource-attributes.service.ts";
 import { resourceAttributesRoutes } from "./modules/resource-attributes/resource-attributes.routes.ts";
-import { createResourceRolesService } from "./modules/resource-roles/resource-roles.service.ts";
 import { resourceRolesRoutes } from "./modules/resource-roles/resource-roles.routes.ts";
-import { createRelationsService } from "./modules/relations/relations.service.ts";
 import { relationsRoutes } from "./modules/relations/relations.routes.ts";
-import { createRolesService } from "./modules/roles/roles.service.ts";
 import { rolesRoutes } from "./modules/roles/roles.routes.ts";
-import { createConditionSetsService } from "./modules/condition-sets/condition-sets.service.ts";
 import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.routes.ts";
 
-export interface AppConfig {
-  publicUrl: string;
-  bodyLimitBytes: number;
-  logLevel: string;
-  /** Defaults as in src/config.ts when left out. */
-  rateLimitPerMinute?: number;
-  redisUrl?: string | undefined;
-  apiLog?: string;
-  apiLogMaxBodyBytes?: number;
-  apiLogFlushMs?: number;
-  apiLogRetentionDays?: number;
-  taskRetentionDays?: number;
-  taskLeaseSeconds?: number;
-  decisionLogRetentionDays?: number;
-}
+/** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
+export type AppConfig = Pick<
+  Config,
+  | "publicUrl"
+  | "bodyLimitBytes"
+  | "rateLimitPerMinute"
+  | "redisUrl"
+  | "apiLog"
+  | "apiLogMaxBodyBytes"
+  | "apiLogFlushMs"
+  | "apiLogRetentionDays"
+  | "taskRetentionDays"
+  | "taskLeaseSeconds"
+  | "decisionLogRetentionDays"
+>;
 
 export interface AppDeps {
   config: AppConfig;
   store: Store;
   box: SecretBox;
-  notifier?: ChangeNotifier;
-  /** Told when keys are revoked or rotated and when environments go away (the embedded PDP drops its caches). */
-  hooks?: { onKeysChanged?: () => void; onEnvironmentDeleted?: (environmentId: string) => void };
-  /** Tests pass `false`; the server passes pino options. */
+  /** Tests pass nothing (no log); the server passes pino options. */
   logger?: FastifyServerOptions["logger"];
   /** Milliseconds since the epoch for rate-limit windows; Date.now when left out. */
   clock?: () => number;
 }
+
+/**
+ * What the control plane announces to those built after it: the embedded PDP drops cached key lookups when keys
+ * are revoked or rotated, and its copy of an environment when the environment goes away.
+ */
+export type AppEvents = EventEmitter<{ keysChanged: []; environmentDeleted: [environmentId: string] }>;
+
+/** What the app shares with its modules; each module's plugin declares the part it uses. */
+export interface ModuleDeps {
+  config: AppConfig;
+  store: Store;
+  db: Kysely<Database>;
+  dialect: Dialect;
+  outage: DatabaseOutage;
+  box: SecretBox;
+  scope: ScopeService;
+  notifier: ChangeNotifier;
+  onKeysChanged(): void;
+  onEnvironmentDeleted(environmentId: string): void;
+}
+
+/** The modules in the order their routes appear in the OpenAPI document; `tasks` comes before its task types. */
+const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
+  organizationsRoutes,
+  projectsRoutes,
+  environmentsRoutes,
+  apiKeysRoutes,
+  historyRoutes,
+  tasksPlugin,
+  environmentCopyRoutes,
+  auditLogsRoutes,
+  pdpSyncRoutes,
+  usersRoutes,
+  tenantsRoutes,
+  roleAssignmentsRoutes,
+  resourceInstancesRoutes,
+  relationshipTuplesRoutes,
+  setRulesRoutes,
+  bulkRoutes,
+  resourcesRoutes,
+  resourceActionsRoutes,
+  actionGroupsRoutes,
+  resourceAttributesRoutes,
+  resourceRolesRoutes,
+  relationsRoutes,
+  rolesRoutes,
+  conditionSetsRoutes,
+];
 
 export const OPENAPI_INFO = {
   title: "Gatehouse API",
@@ -116,10 +134,64 @@ export const OPENAPI_INFO = {
 /** Builds the whole control plane as a Fastify instance that is ready but not listening. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store, box } = deps;
-  const notifier = deps.notifier ?? new ChangeNotifier();
+  const app = createFastify(deps);
+  const notifier = new ChangeNotifier();
+  const events: AppEvents = new EventEmitter();
+  app.decorate("notifier", notifier);
+  app.decorate("events", events);
+
+  await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
+  app.addSchema(ErrorBodySchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: OPENAPI_INFO,
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  await app.register(errorsPlugin, { publicUrl: config.publicUrl, outage: store.outage });
+  await app.register(apiLogPlugin, {
+    db: store.db,
+    enabled: config.apiLog !== "off",
+    maxBodyBytes: config.apiLogMaxBodyBytes,
+    flushIntervalMs: config.apiLogFlushMs,
+    retentionDays: config.apiLogRetentionDays,
+    outage: store.outage,
+  });
+  await app.register(authPlugin, { db: store.db });
+  await app.register(rateLimitPlugin, {
+    defaultLimit: config.rateLimitPerMinute,
+    limitOf: (organizationId) => organizationRateLimit(store.db, organizationId),
+    redisUrl: config.redisUrl,
+    ...(deps.clock && { clock: deps.clock }),
+  });
+  await app.register(revisionsPlugin, { notifier });
+
+  const shared: ModuleDeps = {
+    config,
+    store,
+    db: store.db,
+    dialect: store.dialect,
+    outage: store.outage,
+    box,
+    scope: createScopeService(store.db),
+    notifier,
+    onKeysChanged: () => events.emit("keysChanged"),
+    onEnvironmentDeleted: (environmentId) => events.emit("environmentDeleted", environmentId),
+  };
+  for (const module of MODULES) await app.register(module, shared);
+  await app.register(opsRoutes, { store });
+  return app;
+}
+
+/** Fastify with the validators and serializers every route shares. */
+function createFastify(deps: AppDeps) {
   const app = Fastify({
     logger: deps.logger ?? false,
-    bodyLimit: config.bodyLimitBytes,
+    bodyLimit: deps.config.bodyLimitBytes,
     // Request ids go into every log line, so an "unexpected error" body can be matched with its log entry.
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -147,140 +219,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object),
   );
+  return app;
+}
 
-  await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
-
-  app.addSchema(ErrorBodySchema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: OPENAPI_INFO,
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-      security: [{ bearer: [] }],
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
-  await app.register(errorsPlugin, { publicUrl: config.publicUrl, outage: store.outage });
-  await app.register(apiLogPlugin, {
-    db: store.db,
-    enabled: config.apiLog !== "off",
-    maxBodyBytes: config.apiLogMaxBodyBytes ?? 65_536,
-    flushIntervalMs: config.apiLogFlushMs ?? 100,
-    retentionDays: config.apiLogRetentionDays ?? 30,
-    outage: store.outage,
-  });
-  await app.register(authPlugin, { db: store.db });
-  await app.register(rateLimitPlugin, {
-    defaultLimit: config.rateLimitPerMinute ?? 1000,
-    limitOf: (organizationId) => organizationRateLimit(store.db, organizationId),
-    redisUrl: config.redisUrl,
-    ...(deps.clock && { clock: deps.clock }),
-  });
-  await app.register(revisionsPlugin, { notifier });
-
-  const scope = createScopeService(store.db);
-  const organizations = createOrganizationsService({
-    db: store.db,
-    box,
-    onSettingsChanged: (organizationId) => app.rateLimits.forget(organizationId),
-  });
-  const hooks = deps.hooks ?? {};
-  const projects = createProjectsService({
-    db: store.db,
-    box,
-    scope,
-    ...(hooks.onEnvironmentDeleted && { onEnvironmentDeleted: hooks.onEnvironmentDeleted }),
-  });
-  const environments = createEnvironmentsService({
-    db: store.db,
-    box,
-    scope,
-    ...(hooks.onEnvironmentDeleted && { onDeleted: hooks.onEnvironmentDeleted }),
-  });
-  const apiKeys = createApiKeysService({
-    db: store.db,
-    box,
-    scope,
-    ...(hooks.onKeysChanged && { onKeysChanged: hooks.onKeysChanged }),
-  });
-  const history = createHistoryService({ db: store.db });
-
-  await app.register(organizationsRoutes, { organizations });
-  await app.register(projectsRoutes, { projects });
-  await app.register(environmentsRoutes, { environments });
-  await app.register(apiKeysRoutes, { apiKeys });
-  await app.register(historyRoutes, { history });
-
-  // Background tasks: the worker is created here and started by the server (tests start it themselves).
-  const tasks = createTasksService({ db: store.db, dialect: store.dialect, publicUrl: config.publicUrl });
-  const environmentCopy = createEnvironmentCopyService({
-    db: store.db,
-    dialect: store.dialect,
-    box,
-    scope,
-    tasks,
-  });
-  tasks.registry.register("environment_copy", environmentCopy.handler);
-  const taskRunner = createTaskRunner(tasks, {
-    retentionDays: config.taskRetentionDays ?? 7,
-    leaseMs: (config.taskLeaseSeconds ?? 30) * 1000,
-    notifier,
-    log: app.log,
-    outage: store.outage,
-  });
-  await app.register(environmentCopyRoutes, { environmentCopy });
-  app.addHook("preClose", async () => tasks.close());
-  app.addHook("onClose", () => taskRunner.stop());
-  app.decorate("tasks", tasks);
-  app.decorate("taskRunner", taskRunner);
-  const decisionLogReader =
-    store.sqliteFile === undefined ? undefined : openSqliteDecisionLogReader(store.sqliteFile);
-  if (decisionLogReader) app.addHook("onClose", () => decisionLogReader.destroy());
-  await app.register(auditLogsRoutes, {
-    auditLogs: createAuditLogsService({
-      db: store.db,
-      readDb: decisionLogReader ?? store.db,
-      dialect: store.dialect,
-      scope,
-    }),
-  });
-  schedulePeriodic(
-    app,
-    "decision log purge",
-    3_600_000,
-    () => purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays ?? 30),
-    store.outage,
-  );
-  await app.register(pdpSyncRoutes, { pdpSync: createPdpSyncService({ store, scope, notifier }) });
-
-  const facts = { db: store.db, scope };
-  await app.register(usersRoutes, { users: createUsersService(facts) });
-  await app.register(tenantsRoutes, { tenants: createTenantsService(facts) });
-  await app.register(roleAssignmentsRoutes, { roleAssignments: createRoleAssignmentsService(facts) });
-  // PDPs stop granting at an assignment's expiry on their own; this deletes the rows and tells every PDP.
-  schedulePeriodic(
-    app,
-    "expired role assignment purge",
-    60_000,
-    () => purgeExpiredAssignments({ db: store.db, notifier }),
-    store.outage,
-  );
-  await app.register(resourceInstancesRoutes, { instances: createResourceInstancesService(facts) });
-  await app.register(relationshipTuplesRoutes, { tuples: createRelationshipTuplesService(facts) });
-  await app.register(setRulesRoutes, { setRules: createSetRulesService(facts) });
-  await app.register(bulkRoutes, { bulk: createBulkService(facts) });
-
-  const schema = { db: store.db, scope };
-  await app.register(resourcesRoutes, { resources: createResourcesService(schema) });
-  await app.register(resourceActionsRoutes, { actions: createResourceActionsService(schema) });
-  await app.register(actionGroupsRoutes, { actionGroups: createActionGroupsService(schema) });
-  await app.register(resourceAttributesRoutes, { attributes: createResourceAttributesService(schema) });
-  await app.register(resourceRolesRoutes, { resourceRoles: createResourceRolesService(schema) });
-  await app.register(relationsRoutes, { relations: createRelationsService(schema) });
-  await app.register(rolesRoutes, { roles: createRolesService(schema) });
-  await app.register(conditionSetsRoutes, { conditionSets: createConditionSetsService(schema) });
-
+/** Health, readiness, the OpenAPI document and the error table: for operators, not in the document. */
+const opsRoutes: FastifyPluginAsyncTypebox<{ store: Store }> = async (app, { store }) => {
   const hidden = { hide: true };
   app.get(
     "/healthz",
@@ -295,15 +238,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get("/errors", { schema: hidden }, async () =>
     Object.entries(ERROR_CODES).map(([code, { status, title }]) => ({ error_code: code, status, title })),
   );
-
-  app.decorate("notifier", notifier);
-  return app;
-}
+};
 
 declare module "fastify" {
   interface FastifyInstance {
     notifier: ChangeNotifier;
-    tasks: TasksService;
-    taskRunner: TaskRunner;
+    events: AppEvents;
   }
 }

@@ -7,9 +7,8 @@ import { migrateToLatest, openStore, type Store } from "./db/store.ts";
 import { isUniqueViolation } from "./db/errors.ts";
 import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
-import { ChangeNotifier } from "./changes/feed.ts";
 import { listenForChanges } from "./changes/pg-listener.ts";
-import { createEmbeddedPdp } from "./pdp/embedded.ts";
+import { createEmbeddedPdp, type EmbeddedPdp } from "./pdp/embedded.ts";
 import { disabledDecisionLogger } from "./pdp/decision-log.ts";
 import { buildOpaApp, buildPdpApp } from "./pdp/server.ts";
 
@@ -62,6 +61,28 @@ export async function bootstrap(
   }
 }
 
+/**
+ * The embedded PDP of a built control plane: it forwards facts calls into `app`, logs through it, follows its
+ * writes, and drops cached keys and environments when the app announces that they changed.
+ */
+function createPdpOf(app: FastifyInstance, store: Store, config: Config): EmbeddedPdp {
+  const pdp = createEmbeddedPdp({
+    store,
+    notifier: app.notifier,
+    publicUrl: config.publicUrl,
+    controlPlane: () => app,
+    idleMs: config.pdpIdleMinutes * 60_000,
+    onError: (err) => {
+      // A database outage is logged once, however many syncs and log shipments fail meanwhile.
+      if (!store.outage.report(err, app.log)) app.log.error({ err }, "embedded PDP error");
+    },
+    ...(config.decisionLog === "off" && { decisions: disabledDecisionLogger }),
+  });
+  app.events.on("keysChanged", () => pdp.invalidateKeys());
+  app.events.on("environmentDeleted", (environmentId) => pdp.dropEnvironment(environmentId));
+  return pdp;
+}
+
 export interface RunningServer {
   app: FastifyInstance;
   close(): Promise<void>;
@@ -75,52 +96,19 @@ export async function startServer(
   await migrateToLatest(store);
   const box = loadSecretBox(config);
   await bootstrap(store, box, config, print);
-  const notifier = new ChangeNotifier();
   const logger = {
     level: config.logLevel,
     redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
   };
-  // The PDP's facts proxy forwards into the control plane, which is built after the PDP it notifies.
-  const controlPlane: { app?: FastifyInstance } = {};
-  const pdp =
-    config.pdpPort === 0
-      ? undefined
-      : createEmbeddedPdp({
-          store,
-          notifier,
-          publicUrl: config.publicUrl,
-          controlPlane: () => {
-            if (!controlPlane.app) throw new Error("the control plane is not running");
-            return controlPlane.app;
-          },
-          idleMs: config.pdpIdleMinutes * 60_000,
-          onError: (err) => {
-            const log = controlPlane.app?.log;
-            // A database outage is logged once, however many syncs and log shipments fail meanwhile.
-            if (log && !store.outage.report(err, log)) log.error({ err }, "embedded PDP error");
-          },
-          ...(config.decisionLog === "off" && { decisions: disabledDecisionLogger }),
-        });
-  const app = await buildApp({
-    config,
-    store,
-    box,
-    notifier,
-    logger,
-    ...(pdp && {
-      hooks: {
-        onKeysChanged: () => pdp.invalidateKeys(),
-        onEnvironmentDeleted: (id) => pdp.dropEnvironment(id),
-      },
-    }),
-  });
-  controlPlane.app = app;
+  // The control plane first, then the embedded PDP over it.
+  const app = await buildApp({ config, store, box, logger });
+  const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config);
   // On PostgreSQL, writes committed by other instances wake this one's PDPs at once (polling stays the fallback).
   const listener =
     store.pgClientConfig &&
     listenForChanges({
       clientConfig: store.pgClientConfig,
-      notifier,
+      notifier: app.notifier,
       // An outage is logged once, by the store; anything else in one line, without a stack.
       onError: (err) => {
         if (store.outage.report(err, app.log)) return;

@@ -1,8 +1,7 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { buildApp } from "../../src/app.ts";
 import { apiLogSwitch } from "../../src/plugins/api-log.ts";
-import { describeEachDialect, PUBLIC_URL, type TestEnv } from "../helpers/app.ts";
+import { buildTestApp, describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { validatePermitResponse } from "../helpers/permit-contract.ts";
 
 const MAX_BODY_BYTES = 2048;
@@ -328,12 +327,7 @@ describeEachDialect(
 
     test("with GATEHOUSE_API_LOG=off nothing is recorded, and the history still answers", async () => {
       const { acme, store, box } = env();
-      const app = await buildApp({
-        config: { publicUrl: PUBLIC_URL, bodyLimitBytes: 1024 * 1024, logLevel: "silent", apiLog: "off" },
-        store,
-        box,
-      });
-      await app.ready();
+      const app = await buildTestApp(store, box, { apiLog: "off" });
       const headers = { authorization: `Bearer ${acme.adminKey}` };
       try {
         const res = await app.inject({ method: "GET", url: "/v2/projects/unlogged", headers });

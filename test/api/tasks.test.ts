@@ -1,5 +1,6 @@
 import { afterEach, test } from "node:test";
 import assert from "node:assert/strict";
+import { loadConfig } from "../../src/config.ts";
 import { openStore, type Store } from "../../src/db/store.ts";
 import { AppError } from "../../src/lib/errors.ts";
 import { toTimestamp } from "../../src/lib/time.ts";
@@ -23,6 +24,8 @@ declare module "../../src/modules/tasks/task-runner.ts" {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ago = (ms: number) => toTimestamp(new Date(Date.now() - ms));
+/** The production settings (not this process's environment): lease and retention as `gatehouse serve` has them. */
+const config = loadConfig([], {});
 
 async function until(
   what: string,
@@ -66,11 +69,16 @@ describeEachDialect("background tasks", (env) => {
   }
 
   /** One "instance": a tasks service over `store` with the test handlers, and a worker. */
-  function instance(store: Store = env().store, options: TaskRunnerOptions = {}) {
+  function instance(store: Store = env().store, options: Partial<TaskRunnerOptions> = {}) {
     const tasks = createTasksService({ db: store.db, dialect: store.dialect, publicUrl: PUBLIC_URL });
     const runs: { id: string; owner: string }[] = [];
     const held = new Map<string, Held>();
-    const runner = createTaskRunner(tasks, { pollMs: 10, ...options });
+    const runner = createTaskRunner(tasks, {
+      pollMs: 10,
+      leaseMs: config.taskLeaseSeconds * 1000,
+      retentionDays: config.taskRetentionDays,
+      ...options,
+    });
     runners.push(runner);
     tasks.registry.register("test_count", async (context) => {
       runs.push({ id: context.task.id, owner: runner.owner });

@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { describe, before, after } from "node:test";
 import { buildApp } from "../../src/app.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
 import type { Dialect, Store } from "../../src/db/store.ts";
 import { createSecretBox, type SecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
@@ -60,12 +61,9 @@ async function seedOrg(store: TestStore, box: SecretBox, key: string): Promise<S
 }
 
 /** What a suite may set on its app; everything else is as in production. */
-export interface TestAppOptions {
-  /** default: far above what any suite sends */
-  rateLimitPerMinute?: number;
-  redisUrl?: string;
-  apiLogFlushMs?: number;
-  apiLogMaxBodyBytes?: number;
+export interface TestAppOptions extends Partial<
+  Pick<Config, "rateLimitPerMinute" | "redisUrl" | "apiLog" | "apiLogFlushMs" | "apiLogMaxBodyBytes">
+> {
   /** rate-limit clock (ms since the epoch) */
   clock?: () => number;
 }
@@ -76,19 +74,20 @@ export async function buildTestApp(
   box: SecretBox,
   options: TestAppOptions = {},
 ): Promise<FastifyInstance> {
+  const { clock, ...settings } = options;
   const app = await buildApp({
+    // The production defaults (not this process's environment), with a test's public URL and body limit, and a
+    // rate limit far above what any suite sends.
     config: {
+      ...loadConfig([], {}),
       publicUrl: PUBLIC_URL,
       bodyLimitBytes: 1024 * 1024,
-      logLevel: "silent",
-      rateLimitPerMinute: options.rateLimitPerMinute ?? 1_000_000,
-      redisUrl: options.redisUrl,
-      ...(options.apiLogFlushMs !== undefined && { apiLogFlushMs: options.apiLogFlushMs }),
-      ...(options.apiLogMaxBodyBytes !== undefined && { apiLogMaxBodyBytes: options.apiLogMaxBodyBytes }),
+      rateLimitPerMinute: 1_000_000,
+      ...settings,
     },
     store,
     box,
-    ...(options.clock && { clock: options.clock }),
+    ...(clock && { clock }),
   });
   await app.ready();
   return app;

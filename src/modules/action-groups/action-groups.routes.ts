@@ -10,12 +10,12 @@ import {
   ResourceActionGroupRead,
   ResourceActionGroupUpdate,
 } from "./action-groups.schemas.ts";
-import type { ActionGroupsService } from "./action-groups.service.ts";
+import { createActionGroupsService } from "./action-groups.service.ts";
 
-export const actionGroupsRoutes: FastifyPluginAsyncTypebox<{ actionGroups: ActionGroupsService }> = async (
-  app,
-  { actionGroups },
-) => {
+export const actionGroupsRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createActionGroupsService>[0]
+> = async (app, deps) => {
+  const actionGroups = createActionGroupsService(deps);
   const tags = ["action groups"];
   const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/action_groups";
   app.get(

@@ -11,12 +11,13 @@ import {
   APIKeyScopeRead,
   KeyIdParams,
 } from "./api-keys.schemas.ts";
-import type { ApiKeysService } from "./api-keys.service.ts";
+import { createApiKeysService } from "./api-keys.service.ts";
 
-export const apiKeysRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }> = async (
+export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createApiKeysService>[0]> = async (
   app,
-  { apiKeys },
+  deps,
 ) => {
+  const apiKeys = createApiKeysService(deps);
   const tags = ["api-keys"];
   app.get(
     "/v2/api-key/scope",

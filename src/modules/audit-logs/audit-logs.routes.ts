@@ -1,4 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Config } from "../../config.ts";
+import type { Store } from "../../db/store.ts";
+import { schedulePeriodic } from "../../lib/periodic.ts";
 import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
@@ -10,12 +13,30 @@ import {
   AuditLogQuery,
   DecisionLogIngest,
 } from "./audit-logs.schemas.ts";
-import type { AuditLogsService } from "./audit-logs.service.ts";
+import { createAuditLogsService, purgeDecisionLogsOlderThan } from "./audit-logs.service.ts";
+import { openSqliteDecisionLogReader } from "./sqlite-decision-log.ts";
 
-export const auditLogsRoutes: FastifyPluginAsyncTypebox<{ auditLogs: AuditLogsService }> = async (
-  app,
-  { auditLogs },
-) => {
+export const auditLogsRoutes: FastifyPluginAsyncTypebox<
+  Pick<Parameters<typeof createAuditLogsService>[0], "scope"> & {
+    store: Store;
+    config: Pick<Config, "decisionLogRetentionDays">;
+  }
+> = async (app, { store, scope, config }) => {
+  const reader = store.sqliteFile === undefined ? undefined : openSqliteDecisionLogReader(store.sqliteFile);
+  if (reader) app.addHook("onClose", () => reader.destroy());
+  const auditLogs = createAuditLogsService({
+    db: store.db,
+    readDb: reader ?? store.db,
+    dialect: store.dialect,
+    scope,
+  });
+  schedulePeriodic(
+    app,
+    "decision log purge",
+    3_600_000,
+    () => purgeDecisionLogsOlderThan(store.db, config.decisionLogRetentionDays),
+    store.outage,
+  );
   const tags = ["decision logs"];
   app.get(
     "/v2/pdps/:proj_id/:env_id/audit_logs",

@@ -10,10 +10,14 @@ import {
   UserBulkDelete,
   UserBulkWrite,
 } from "./bulk.schemas.ts";
-import type { BulkService } from "./bulk.service.ts";
+import { createBulkService } from "./bulk.service.ts";
 
 /** Each bulk write is one transaction and one revision: everything or nothing. */
-export const bulkRoutes: FastifyPluginAsyncTypebox<{ bulk: BulkService }> = async (app, { bulk }) => {
+export const bulkRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createBulkService>[0]> = async (
+  app,
+  deps,
+) => {
+  const bulk = createBulkService(deps);
   const tags = ["bulk"];
   const base = "/v2/facts/:proj_id/:env_id/bulk";
   const response = { 200: BulkResult, ...errorResponses(404, 409) };

@@ -11,12 +11,12 @@ import {
   ConditionSetRelativesQuery,
   ConditionSetUpdate,
 } from "./condition-sets.schemas.ts";
-import type { ConditionSetsService } from "./condition-sets.service.ts";
+import { createConditionSetsService } from "./condition-sets.service.ts";
 
-export const conditionSetsRoutes: FastifyPluginAsyncTypebox<{ conditionSets: ConditionSetsService }> = async (
-  app,
-  { conditionSets },
-) => {
+export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createConditionSetsService>[0]
+> = async (app, deps) => {
+  const conditionSets = createConditionSetsService(deps);
   const tags = ["condition sets"];
   const base = "/v2/schema/:proj_id/:env_id/condition_sets";
   const one = `${base}/:condition_set_id`;

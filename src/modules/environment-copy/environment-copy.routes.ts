@@ -4,11 +4,13 @@ import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { EnvironmentRead } from "../environments/environments.schemas.ts";
 import { TaskPathParams, WaitQuery } from "../tasks/tasks.schemas.ts";
 import { CopyTaskRecord, EnvironmentCopy } from "./environment-copy.schemas.ts";
-import type { EnvironmentCopyService } from "./environment-copy.service.ts";
+import { createEnvironmentCopyService } from "./environment-copy.service.ts";
 
-export const environmentCopyRoutes: FastifyPluginAsyncTypebox<{
-  environmentCopy: EnvironmentCopyService;
-}> = async (app, { environmentCopy }) => {
+export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
+  Omit<Parameters<typeof createEnvironmentCopyService>[0], "tasks">
+> = async (app, deps) => {
+  const environmentCopy = createEnvironmentCopyService({ ...deps, tasks: app.tasks });
+  app.tasks.registry.register("environment_copy", environmentCopy.handler);
   const tags = ["environments"];
   app.post(
     "/v2/projects/:proj_id/envs/:env_id/copy",

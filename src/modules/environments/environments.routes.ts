@@ -9,12 +9,14 @@ import {
   EnvironmentRead,
   EnvironmentUpdate,
 } from "./environments.schemas.ts";
-import type { EnvironmentsService } from "./environments.service.ts";
+import { createEnvironmentsService } from "./environments.service.ts";
 
-export const environmentsRoutes: FastifyPluginAsyncTypebox<{ environments: EnvironmentsService }> = async (
-  app,
-  { environments },
-) => {
+export const environmentsRoutes: FastifyPluginAsyncTypebox<
+  Omit<Parameters<typeof createEnvironmentsService>[0], "onDeleted"> & {
+    onEnvironmentDeleted(environmentId: string): void;
+  }
+> = async (app, deps) => {
+  const environments = createEnvironmentsService({ ...deps, onDeleted: deps.onEnvironmentDeleted });
   const tags = ["environments"];
   app.get(
     "/v2/projects/:proj_id/envs",

@@ -4,16 +4,17 @@ import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import { APIHistoryEventFullRead, APIHistoryPage, EventParams, HistoryQuery } from "./history.schemas.ts";
-import type { HistoryService } from "./history.service.ts";
+import { createHistoryService } from "./history.service.ts";
 
 /** A bare string answered as JSON (`"..."`), as Permit does; Fastify would otherwise send it as text/plain. */
 const jsonString = (reply: FastifyReply, body: string) =>
   reply.type("application/json").send(JSON.stringify(body));
 
-export const historyRoutes: FastifyPluginAsyncTypebox<{ history: HistoryService }> = async (
+export const historyRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createHistoryService>[0]> = async (
   app,
-  { history },
+  deps,
 ) => {
+  const history = createHistoryService(deps);
   const tags = ["history"];
   app.get(
     "/v2/history",

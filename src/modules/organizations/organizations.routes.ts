@@ -11,12 +11,16 @@ import {
   OrganizationUpdate,
   OrgParams,
 } from "./organizations.schemas.ts";
-import type { OrganizationsService } from "./organizations.service.ts";
+import { createOrganizationsService } from "./organizations.service.ts";
 
-export const organizationsRoutes: FastifyPluginAsyncTypebox<{ organizations: OrganizationsService }> = async (
-  app,
-  { organizations },
-) => {
+export const organizationsRoutes: FastifyPluginAsyncTypebox<
+  Omit<Parameters<typeof createOrganizationsService>[0], "onSettingsChanged">
+> = async (app, deps) => {
+  // The rate limiter keeps each organization's limit for a while: a change of settings drops it at once.
+  const organizations = createOrganizationsService({
+    ...deps,
+    onSettingsChanged: (organizationId) => app.rateLimits.forget(organizationId),
+  });
   const tags = ["organizations"];
   app.get(
     "/v2/orgs/active/org",

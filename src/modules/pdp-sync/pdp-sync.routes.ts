@@ -2,12 +2,13 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import { ChangesQuery, ChangesResponse, SnapshotResponse, SyncParams } from "./pdp-sync.schemas.ts";
-import type { PdpSyncService } from "./pdp-sync.service.ts";
+import { createPdpSyncService } from "./pdp-sync.service.ts";
 
-export const pdpSyncRoutes: FastifyPluginAsyncTypebox<{ pdpSync: PdpSyncService }> = async (
+export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPdpSyncService>[0]> = async (
   app,
-  { pdpSync },
+  deps,
 ) => {
+  const pdpSync = createPdpSyncService(deps);
   const tags = ["pdp sync"];
   app.get(
     "/v2/pdp-sync/:proj_id/:env_id/snapshot",

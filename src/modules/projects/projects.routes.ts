@@ -4,12 +4,13 @@ import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses, ProjectParams } from "../../lib/schemas.ts";
 import { ProjectCreate, ProjectListQuery, ProjectRead, ProjectUpdate } from "./projects.schemas.ts";
-import type { ProjectsService } from "./projects.service.ts";
+import { createProjectsService } from "./projects.service.ts";
 
-export const projectsRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectsService }> = async (
+export const projectsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createProjectsService>[0]> = async (
   app,
-  { projects },
+  deps,
 ) => {
+  const projects = createProjectsService(deps);
   const tags = ["projects"];
   app.get(
     "/v2/projects",

@@ -5,12 +5,12 @@ import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses, Paginated } from "../../lib/schemas.ts";
 import { ListQuery, ResourceParams } from "../schema/schema.schemas.ts";
 import { RelationCreate, RelationParams, RelationRead } from "./relations.schemas.ts";
-import type { RelationsService } from "./relations.service.ts";
+import { createRelationsService } from "./relations.service.ts";
 
-export const relationsRoutes: FastifyPluginAsyncTypebox<{ relations: RelationsService }> = async (
-  app,
-  { relations },
-) => {
+export const relationsRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createRelationsService>[0]
+> = async (app, deps) => {
+  const relations = createRelationsService(deps);
   const tags = ["resource relations"];
   const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/relations";
   app.get(

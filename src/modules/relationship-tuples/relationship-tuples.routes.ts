@@ -14,11 +14,12 @@ import {
   RelationshipTupleListQuery,
   RelationshipTupleRead,
 } from "./relationship-tuples.schemas.ts";
-import type { RelationshipTuplesService } from "./relationship-tuples.service.ts";
+import { createRelationshipTuplesService } from "./relationship-tuples.service.ts";
 
-export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<{
-  tuples: RelationshipTuplesService;
-}> = async (app, { tuples }) => {
+export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createRelationshipTuplesService>[0]
+> = async (app, deps) => {
+  const tuples = createRelationshipTuplesService(deps);
   const tags = ["relationship-tuples"];
   const base = "/v2/facts/:proj_id/:env_id/relationship_tuples";
   app.get(

@@ -10,12 +10,12 @@ import {
   ResourceActionRead,
   ResourceActionUpdate,
 } from "./resource-actions.schemas.ts";
-import type { ResourceActionsService } from "./resource-actions.service.ts";
+import { createResourceActionsService } from "./resource-actions.service.ts";
 
-export const resourceActionsRoutes: FastifyPluginAsyncTypebox<{ actions: ResourceActionsService }> = async (
-  app,
-  { actions },
-) => {
+export const resourceActionsRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createResourceActionsService>[0]
+> = async (app, deps) => {
+  const actions = createResourceActionsService(deps);
   const tags = ["resource actions"];
   const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/actions";
   app.get(

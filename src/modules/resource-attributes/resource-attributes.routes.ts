@@ -13,11 +13,12 @@ import {
   UserAttributeParams,
   UserAttributeQuery,
 } from "./resource-attributes.schemas.ts";
-import type { ResourceAttributesService } from "./resource-attributes.service.ts";
+import { createResourceAttributesService } from "./resource-attributes.service.ts";
 
-export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<{
-  attributes: ResourceAttributesService;
-}> = async (app, { attributes }) => {
+export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createResourceAttributesService>[0]
+> = async (app, deps) => {
+  const attributes = createResourceAttributesService(deps);
   const tags = ["resource attributes"];
   const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/attributes";
   app.get(

@@ -13,11 +13,12 @@ import {
   ResourceInstanceRead,
   ResourceInstanceUpdate,
 } from "./resource-instances.schemas.ts";
-import type { ResourceInstancesService } from "./resource-instances.service.ts";
+import { createResourceInstancesService } from "./resource-instances.service.ts";
 
-export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<{
-  instances: ResourceInstancesService;
-}> = async (app, { instances }) => {
+export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createResourceInstancesService>[0]
+> = async (app, deps) => {
+  const instances = createResourceInstancesService(deps);
   const tags = ["resource-instances"];
   const base = "/v2/facts/:proj_id/:env_id/resource_instances";
   app.get(

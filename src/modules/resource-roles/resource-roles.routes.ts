@@ -18,12 +18,12 @@ import {
   ResourceRoleRead,
   ResourceRoleUpdate,
 } from "./resource-roles.schemas.ts";
-import type { ResourceRolesService } from "./resource-roles.service.ts";
+import { createResourceRolesService } from "./resource-roles.service.ts";
 
-export const resourceRolesRoutes: FastifyPluginAsyncTypebox<{ resourceRoles: ResourceRolesService }> = async (
-  app,
-  { resourceRoles },
-) => {
+export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createResourceRolesService>[0]
+> = async (app, deps) => {
+  const resourceRoles = createResourceRolesService(deps);
   const tags = ["resource roles"];
   const base = "/v2/schema/:proj_id/:env_id/resources/:resource_id/roles";
   const one = `${base}/:role_id`;

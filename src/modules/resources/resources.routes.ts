@@ -11,12 +11,12 @@ import {
   ResourceReplace,
   ResourceUpdate,
 } from "./resources.schemas.ts";
-import type { ResourcesService } from "./resources.service.ts";
+import { createResourcesService } from "./resources.service.ts";
 
-export const resourcesRoutes: FastifyPluginAsyncTypebox<{ resources: ResourcesService }> = async (
-  app,
-  { resources },
-) => {
+export const resourcesRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createResourcesService>[0]
+> = async (app, deps) => {
+  const resources = createResourcesService(deps);
   const tags = ["resources"];
   const base = "/v2/schema/:proj_id/:env_id/resources";
   app.get(

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
+import { schedulePeriodic } from "../../lib/periodic.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
 import { ReturnDeletedQuery } from "../users/users.schemas.ts";
 import {
@@ -18,11 +19,22 @@ import {
   RoleAssignmentRead,
   RoleAssignmentRemove,
 } from "./role-assignments.schemas.ts";
-import type { RoleAssignmentsService } from "./role-assignments.service.ts";
+import type { DatabaseOutage } from "../../db/outage.ts";
+import { createRoleAssignmentsService, purgeExpiredAssignments } from "./role-assignments.service.ts";
 
-export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<{
-  roleAssignments: RoleAssignmentsService;
-}> = async (app, { roleAssignments }) => {
+export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createRoleAssignmentsService>[0] &
+    Parameters<typeof purgeExpiredAssignments>[0] & { outage: DatabaseOutage }
+> = async (app, deps) => {
+  const roleAssignments = createRoleAssignmentsService(deps);
+  // PDPs stop granting at an assignment's expiry on their own; this deletes the rows and tells every PDP.
+  schedulePeriodic(
+    app,
+    "expired role assignment purge",
+    60_000,
+    () => purgeExpiredAssignments(deps),
+    deps.outage,
+  );
   const tags = ["role-assignments"];
   const base = "/v2/facts/:proj_id/:env_id/role_assignments";
   app.get(

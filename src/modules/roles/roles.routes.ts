@@ -15,9 +15,13 @@ import {
   RoleRead,
   RoleUpdate,
 } from "./roles.schemas.ts";
-import type { RolesService } from "./roles.service.ts";
+import { createRolesService } from "./roles.service.ts";
 
-export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
+export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRolesService>[0]> = async (
+  app,
+  deps,
+) => {
+  const roles = createRolesService(deps);
   const tags = ["roles"];
   const base = "/v2/schema/:proj_id/:env_id/roles";
   const one = `${base}/:role_id`;

@@ -4,12 +4,13 @@ import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { ConditionSetRuleCreate, ConditionSetRuleRead, SetRuleListQuery } from "./set-rules.schemas.ts";
-import type { SetRulesService } from "./set-rules.service.ts";
+import { createSetRulesService } from "./set-rules.service.ts";
 
-export const setRulesRoutes: FastifyPluginAsyncTypebox<{ setRules: SetRulesService }> = async (
+export const setRulesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createSetRulesService>[0]> = async (
   app,
-  { setRules },
+  deps,
 ) => {
+  const setRules = createSetRulesService(deps);
   const tags = ["condition-set-rules"];
   const base = "/v2/facts/:proj_id/:env_id/set_rules";
   app.get(

@@ -78,8 +78,8 @@ export interface TaskRunnerLog {
 export interface TaskRunnerOptions {
   /** Names this worker in `lease_owner`; default host:pid:random. */
   owner?: string;
-  /** How long a claim holds without renewal; default 30 s. */
-  leaseMs?: number;
+  /** How long a claim holds without renewal (GATEHOUSE_TASK_LEASE_SECONDS). */
+  leaseMs: number;
   /** default a third of the lease */
   renewMs?: number;
   /** How often an idle worker looks for work (a task created in this process wakes it at once); default 250 ms. */
@@ -88,8 +88,8 @@ export interface TaskRunnerOptions {
   timeLimitMs?: number;
   /** A task whose worker stopped this many times without finishing it ends failed; default 3. */
   maxAttempts?: number;
-  /** Finished tasks are deleted after this many days; 0 keeps them; default 7. */
-  retentionDays?: number;
+  /** Finished tasks are deleted after this many days; 0 keeps them (GATEHOUSE_TASK_RETENTION_DAYS). */
+  retentionDays: number;
   purgeIntervalMs?: number;
   /** How long stop() lets a handler roll back before giving its task up; default 10 s. */
   shutdownGraceMs?: number;
@@ -123,15 +123,14 @@ const duration = (ms: number) => (ms >= 60_000 ? `${ms / 60_000} minutes` : `${m
  * handler works, and writes the outcome only while it still holds the lease; a task whose worker died is taken
  * over by any worker once the lease expires, and fails after `maxAttempts` such takeovers or past its time limit.
  */
-export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions = {}): TaskRunner {
+export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions): TaskRunner {
   const { db, dialect, registry, events } = tasks;
   const owner = options.owner ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const leaseMs = options.leaseMs ?? 30_000;
+  const { leaseMs, retentionDays } = options;
   const renewMs = options.renewMs ?? Math.max(10, Math.floor(leaseMs / 3));
   const pollMs = options.pollMs ?? 250;
   const timeLimitMs = options.timeLimitMs ?? 30 * 60_000;
   const maxAttempts = options.maxAttempts ?? 3;
-  const retentionDays = options.retentionDays ?? 7;
   const purgeIntervalMs = options.purgeIntervalMs ?? 10 * 60_000;
   const shutdownGraceMs = options.shutdownGraceMs ?? 10_000;
   const log = options.log ?? silentLog;

@@ -14,12 +14,13 @@ import {
   TenantUserParams,
   TenantUsersQuery,
 } from "./tenants.schemas.ts";
-import type { TenantsService } from "./tenants.service.ts";
+import { createTenantsService } from "./tenants.service.ts";
 
-export const tenantsRoutes: FastifyPluginAsyncTypebox<{ tenants: TenantsService }> = async (
+export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTenantsService>[0]> = async (
   app,
-  { tenants },
+  deps,
 ) => {
+  const tenants = createTenantsService(deps);
   const tags = ["tenants"];
   const base = "/v2/facts/:proj_id/:env_id/tenants";
   app.get(

@@ -16,9 +16,13 @@ import {
   UserRoleRemove,
   UserUpdate,
 } from "./users.schemas.ts";
-import type { UsersService } from "./users.service.ts";
+import { createUsersService } from "./users.service.ts";
 
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
+export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUsersService>[0]> = async (
+  app,
+  deps,
+) => {
+  const users = createUsersService(deps);
   const tags = ["users"];
   const base = "/v2/facts/:proj_id/:env_id/users";
   app.get(
