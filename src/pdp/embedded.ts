@@ -269,9 +269,14 @@ function createKeyResolver(
       }
       return resolveKey(secret, request);
     },
+    /** A deleted environment: its keys must be looked up again (and then found gone), not answered from memory. */
     forgetEnvironment(environmentId: string): void {
       for (const [secret, { target }] of targetCache)
         if (target.environmentId === environmentId) targetCache.delete(secret);
+      for (const [hash, { principal }] of authCache)
+        if (principal.environmentId === environmentId) authCache.delete(hash);
+      for (const [knownAs, known] of lastKnown)
+        if (known.environmentId === environmentId) lastKnown.delete(knownAs);
     },
     /** Keys are not kept in memory past their cache time. */
     expire(now: number): void {

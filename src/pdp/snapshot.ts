@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import type { Db } from "../changes/feed.ts";
+import { AppError } from "../lib/errors.ts";
 import { fromJson, fromJsonObject } from "../lib/json.ts";
 import type {
   EnvironmentData,
@@ -284,7 +285,7 @@ export async function readSnapshot(
       .select("revision")
       .where("id", "=", environmentId)
       .executeTakeFirst();
-    if (!env) throw new Error(`environment ${environmentId} does not exist`);
+    if (!env) throw new AppError("NOT_FOUND", "the environment does not exist (it was deleted)");
     // Sequential inside the transaction: one connection.
     const data = await readEnvironmentData(trx, environmentId);
     return { revision: Number(env.revision), data };
