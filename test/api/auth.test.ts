@@ -82,43 +82,20 @@ describeEachDialect("authentication and scopes", (env) => {
     assert.equal((await call(rotated.json.secret, "GET", "/v2/projects")).status, 401);
   });
 
-  test("403 for every key scope and path the key does not cover", async () => {
+  // Every route × every wrong key is test/api/wrong-credentials.test.ts; these are what it does not try: paths that
+  // name a project or environment by key, and a narrower key on another organization's objects (403, not 404).
+  test("403 for paths named by key and for another organization's objects under a narrower key", async () => {
     const { acme, globex, call } = env();
-    const P = acme.projectId;
-    const prod = acme.envs.production;
-    const dev = acme.envs.development;
-    const cases: [string, "GET" | "POST" | "PATCH" | "DELETE", string, unknown?][] = [
-      // environment key: other environment, other project, anything of project or organization level
-      ["env", "GET", `/v2/projects/${P}/envs/${dev}`],
+    const cases: [string, "GET" | "PATCH", string, unknown?][] = [
       ["env", "GET", `/v2/projects/default/envs/development`],
-      ["env", "PATCH", `/v2/projects/${P}/envs/${dev}`, { name: "x" }],
       ["env", "GET", `/v2/projects/other`],
       ["env", "GET", `/v2/projects/other/envs`],
       ["env", "GET", `/v2/projects/${globex.projectId}`],
       ["env", "GET", `/v2/projects/${globex.projectId}/envs/${globex.envs.production}`],
-      ["env", "POST", `/v2/projects`, { key: "nope", name: "nope" }],
-      ["env", "POST", `/v2/projects/${P}/envs`, { key: "nope", name: "nope" }],
-      ["env", "PATCH", `/v2/projects/${P}`, { name: "x" }],
-      ["env", "DELETE", `/v2/projects/${P}`],
-      ["env", "DELETE", `/v2/projects/${P}/envs/${prod}`],
-      ["env", "GET", `/v2/api-key`],
-      ["env", "POST", `/v2/api-key`, { object_type: "org" }],
-      ["env", "GET", `/v2/api-key/${acme.adminKeyId}`],
-      ["env", "GET", `/v2/api-key/${P}/${prod}`],
-      ["env", "PATCH", `/v2/orgs/${acme.id}`, { name: "x" }],
-      ["env", "POST", `/v2/orgs`, { key: "x1", name: "x" }],
-      // project key: other project, organization level
       ["project", "GET", `/v2/projects/other`],
       ["project", "PATCH", `/v2/projects/other`, { name: "x" }],
       ["project", "GET", `/v2/projects/other/envs`],
       ["project", "GET", `/v2/projects/${globex.projectId}`],
-      ["project", "POST", `/v2/projects`, { key: "nope", name: "nope" }],
-      ["project", "GET", `/v2/api-key`],
-      ["project", "DELETE", `/v2/api-key/${acme.adminKeyId}`],
-      ["project", "POST", `/v2/api-key/${acme.adminKeyId}/rotate-secret`],
-      ["project", "PATCH", `/v2/orgs/${acme.id}`, { name: "x" }],
-      // read-only key: no writes, even inside its scope
-      ["readEnv", "PATCH", `/v2/projects/${P}/envs/${prod}`, { name: "x" }],
     ];
     for (const [who, method, url, body] of cases) {
       const res = await call(keys[who]!, method, url, body);
@@ -233,30 +210,5 @@ describeEachDialect("authentication and scopes", (env) => {
       [P],
     );
     assert.equal((await call(keys["env"]!, "GET", `/v2/orgs/active/org`)).json.id, acme.id);
-  });
-
-  test("an organization key never sees another organization's objects", async () => {
-    const { acme, globex, call } = env();
-    const cases: ["GET" | "PATCH" | "DELETE", string, unknown?][] = [
-      ["GET", `/v2/projects/${globex.projectId}`],
-      ["PATCH", `/v2/projects/${globex.projectId}`, { name: "stolen" }],
-      ["DELETE", `/v2/projects/${globex.projectId}`],
-      ["GET", `/v2/projects/${globex.projectId}/envs`],
-      ["GET", `/v2/projects/${globex.projectId}/envs/${globex.envs.production}`],
-      ["DELETE", `/v2/projects/${globex.projectId}/envs/${globex.envs.production}`],
-      ["GET", `/v2/orgs/${globex.id}`],
-      ["PATCH", `/v2/orgs/${globex.id}`, { name: "stolen" }],
-      ["GET", `/v2/api-key/${globex.adminKeyId}`],
-      ["DELETE", `/v2/api-key/${globex.adminKeyId}`],
-      ["GET", `/v2/api-key/${globex.projectId}/${globex.envs.production}`],
-    ];
-    for (const [method, url, body] of cases) {
-      const res = await call(acme.adminKey, method, url, body);
-      assert.equal(res.status, 404, `${method} ${url} -> ${res.status}`);
-      assert.equal(res.json.error_code, "NOT_FOUND");
-    }
-    const theirs = await call(globex.adminKey, "GET", `/v2/projects/${globex.projectId}`);
-    assert.equal(theirs.json.name, "Default Project");
-    assert.equal((await call(globex.adminKey, "GET", `/v2/api-key/${globex.adminKeyId}`)).status, 200);
   });
 });

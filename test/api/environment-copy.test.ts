@@ -8,6 +8,12 @@ import { globMatch } from "../../src/modules/environment-copy/environment-copy.p
 import { describeEachDialect, PUBLIC_URL, type TestEnv } from "../helpers/app.ts";
 import { policyOf, seedRichPolicy } from "../helpers/copy-policy.ts";
 import { seedSchema } from "../helpers/seed-schema.ts";
+import {
+  documentResource,
+  folderResource,
+  postAdultsReadPublicDocs,
+  postFolderPeople,
+} from "../helpers/schema-api.ts";
 import { validatePermitResponse } from "../helpers/permit-contract.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -145,31 +151,15 @@ describeEachDialect("environment copy", (env) => {
     const srcId = (await ok("POST", envs(), { key: "engine-source", name: "Engine source" })).json.id;
     const S = `/v2/schema/${acme.projectId}/${srcId}`;
     const F = `/v2/facts/${acme.projectId}/${srcId}`;
-    await ok("POST", `${S}/resources`, {
-      key: "folder",
-      name: "Folder",
-      actions: { read: {}, write: {} },
-      roles: {
+    await ok(
+      "POST",
+      `${S}/resources`,
+      folderResource(["read", "write"], {
         viewer: { name: "Viewer", permissions: ["read"] },
         editor: { name: "Editor", permissions: ["write"], extends: ["viewer"] },
-      },
-    });
-    await ok("POST", `${S}/resources`, {
-      key: "document",
-      name: "Document",
-      actions: { read: {}, write: {}, delete: {} },
-      attributes: { public: { type: "bool" } },
-      relations: { parent: "folder" },
-      roles: {
-        editor: {
-          name: "Editor",
-          permissions: ["read", "write"],
-          granted_to: {
-            users_with_role: [{ role: "editor", on_resource: "folder", linked_by_relation: "parent" }],
-          },
-        },
-      },
-    });
+      }),
+    );
+    await ok("POST", `${S}/resources`, { ...documentResource(), attributes: { public: { type: "bool" } } });
     await ok("POST", `${S}/roles`, { key: "viewer", name: "Viewer", permissions: ["document:read"] });
     await ok("POST", `${S}/roles`, {
       key: "admin",
@@ -177,41 +167,8 @@ describeEachDialect("environment copy", (env) => {
       permissions: ["document:write", "document:delete", "folder:write"],
       extends: ["viewer"],
     });
-    await ok("POST", `${S}/condition_sets`, {
-      key: "adults",
-      name: "Adults",
-      type: "userset",
-      conditions: { allOf: [{ "user.age": { "greater-than": 17 } }] },
-    });
-    await ok("POST", `${S}/condition_sets`, {
-      key: "public_docs",
-      name: "Public documents",
-      type: "resourceset",
-      resource_id: "document",
-      conditions: { allOf: [{ "resource.public": { equals: true } }] },
-    });
-    await ok("POST", `${F}/set_rules`, {
-      user_set: "adults",
-      permission: "document:read",
-      resource_set: "public_docs",
-    });
-    for (const t of ["t1", "t2"]) await ok("POST", `${F}/tenants`, { key: t, name: t });
-    await ok("POST", `${F}/users`, { key: "alice", role_assignments: [{ role: "viewer", tenant: "t1" }] });
-    await ok("POST", `${F}/users`, { key: "bob", role_assignments: [{ role: "admin", tenant: "t2" }] });
-    await ok("POST", `${F}/users`, { key: "carol" });
-    await ok("POST", `${F}/users`, { key: "dave", attributes: { age: 30 } });
-    await ok("POST", `${F}/relationship_tuples`, {
-      subject: "folder:f1",
-      relation: "parent",
-      object: "document:d1",
-      tenant: "t1",
-    });
-    await ok("POST", `${F}/role_assignments`, {
-      user: "carol",
-      role: "editor",
-      resource_instance: "folder:f1",
-      tenant: "t1",
-    });
+    await postAdultsReadPublicDocs(ok, S, F);
+    await postFolderPeople(ok, F);
 
     const copied = await call(key, "POST", `${envs()}/${srcId}/copy`, {
       target_env: { new: { key: "engine-target", name: "Engine target" } },

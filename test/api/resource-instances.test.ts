@@ -2,12 +2,14 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
 import {
+  TIMESTAMP_RE,
   assertPermit,
+  expectEachRejected,
   expectFeed,
   expectNothingWritten,
   factsUrl,
+  postTenants,
   seedStandard,
-  TIMESTAMP_RE,
 } from "../helpers/facts.ts";
 
 describeEachDialect("facts: resource instances", (env) => {
@@ -16,9 +18,7 @@ describeEachDialect("facts: resource instances", (env) => {
     const e = env();
     await seedStandard(e);
     F = factsUrl(e.acme);
-    for (const key of ["t1", "t2"]) {
-      assert.equal((await e.call(e.acme.adminKey, "POST", `${F}/tenants`, { key, name: key })).status, 201);
-    }
+    await postTenants(e, F, ["t1", "t2"]);
   });
 
   test("create: 201 with keys and ids, attributes {} by default, one revision", async () => {
@@ -88,15 +88,7 @@ describeEachDialect("facts: resource instances", (env) => {
       [{ key: "a b", resource: "document", tenant: "t1" }, 422, /key/],
       [{ key: "x", resource: "document" }, 422, /tenant/],
     ];
-    for (const [body, status, message] of cases) {
-      const res = await expectNothingWritten(
-        e,
-        e.acme.envs.production,
-        () => e.call(e.acme.adminKey, "POST", `${F}/resource_instances`, body),
-        status,
-      );
-      assert.match(res.json.message, message, JSON.stringify(body));
-    }
+    await expectEachRejected(e, `${F}/resource_instances`, cases);
   });
 
   test("get by id, by type:key (URL-encoded) and by an unambiguous key; 422 when ambiguous; 404", async () => {

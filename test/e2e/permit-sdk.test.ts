@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import { Permit } from "permitio";
 import { startServerProcess } from "../helpers/process.ts";
+import { documentResource, folderResource } from "../helpers/schema-api.ts";
 
 const BOOTSTRAP = "permit-sdk-e2e-bootstrap-key-0000000000";
 // The SDK's `useOpa` always calls port 8181 on the PDP's host.
@@ -31,27 +32,8 @@ test("Permit's published SDK drives a full RBAC and ReBAC setup and checks again
     const permit = new Permit({ token, pdp, apiUrl: server.baseUrl });
 
     // Schema: a folder and a document linked by `parent`; folder editors derive document editors.
-    await permit.api.resources.create({
-      key: "folder",
-      name: "Folder",
-      actions: { read: {}, write: {} },
-      roles: { editor: { name: "Editor", permissions: ["read", "write"] } },
-    });
-    const document = await permit.api.resources.create({
-      key: "document",
-      name: "Document",
-      actions: { read: {}, write: {}, delete: {} },
-      relations: { parent: "folder" },
-      roles: {
-        editor: {
-          name: "Editor",
-          permissions: ["read", "write"],
-          granted_to: {
-            users_with_role: [{ role: "editor", on_resource: "folder", linked_by_relation: "parent" }],
-          },
-        },
-      },
-    });
+    await permit.api.resources.create(folderResource());
+    const document = await permit.api.resources.create(documentResource());
     assert.deepEqual(Object.keys(document.actions ?? {}).sort(), ["delete", "read", "write"]);
     const viewer = await permit.api.roles.create({
       key: "viewer",

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { startPdpProcess, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import { httpOk, startPdpProcess, startServerProcess, type ServerProcess } from "../helpers/process.ts";
 
 /**
  * A standalone PDP while its control plane is away: its decisions wait on disk (bounded, oldest dropped first,
@@ -14,16 +14,7 @@ import { startPdpProcess, startServerProcess, type ServerProcess } from "../help
 const BOOTSTRAP = "standalone-pdp-offline-bootstrap-key-0000";
 const LOG = "/v2/pdps/default/production/audit_logs";
 
-async function api(base: string, key: string, method: string, url: string, body?: unknown) {
-  const res = await fetch(base + url, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${url} -> ${res.status} ${text}`);
-  return { json: text ? JSON.parse(text) : undefined, headers: res.headers };
-}
+const api = httpOk;
 
 async function check(pdp: ServerProcess, key: string, user: string): Promise<boolean> {
   const res = await fetch(`${pdp.baseUrl}/allowed`, {

@@ -4,33 +4,20 @@ import type { Database } from "../../src/db/types.ts";
 import { insertRows } from "../../src/modules/environment-copy/environment-copy.repo.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { now } from "../../src/lib/time.ts";
-import { seedSchema, type SchemaSpec, type SeededSchema } from "./seed-schema.ts";
+import { seedSchema, STANDARD_SCHEMA, type SchemaSpec, type SeededSchema } from "./seed-schema.ts";
 
 /**
  * Policies for the environment copy tests, inserted straight into the schema tables: a small one that uses every
  * kind of policy object, and a large generated one.
  */
 
+/** STANDARD_SCHEMA with a second folder role. */
 export const RICH_SCHEMA: SchemaSpec = {
+  ...STANDARD_SCHEMA,
   resources: {
+    ...STANDARD_SCHEMA.resources,
     folder: { actions: ["read", "create"], roles: { owner: ["read", "create"], reader: ["read"] } },
-    document: {
-      actions: ["read", "write", "delete"],
-      roles: { editor: ["read", "write"], viewer: ["read"] },
-      relations: { parent: "folder" },
-    },
   },
-  tenantRoles: {
-    admin: ["document:read", "document:write", "document:delete", "folder:read"],
-    viewer: ["document:read"],
-    auditor: [],
-  },
-  conditionSets: [
-    { key: "us_users", type: "userset" },
-    { key: "eu_users", type: "userset" },
-    { key: "secret_docs", type: "resourceset", resource: "document" },
-    { key: "shared_folders", type: "resourceset", resource: "folder" },
-  ],
 };
 
 async function scopeOf(db: Kysely<Database>, envId: string) {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { readChangesAfter, type StoredChange } from "../../src/changes/feed.ts";
+import type { Database } from "../../src/db/types.ts";
 import type { SeededOrg, TestEnv, Reply } from "./app.ts";
 import { validatePermitResponse } from "./permit-contract.ts";
 import { seedSchema, STANDARD_SCHEMA, type SeededSchema } from "./seed-schema.ts";
@@ -30,6 +31,37 @@ export async function revisionOf(env: TestEnv, environmentId: string): Promise<n
     .where("id", "=", environmentId)
     .executeTakeFirstOrThrow();
   return Number(row.revision);
+}
+
+type EnvironmentTable = {
+  [T in keyof Database]: Database[T] extends { environment_id: unknown } ? T : never;
+}[keyof Database];
+
+const FACT_TABLES: readonly EnvironmentTable[] = [
+  "users",
+  "tenants",
+  "role_assignments",
+  "resource_instances",
+  "relationship_tuples",
+  "condition_set_rules",
+];
+
+/** The environment's revision and its row count in each table, to prove a failed write left no trace. */
+export async function countsOf(
+  env: TestEnv,
+  environmentId: string,
+  tables: readonly EnvironmentTable[],
+): Promise<Record<string, number>> {
+  const counts: Record<string, number> = { revision: await revisionOf(env, environmentId) };
+  for (const table of tables) {
+    const row = await env.store.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("environment_id", "=", environmentId)
+      .executeTakeFirstOrThrow();
+    counts[table] = Number(row.n);
+  }
+  return counts;
 }
 
 export const changesAfter = (
@@ -86,26 +118,7 @@ export async function expectNothingWritten(
   write: () => Promise<Reply>,
   status: number,
 ): Promise<Reply> {
-  const tables = [
-    "users",
-    "tenants",
-    "role_assignments",
-    "resource_instances",
-    "relationship_tuples",
-    "condition_set_rules",
-  ] as const;
-  const snapshot = async () => {
-    const counts: Record<string, number> = { revision: await revisionOf(env, environmentId) };
-    for (const table of tables) {
-      const row = await env.store.db
-        .selectFrom(table)
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("environment_id", "=", environmentId)
-        .executeTakeFirstOrThrow();
-      counts[table] = Number(row.n);
-    }
-    return counts;
-  };
+  const snapshot = () => countsOf(env, environmentId, FACT_TABLES);
   const before = await snapshot();
   const res = await write();
   assert.equal(res.status, status, String(res.body));
@@ -115,6 +128,23 @@ export async function expectNothingWritten(
   return res;
 }
 
+/** Each body POSTed to `url` (in acme production) gets its status and a message matching its pattern, and writes nothing. */
+export async function expectEachRejected(
+  env: TestEnv,
+  url: string,
+  cases: [Record<string, unknown>, number, RegExp][],
+): Promise<void> {
+  for (const [body, status, message] of cases) {
+    const res = await expectNothingWritten(
+      env,
+      env.acme.envs.production,
+      () => env.call(env.acme.adminKey, "POST", url, body),
+      status,
+    );
+    assert.match(res.json.message, message, JSON.stringify(body));
+  }
+}
+
 /** Seeds the standard schema into acme production, acme development and globex production. */
 export async function seedStandard(env: TestEnv): Promise<Record<string, SeededSchema>> {
   return {
@@ -122,6 +152,13 @@ export async function seedStandard(env: TestEnv): Promise<Record<string, SeededS
     acmeDev: await seedSchema(env.store.db, env.acme.envs.development, STANDARD_SCHEMA),
     globexProd: await seedSchema(env.store.db, env.globex.envs.production, STANDARD_SCHEMA),
   };
+}
+
+/** Creates tenants `keys` in acme production (factsUrl `F`), each named by its key. */
+export async function postTenants(env: TestEnv, F: string, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    assert.equal((await env.call(env.acme.adminKey, "POST", `${F}/tenants`, { key, name: key })).status, 201);
+  }
 }
 
 export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?\+00:00$/;

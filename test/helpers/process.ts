@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
@@ -123,4 +124,17 @@ async function startGatehouse(
       return exited;
     },
   };
+}
+
+/** One JSON request over real HTTP to a started server; asserts a 2xx answer. */
+export async function httpOk(base: string, key: string, method: string, url: string, body?: unknown) {
+  const res = await fetch(base + url, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${url} -> ${res.status} ${text}`);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { json: (text ? JSON.parse(text) : undefined) as any, headers: res.headers };
 }

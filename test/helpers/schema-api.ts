@@ -7,7 +7,10 @@ import type {
   TenantRoleData,
 } from "../../src/pdp/engine/types.ts";
 import type { Reply, SeededOrg, TestEnv } from "./app.ts";
+import { countsOf, revisionOf } from "./facts.ts";
 import { validatePermitResponse } from "./permit-contract.ts";
+
+export { revisionOf };
 
 /** Shared pieces of the schema API tests (/v2/schema/{proj_id}/{env_id}/...). */
 
@@ -39,28 +42,9 @@ const SCHEMA_TABLES = [
   "role_assignments",
 ] as const;
 
-export async function revisionOf(env: TestEnv, environmentId: string): Promise<number> {
-  const row = await env.store.db
-    .selectFrom("environments")
-    .select("revision")
-    .where("id", "=", environmentId)
-    .executeTakeFirstOrThrow();
-  return Number(row.revision);
-}
-
 /** The environment's revision and the row count of every schema table, to prove a failed write left no trace. */
-export async function schemaSnapshot(env: TestEnv, environmentId: string): Promise<Record<string, number>> {
-  const counts: Record<string, number> = { revision: await revisionOf(env, environmentId) };
-  for (const table of SCHEMA_TABLES) {
-    const row = await env.store.db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("environment_id", "=", environmentId)
-      .executeTakeFirstOrThrow();
-    counts[table] = Number(row.n);
-  }
-  return counts;
-}
+export const schemaSnapshot = (env: TestEnv, environmentId: string): Promise<Record<string, number>> =>
+  countsOf(env, environmentId, SCHEMA_TABLES);
 
 /** Runs a write that must fail with `status` and change nothing (rows, revision); returns the reply. */
 export async function expectRejected(
@@ -232,4 +216,118 @@ export async function assertFeedMatchesApi(
       ]),
     ),
   );
+}
+
+/*
+ * Factories for tests that build a policy through the API, as a user would: folders holding documents (relation
+ * `parent`), an editor of a folder an editor of its documents, tenants t1 and t2, and a set rule.
+ */
+
+/** Sends one write and asserts it succeeded (each test passes its own, bound to its key and app). */
+export type ApiWrite = (method: "POST", url: string, body: unknown) => Promise<unknown>;
+
+const actionsOf = (keys: string[]): Record<string, object> => Object.fromEntries(keys.map((k) => [k, {}]));
+
+const editorOf = { name: "Editor", permissions: ["read", "write"] };
+
+/** Role `role` of the document, granted to whoever has `role` on its parent folder. */
+export const derivedFromFolder = (role: string, permissions: string[]) => ({
+  name: role[0]!.toUpperCase() + role.slice(1),
+  permissions,
+  granted_to: { users_with_role: [{ role, on_resource: "folder", linked_by_relation: "parent" }] },
+});
+
+/** The folder resource; by default its editors read and write. */
+export const folderResource = (
+  actions = ["read", "write"],
+  roles: Record<string, object> = { editor: editorOf },
+) => ({ key: "folder", name: "Folder", actions: actionsOf(actions), roles });
+
+/** The document resource in a folder: an editor of the folder is an editor of its documents. */
+export const documentResource = (
+  actions = ["read", "write", "delete"],
+  roles: Record<string, object> = {},
+) => ({
+  key: "document",
+  name: "Document",
+  actions: actionsOf(actions),
+  relations: { parent: "folder" },
+  roles: { editor: derivedFromFolder("editor", ["read", "write"]), ...roles },
+});
+
+/** The tuple that puts document `document` in folder `folder`. */
+export const inFolder = (folder: string, document: string, tenant: string) => ({
+  subject: `folder:${folder}`,
+  relation: "parent",
+  object: `document:${document}`,
+  tenant,
+});
+
+/** A condition set of users, one of documents, and a set rule granting `permission` between them. */
+export async function postSetRule(
+  write: ApiWrite,
+  schemaUrl: string,
+  factsUrl: string,
+  rule: {
+    userSet: { key: string; name: string; condition: object };
+    resourceSet: { key: string; name: string; condition: object };
+    permission: string;
+  },
+): Promise<void> {
+  const { userSet, resourceSet } = rule;
+  await write("POST", `${schemaUrl}/condition_sets`, {
+    key: userSet.key,
+    name: userSet.name,
+    type: "userset",
+    conditions: { allOf: [userSet.condition] },
+  });
+  await write("POST", `${schemaUrl}/condition_sets`, {
+    key: resourceSet.key,
+    name: resourceSet.name,
+    type: "resourceset",
+    resource_id: "document",
+    conditions: { allOf: [resourceSet.condition] },
+  });
+  await write("POST", `${factsUrl}/set_rules`, {
+    user_set: userSet.key,
+    permission: rule.permission,
+    resource_set: resourceSet.key,
+  });
+}
+
+/** Adults (`user.age` over 17) may read public documents (`resource.public`). */
+export const postAdultsReadPublicDocs = (write: ApiWrite, schemaUrl: string, factsUrl: string) =>
+  postSetRule(write, schemaUrl, factsUrl, {
+    userSet: { key: "adults", name: "Adults", condition: { "user.age": { "greater-than": 17 } } },
+    resourceSet: {
+      key: "public_docs",
+      name: "Public documents",
+      condition: { "resource.public": { equals: true } },
+    },
+    permission: "document:read",
+  });
+
+/**
+ * Tenants t1 and t2; alice a viewer in t1, bob an admin in t2, carol an editor of folder f1 (which holds document d1)
+ * in t1, dave an adult with no role. Needs tenant roles `viewer` and `admin` and the folder's `editor`.
+ */
+export async function postFolderPeople(write: ApiWrite, factsUrl: string): Promise<void> {
+  for (const t of ["t1", "t2"]) await write("POST", `${factsUrl}/tenants`, { key: t, name: t });
+  await write("POST", `${factsUrl}/users`, {
+    key: "alice",
+    role_assignments: [{ role: "viewer", tenant: "t1" }],
+  });
+  await write("POST", `${factsUrl}/users`, {
+    key: "bob",
+    role_assignments: [{ role: "admin", tenant: "t2" }],
+  });
+  await write("POST", `${factsUrl}/users`, { key: "carol" });
+  await write("POST", `${factsUrl}/users`, { key: "dave", attributes: { age: 30 } });
+  await write("POST", `${factsUrl}/relationship_tuples`, inFolder("f1", "d1", "t1"));
+  await write("POST", `${factsUrl}/role_assignments`, {
+    user: "carol",
+    role: "editor",
+    resource_instance: "folder:f1",
+    tenant: "t1",
+  });
 }

@@ -5,6 +5,13 @@ import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
 import { readSnapshot } from "../../src/pdp/snapshot.ts";
 import type { Engine } from "../../src/pdp/engine/index.ts";
+import {
+  derivedFromFolder,
+  documentResource,
+  folderResource,
+  inFolder,
+  postSetRule,
+} from "../helpers/schema-api.ts";
 
 /**
  * The change feed is the PDP's only input after its first snapshot: after any sequence of API writes, a replica fed
@@ -84,37 +91,21 @@ describeEachDialect("change feed keeps a PDP replica equal to the database", (en
   }
 
   test("after schema and fact writes, updates and cascading deletes", async () => {
-    await write("POST", `${S}/resources`, {
-      key: "folder",
-      name: "Folder",
-      actions: { read: {}, write: {}, share: {} },
-      roles: {
+    await write(
+      "POST",
+      `${S}/resources`,
+      folderResource(["read", "write", "share"], {
         editor: { name: "Editor", permissions: ["read", "write"] },
         owner: { name: "Owner", permissions: ["share"], extends: ["editor"] },
-      },
-    });
-    await write("POST", `${S}/resources`, {
-      key: "document",
-      name: "Document",
-      actions: { read: {}, write: {}, share: {}, delete: {} },
-      relations: { parent: "folder" },
-      roles: {
-        editor: {
-          name: "Editor",
-          permissions: ["read", "write"],
-          granted_to: {
-            users_with_role: [{ role: "editor", on_resource: "folder", linked_by_relation: "parent" }],
-          },
-        },
-        owner: {
-          name: "Owner",
-          permissions: ["delete", "share"],
-          granted_to: {
-            users_with_role: [{ role: "owner", on_resource: "folder", linked_by_relation: "parent" }],
-          },
-        },
-      },
-    });
+      }),
+    );
+    await write(
+      "POST",
+      `${S}/resources`,
+      documentResource(["read", "write", "share", "delete"], {
+        owner: derivedFromFolder("owner", ["delete", "share"]),
+      }),
+    );
     await write("POST", `${S}/roles`, {
       key: "viewer",
       name: "Viewer",
@@ -137,24 +128,9 @@ describeEachDialect("change feed keeps a PDP replica equal to the database", (en
     await write("POST", `${F}/users`, { key: "u3" });
     await write("POST", `${F}/users`, { key: "u4", attributes: { level: 1 } });
     await write("POST", `${F}/resource_instances`, { key: "f1", resource: "folder", tenant: "t1" });
-    await write("POST", `${F}/relationship_tuples`, {
-      subject: "folder:f1",
-      relation: "parent",
-      object: "document:d1",
-      tenant: "t1",
-    });
-    await write("POST", `${F}/relationship_tuples`, {
-      subject: "folder:f1",
-      relation: "parent",
-      object: "document:d2",
-      tenant: "t1",
-    });
-    await write("POST", `${F}/relationship_tuples`, {
-      subject: "folder:f2",
-      relation: "parent",
-      object: "document:d3",
-      tenant: "t2",
-    });
+    await write("POST", `${F}/relationship_tuples`, inFolder("f1", "d1", "t1"));
+    await write("POST", `${F}/relationship_tuples`, inFolder("f1", "d2", "t1"));
+    await write("POST", `${F}/relationship_tuples`, inFolder("f2", "d3", "t2"));
     await write("POST", `${F}/role_assignments`, {
       user: "u3",
       role: "owner",
@@ -165,23 +141,10 @@ describeEachDialect("change feed keeps a PDP replica equal to the database", (en
       role: "editor",
       resource_instance: "folder:f2",
     });
-    await write("POST", `${S}/condition_sets`, {
-      key: "senior",
-      name: "Senior",
-      type: "userset",
-      conditions: { allOf: [{ "user.level": { "greater-than-equals": 3 } }] },
-    });
-    await write("POST", `${S}/condition_sets`, {
-      key: "docs",
-      name: "Docs",
-      type: "resourceset",
-      resource_id: "document",
-      conditions: { allOf: [{ "resource.level": { "less-than": 4 } }] },
-    });
-    await write("POST", `${F}/set_rules`, {
-      user_set: "senior",
+    await postSetRule(write, S, F, {
+      userSet: { key: "senior", name: "Senior", condition: { "user.level": { "greater-than-equals": 3 } } },
+      resourceSet: { key: "docs", name: "Docs", condition: { "resource.level": { "less-than": 4 } } },
       permission: "document:share",
-      resource_set: "docs",
     });
     await assertReplicaMatchesDatabase("creating everything");
 

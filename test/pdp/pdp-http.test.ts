@@ -3,6 +3,12 @@ import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
 import { disabledDecisionLogger } from "../../src/pdp/decision-log.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
+import {
+  documentResource,
+  folderResource,
+  postAdultsReadPublicDocs,
+  postFolderPeople,
+} from "../helpers/schema-api.ts";
 import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,68 +33,16 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     orgKey = acme.adminKey;
     key = (await call(acme.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
     pdp = await startTestPdp(env());
-    await ok("POST", `${S}/resources`, {
-      key: "folder",
-      name: "Folder",
-      actions: { read: {}, write: {} },
-      roles: { editor: { name: "Editor", permissions: ["read", "write"] } },
-    });
-    await ok("POST", `${S}/resources`, {
-      key: "document",
-      name: "Document",
-      actions: { read: {}, write: {}, delete: {} },
-      relations: { parent: "folder" },
-      roles: {
-        editor: {
-          name: "Editor",
-          permissions: ["read", "write"],
-          granted_to: {
-            users_with_role: [{ role: "editor", on_resource: "folder", linked_by_relation: "parent" }],
-          },
-        },
-      },
-    });
+    await ok("POST", `${S}/resources`, folderResource());
+    await ok("POST", `${S}/resources`, documentResource());
     await ok("POST", `${S}/roles`, { key: "viewer", name: "Viewer", permissions: ["document:read"] });
     await ok("POST", `${S}/roles`, {
       key: "admin",
       name: "Admin",
       permissions: ["document:read", "document:write", "document:delete"],
     });
-    for (const t of ["t1", "t2"]) await ok("POST", `${F}/tenants`, { key: t, name: t });
-    await ok("POST", `${F}/users`, { key: "alice", role_assignments: [{ role: "viewer", tenant: "t1" }] });
-    await ok("POST", `${F}/users`, { key: "bob", role_assignments: [{ role: "admin", tenant: "t2" }] });
-    await ok("POST", `${F}/users`, { key: "carol" });
-    await ok("POST", `${F}/users`, { key: "dave", attributes: { age: 30 } });
-    await ok("POST", `${F}/relationship_tuples`, {
-      subject: "folder:f1",
-      relation: "parent",
-      object: "document:d1",
-      tenant: "t1",
-    });
-    await ok("POST", `${F}/role_assignments`, {
-      user: "carol",
-      role: "editor",
-      resource_instance: "folder:f1",
-      tenant: "t1",
-    });
-    await ok("POST", `${S}/condition_sets`, {
-      key: "adults",
-      name: "Adults",
-      type: "userset",
-      conditions: { allOf: [{ "user.age": { "greater-than": 17 } }] },
-    });
-    await ok("POST", `${S}/condition_sets`, {
-      key: "public_docs",
-      name: "Public documents",
-      type: "resourceset",
-      resource_id: "document",
-      conditions: { allOf: [{ "resource.public": { equals: true } }] },
-    });
-    await ok("POST", `${F}/set_rules`, {
-      user_set: "adults",
-      permission: "document:read",
-      resource_set: "public_docs",
-    });
+    await postFolderPeople(ok, F);
+    await postAdultsReadPublicDocs(ok, S, F);
   });
 
   after(async () => {

@@ -1,0 +1,310 @@
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import type { InjectOptions } from "fastify";
+import { sql } from "kysely";
+import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
+
+// Every /v2 operation of docs/openapi.json × every wrong credential, as Unkey's API tests do. What each operation
+// needs is read from the document: the project and environment it names ({proj_id}, {env_id}), whether it
+// writes (its method), and whether it names another object of the organization (any other path parameter).
+
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+interface Operation {
+  method: Method;
+  path: string;
+  params: string[];
+  /** required query parameters, filled with a valid value */
+  query: Record<string, string>;
+  /** a valid body, so that a key that gets past the scope check meets the object lookup, not validation */
+  body: unknown;
+}
+interface Schema {
+  type?: string;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  format?: string;
+  minimum?: number;
+  minItems?: number;
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  required?: string[];
+}
+interface DocumentOperation {
+  parameters?: { in: string; name: string; required?: boolean; schema: Schema }[];
+  requestBody?: { content: { "application/json": { schema: Schema } } };
+}
+
+const document = JSON.parse(readFileSync(new URL("../../docs/openapi.json", import.meta.url), "utf8")) as {
+  paths: Record<string, Record<string, DocumentOperation>>;
+};
+
+/** The smallest value the schema accepts: required properties only, the first of each choice. */
+function validValue(schema: Schema): unknown {
+  if (schema.enum) return schema.enum[0];
+  if (schema.anyOf) return validValue(schema.anyOf[0]!);
+  switch (schema.type) {
+    case "object":
+      return Object.fromEntries(
+        (schema.required ?? []).map((k) => [k, validValue(schema.properties?.[k] ?? {})]),
+      );
+    case "array":
+      return Array.from({ length: Math.max(schema.minItems ?? 0, 1) }, () => validValue(schema.items ?? {}));
+    case "integer":
+    case "number":
+      return schema.minimum ?? 1;
+    case "boolean":
+      return true;
+    case "string":
+      if (schema.format === "uuid") return crypto.randomUUID();
+      if (schema.format === "date-time") return new Date().toISOString();
+      if (schema.format === "email") return "matrix@example.com";
+      return "matrix";
+    default:
+      return {};
+  }
+}
+const METHODS = new Set<string>(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+const operations: Operation[] = Object.entries(document.paths)
+  .filter(([path]) => path.startsWith("/v2/"))
+  .flatMap(([path, ops]) =>
+    Object.keys(ops)
+      .map((m) => m.toUpperCase())
+      .filter((m): m is Method => METHODS.has(m))
+      .map((method): Operation => {
+        const op = ops[method.toLowerCase()]!;
+        const schema = op.requestBody?.content["application/json"].schema;
+        return {
+          method,
+          path,
+          params: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+          query: Object.fromEntries(
+            (op.parameters ?? [])
+              .filter((p) => p.in === "query" && p.required)
+              .map((p) => [p.name, String(validValue(p.schema))]),
+          ),
+          body: schema && validValue(schema),
+        };
+      }),
+  );
+
+/**
+ * The one need the document does not carry, so it is listed here: the broadest key level an operation needs
+ * (route config `need.level`, or the service's own check). Operations of the organization itself, which a project
+ * or environment key may not call, and operations on a whole project, which an environment key may not call.
+ */
+const PROJECT_LEVEL = new Set([
+  "PATCH /v2/projects/{proj_id}",
+  "DELETE /v2/projects/{proj_id}",
+  "POST /v2/projects/{proj_id}/envs",
+  "DELETE /v2/projects/{proj_id}/envs/{env_id}",
+  "POST /v2/projects/{proj_id}/envs/{env_id}/copy",
+  "POST /v2/projects/{proj_id}/envs/{env_id}/copy/async",
+]);
+const ORGANIZATION_LEVEL = new Set([
+  "POST /v2/orgs",
+  "PATCH /v2/orgs/{org_id}",
+  "POST /v2/projects",
+  "GET /v2/api-key",
+  "POST /v2/api-key",
+  "GET /v2/api-key/{proj_id}/{env_id}",
+  "GET /v2/api-key/{api_key_id}",
+  "DELETE /v2/api-key/{api_key_id}",
+  "POST /v2/api-key/{api_key_id}/rotate-secret",
+]);
+
+const writes = (op: Operation) => op.method !== "GET";
+const organizationLevel = (op: Operation) => ORGANIZATION_LEVEL.has(`${op.method} ${op.path}`);
+const projectLevel = (op: Operation) => organizationLevel(op) || PROJECT_LEVEL.has(`${op.method} ${op.path}`);
+const names = (op: Operation, param: string) => op.params.includes(param);
+
+interface Credential {
+  name: string;
+  /** the Authorization header; undefined sends none */
+  header: (keys: Keys) => string | undefined;
+  /** the status this credential gets on `op`, or null where it is not a wrong credential for `op` */
+  expect: (op: Operation) => 401 | 403 | 404 | null;
+}
+type Keys = Record<string, string>;
+
+const CREDENTIALS: Credential[] = [
+  { name: "no key", header: () => undefined, expect: () => 401 },
+  { name: "malformed header", header: () => "Token abc", expect: () => 401 },
+  { name: "unknown key", header: () => `Bearer gh_${"0".repeat(40)}`, expect: () => 401 },
+  { name: "revoked key", header: (k) => `Bearer ${k["revoked"]}`, expect: () => 401 },
+  { name: "rotated-away secret", header: (k) => `Bearer ${k["rotatedAway"]}`, expect: () => 401 },
+  {
+    // Another organization's objects do not exist for it; operations that name no object act on its own.
+    name: "another organization's admin key",
+    header: (k) => `Bearer ${k["otherOrg"]}`,
+    expect: (op) => (op.params.length > 0 ? 404 : null),
+  },
+  {
+    name: "an environment key of another environment",
+    header: (k) => `Bearer ${k["otherEnv"]}`,
+    expect: (op) => (names(op, "env_id") || organizationLevel(op) ? 403 : null),
+  },
+  {
+    name: "a project key of another project",
+    header: (k) => `Bearer ${k["otherProject"]}`,
+    expect: (op) => (names(op, "proj_id") || organizationLevel(op) ? 403 : null),
+  },
+  {
+    // in scope (of the path's environment, else of the organization), but read-only
+    name: "a read key on a write operation",
+    header: (k) => `Bearer ${k["readEnv"]}`,
+    expect: (op) => (writes(op) && names(op, "env_id") ? 403 : null),
+  },
+  {
+    name: "an organization read key on a write operation",
+    header: (k) => `Bearer ${k["readOrg"]}`,
+    expect: (op) => (writes(op) ? 403 : null),
+  },
+  {
+    name: "a project key of the same project on an organization-level operation",
+    header: (k) => `Bearer ${k["project"]}`,
+    expect: (op) => (organizationLevel(op) ? 403 : null),
+  },
+  {
+    name: "an environment key of the same environment on a project- or organization-level operation",
+    header: (k) => `Bearer ${k["env"]}`,
+    expect: (op) => (projectLevel(op) ? 403 : null),
+  },
+];
+
+const ERROR_CODE = { 401: "UNAUTHORIZED", 403: "FORBIDDEN_ACCESS", 404: "NOT_FOUND" } as const;
+const ERROR_FIELDS = ["id", "error_code", "title", "message", "support_link", "additional_info"];
+
+/** Every row of every table but the request log, which records the refused requests too. */
+async function snapshot(env: TestEnv): Promise<Record<string, string[]>> {
+  const tables = (await env.store.db.introspection.getTables())
+    .map((t) => t.name)
+    .filter((n) => n !== "api_log");
+  const rows: Record<string, string[]> = {};
+  for (const table of tables) {
+    const { rows: all } = await sql`select * from ${sql.table(table)}`.execute(env.store.db);
+    rows[table] = all.map((r) => JSON.stringify(r)).sort();
+  }
+  return rows;
+}
+
+describeEachDialect("wrong credentials on every /v2 operation", (env) => {
+  const keys: Keys = {};
+  const ids: Record<string, string> = {};
+
+  before(async () => {
+    const { acme, globex, call } = env();
+    const ok = async (key: string, method: Method, url: string, body?: unknown) => {
+      const res = await call(key, method, url, body);
+      assert.ok(res.status < 300, `${method} ${url} -> ${res.status} ${res.body}`);
+      return res.json;
+    };
+    const key = async (body: Record<string, unknown>) =>
+      (await ok(acme.adminKey, "POST", "/v2/api-key", { name: "matrix", ...body })) as {
+        id: string;
+        secret: string;
+      };
+    await ok(acme.adminKey, "POST", "/v2/projects", { key: "other", name: "Other" });
+    keys["otherProject"] = (await key({ object_type: "project", project_id: "other" })).secret;
+    keys["project"] = (await key({ object_type: "project", project_id: acme.projectId })).secret;
+    keys["otherEnv"] = (
+      await key({ object_type: "env", project_id: acme.projectId, environment_id: acme.envs.development })
+    ).secret;
+    keys["env"] = (
+      await key({ object_type: "env", project_id: acme.projectId, environment_id: acme.envs.production })
+    ).secret;
+    keys["readEnv"] = (
+      await key({
+        object_type: "env",
+        project_id: acme.projectId,
+        environment_id: acme.envs.production,
+        access_level: "read",
+      })
+    ).secret;
+    keys["readOrg"] = (await key({ object_type: "org", access_level: "read" })).secret;
+    keys["otherOrg"] = globex.adminKey;
+    const revoked = await key({ object_type: "org" });
+    await ok(acme.adminKey, "DELETE", `/v2/api-key/${revoked.id}`);
+    keys["revoked"] = revoked.secret;
+    const rotated = await key({ object_type: "org" });
+    await ok(acme.adminKey, "POST", `/v2/api-key/${rotated.id}/rotate-secret`);
+    keys["rotatedAway"] = rotated.secret;
+
+    // Objects the paths name: acme's, so that a wrong key would reach something real if it got through.
+    const P = acme.projectId;
+    const E = acme.envs.production;
+    await ok(acme.adminKey, "POST", `/v2/schema/${P}/${E}/resources`, {
+      key: "document",
+      name: "Document",
+      actions: { read: {} },
+    });
+    await ok(acme.adminKey, "POST", `/v2/facts/${P}/${E}/users`, { key: "alice" });
+    const history = await ok(acme.adminKey, "GET", "/v2/history");
+    Object.assign(ids, {
+      org_id: acme.id,
+      proj_id: P,
+      env_id: E,
+      api_key_id: acme.adminKeyId,
+      event_id: history.data[0].id,
+      user_id: "alice",
+      tenant_id: "default",
+      resource_id: "document",
+      action_id: "read",
+      log_id: crypto.randomUUID(),
+      task_id: crypto.randomUUID(),
+    });
+  });
+
+  test("every wrong credential gets its status and the error body, and nothing changes", async () => {
+    const { app } = env();
+    const before = await snapshot(env());
+    assert.equal(before["organizations"]?.length, 2, "the snapshot reads the seeded database");
+    const unexpected: string[] = [];
+    let checked = 0;
+    for (const op of operations) {
+      const url = op.path.replace(/\{(\w+)\}/g, (_, p: string) => ids[p] ?? `missing-${p}`);
+      for (const credential of CREDENTIALS) {
+        const status = credential.expect(op);
+        if (status === null) continue;
+        const header = credential.header(keys);
+        const res = await app.inject({
+          method: op.method,
+          url,
+          query: op.query,
+          headers: header === undefined ? {} : { authorization: header },
+          ...(op.body !== undefined && { payload: op.body as InjectOptions["payload"] }),
+        });
+        checked++;
+        const where = `${credential.name}: ${op.method} ${op.path}`;
+        if (res.statusCode !== status) {
+          unexpected.push(`${where} -> ${res.statusCode}, expected ${status}: ${res.body.slice(0, 200)}`);
+          continue;
+        }
+        const body = res.json();
+        assert.equal(body.error_code, ERROR_CODE[status], where);
+        for (const field of ["id", "title", "message", "support_link"])
+          assert.ok(typeof body[field] === "string" && body[field].length > 0, `${where}: ${field}`);
+        assert.deepEqual(
+          Object.keys(body).filter((k) => !ERROR_FIELDS.includes(k)),
+          [],
+          `${where}: fields outside the error shape`,
+        );
+      }
+    }
+    assert.deepEqual(unexpected, []);
+    // every operation was tried with at least the five keys that are no keys
+    assert.ok(checked >= operations.length * 5);
+    assert.deepEqual(await snapshot(env()), before, "a refused request changed the database");
+  });
+
+  test("the matrix covers every /v2 operation of the document", () => {
+    assert.ok(operations.length > 100, `only ${operations.length} operations read from docs/openapi.json`);
+    for (const entry of [...ORGANIZATION_LEVEL, ...PROJECT_LEVEL]) {
+      const [method, path] = entry.split(" ");
+      assert.ok(
+        operations.some((op) => op.method === method && op.path === path),
+        `${entry} is not in the document`,
+      );
+    }
+  });
+});
