@@ -19,9 +19,9 @@ import {
 } from "../environments/environments.repo.ts";
 import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
 import { createEnvironmentRecords, environmentRead } from "../environments/environments.service.ts";
-import type { TaskHandler } from "../tasks/task-runner.ts";
-import { taskRecord, type TaskRecord, type TasksService } from "../tasks/tasks.service.ts";
-import type { TaskRow } from "../tasks/tasks.repo.ts";
+import type { TaskHandler } from "../../tasks/task-types.ts";
+import { taskRecord, type TaskRecord, type TasksService } from "../../tasks/tasks.service.ts";
+import type { TaskRow } from "../../tasks/tasks.repo.ts";
 import {
   deleteByIds,
   deleteLinks,
@@ -43,7 +43,7 @@ export interface CopyParams {
   scope: CopyScope;
 }
 
-declare module "../tasks/task-runner.ts" {
+declare module "../../tasks/task-types.ts" {
   interface TaskTypes {
     environment_copy: { params: CopyParams; result: EnvironmentRead };
   }
