@@ -21,11 +21,13 @@ export default {
       to: { path: "^src/modules/[^/]+/[^/]+[.]service[.]ts$", pathNot: "^src/modules/$1/" },
     },
     {
-      name: "domain-not-modules",
-      comment: "src/domain/ holds what modules share, so it imports no module.",
+      name: "domain-not-module-services",
+      comment:
+        "src/domain/ holds what modules share: it may use their repositories and schemas, never their " +
+        "services or routes.",
       severity: "error",
       from: { path: "^src/domain/" },
-      to: { path: "^src/modules/" },
+      to: { path: "^src/modules/[^/]+/[^/]+[.](service|routes)[.]ts$" },
     },
   ],
   options: {

@@ -18,7 +18,7 @@ import {
   type EnvironmentRow,
 } from "../environments/environments.repo.ts";
 import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
-import { createEnvironmentRecords, environmentRead } from "../environments/environments.service.ts";
+import { createEnvironmentRecords, environmentRead } from "../../domain/environment-records.ts";
 import type { TaskHandler } from "../../tasks/task-types.ts";
 import { taskRecord, type TaskRecord, type TasksService } from "../../tasks/tasks.service.ts";
 import type { TaskRow } from "../../tasks/tasks.repo.ts";
