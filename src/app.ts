@@ -17,7 +17,7 @@ import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
-import { createScopeService } from "./modules/scope/scope.service.ts";
+import { createScopeService } from "./domain/path-scope.ts";
 import { createAuditLogsService } from "./modules/audit-logs/audit-logs.service.ts";
 import { openSqliteDecisionLogReader } from "./modules/audit-logs/sqlite-decision-log.ts";
 import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";

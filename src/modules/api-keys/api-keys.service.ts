@@ -4,7 +4,7 @@ import { assertAccess, type AccessLevel, type Principal, type ScopeLevel } from 
 import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../../lib/secrets.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { findProject } from "../projects/projects.repo.ts";
 import { findEnvironment } from "../environments/environments.repo.ts";
 import { createKeyRecord } from "../../domain/api-key-records.ts";

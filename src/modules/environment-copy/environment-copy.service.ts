@@ -8,9 +8,9 @@ import { AppError, invalid } from "../../lib/errors.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import { conditionSetData, resourceData, tenantRoleData } from "../schema/schema.changes.ts";
-import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../schema/schema.repo.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import { conditionSetData, resourceData, tenantRoleData } from "../../domain/schema/schema.changes.ts";
+import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../../domain/schema/schema.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { findProject } from "../projects/projects.repo.ts";
 import {
   findEnvironment,

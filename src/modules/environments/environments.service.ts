@@ -5,7 +5,7 @@ import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { createEnvironmentRecords, environmentRead } from "../../domain/environment-records.ts";
 import { deleteEnvironment, listEnvironments, updateEnvironment } from "./environments.repo.ts";
 import type { EnvironmentCreate, EnvironmentRead, EnvironmentUpdate } from "./environments.schemas.ts";

@@ -5,7 +5,7 @@ import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { assertAccess } from "../../lib/access.ts";
 import { createProjectRecords, projectRead } from "../../domain/project-records.ts";
 import { deleteProject, listProjects, updateProject } from "./projects.repo.ts";

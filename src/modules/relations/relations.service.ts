@@ -6,17 +6,17 @@ import { notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
-import { findRelation, type RelationRow, type ResourceRow } from "../schema/schema.repo.ts";
-import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
+import type { EnvScope, ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite, type SchemaChanges } from "../../domain/schema/schema.changes.ts";
+import { findRelation, type RelationRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
+import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import {
   assertKeys,
   insertUnique,
   requireResource,
   scopeColumns,
   writableResource,
-} from "../schema/schema.service.ts";
+} from "../../domain/schema/schema-rules.ts";
 import {
   deleteRelations,
   findRelationWithKeys,

@@ -7,18 +7,23 @@ import { newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
-import { findAction, listActions, type ActionRow, type ResourceRow } from "../schema/schema.repo.ts";
+import type { EnvScope, ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite, type SchemaChanges } from "../../domain/schema/schema.changes.ts";
+import {
+  findAction,
+  listActions,
+  type ActionRow,
+  type ResourceRow,
+} from "../../domain/schema/schema.repo.ts";
 import {
   assertKeys,
   insertUnique,
   requireResource,
   scopeColumns,
   writableResource,
-} from "../schema/schema.service.ts";
+} from "../../domain/schema/schema-rules.ts";
 import { deleteActions, insertAction, listActionsPage, updateAction } from "./resource-actions.repo.ts";
-import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
+import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import type {
   ActionBlockEditable,
   ActionPath,

@@ -6,17 +6,17 @@ import { notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
-import { findResource, type AttributeRow, type ResourceRow } from "../schema/schema.repo.ts";
-import type { EnvPath } from "../schema/schema.schemas.ts";
+import type { EnvScope, ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite, type SchemaChanges } from "../../domain/schema/schema.changes.ts";
+import { findResource, type AttributeRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
+import type { EnvPath } from "../../domain/schema/schema.schemas.ts";
 import {
   assertKeys,
   insertUnique,
   requireResource,
   scopeColumns,
   USER_RESOURCE_KEY,
-} from "../schema/schema.service.ts";
+} from "../../domain/schema/schema-rules.ts";
 import {
   deleteAttributes,
   findAttribute,

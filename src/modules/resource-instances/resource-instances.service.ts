@@ -8,8 +8,8 @@ import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import { findInstanceByKey, type InstanceWithKeys } from "../facts/facts.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { findInstanceByKey, type InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
 import {
   instanceChange,
   instanceDeleteChange,
@@ -17,7 +17,7 @@ import {
   Resolver,
   writeFacts,
   type Env,
-} from "../facts/facts.service.ts";
+} from "../../domain/facts/facts-write.ts";
 import {
   countInstances,
   deleteInstances,

@@ -6,8 +6,8 @@ import { duplicate, invalid, notFound } from "../../lib/errors.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
+import type { EnvScope, ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite, type SchemaChanges } from "../../domain/schema/schema.changes.ts";
 import {
   findRelation,
   findRole,
@@ -17,7 +17,7 @@ import {
   type ResourceRow,
   type RoleGraph,
   type RoleRow,
-} from "../schema/schema.repo.ts";
+} from "../../domain/schema/schema.repo.ts";
 import type {
   DerivationSettings,
   DerivedRoleBlockEdit,
@@ -26,7 +26,7 @@ import type {
   EnvPath,
   ResourcePath,
   RoleBlockEditable,
-} from "../schema/schema.schemas.ts";
+} from "../../domain/schema/schema.schemas.ts";
 import {
   assertKeys,
   assertNoExtendsCycle,
@@ -36,7 +36,7 @@ import {
   resolveRoleRefs,
   walkRoles,
   writableResource,
-} from "../schema/schema.service.ts";
+} from "../../domain/schema/schema-rules.ts";
 import {
   addRolePermissions,
   deleteDerivation,

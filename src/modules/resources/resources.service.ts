@@ -7,15 +7,15 @@ import { isUuid, newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
+import type { EnvScope, ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite, type SchemaChanges } from "../../domain/schema/schema.changes.ts";
 import {
   findResource,
   loadResourceGraphs,
   type ResourceGraph,
   type ResourceRow,
-} from "../schema/schema.repo.ts";
-import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
+} from "../../domain/schema/schema.repo.ts";
+import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import {
   assertKey,
   assertNotReserved,
@@ -23,7 +23,7 @@ import {
   requireResource,
   scopeColumns,
   writableResource,
-} from "../schema/schema.service.ts";
+} from "../../domain/schema/schema-rules.ts";
 import { replaceActions } from "../resource-actions/resource-actions.service.ts";
 import { replaceAttributes } from "../resource-attributes/resource-attributes.service.ts";
 import { replaceRelations } from "../relations/relations.service.ts";

@@ -8,8 +8,8 @@ import { fromJsonObject } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now, toTimestamp } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import { instanceName, type UserRow } from "../facts/facts.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { instanceName, type UserRow } from "../../domain/facts/facts.repo.ts";
 import {
   instanceOrCreate,
   Resolver,
@@ -17,7 +17,7 @@ import {
   userChange,
   writeFacts,
   type Env,
-} from "../facts/facts.service.ts";
+} from "../../domain/facts/facts-write.ts";
 import { insertUsers } from "../users/users.repo.ts";
 import { USER_KEY_PATTERN } from "../users/users.schemas.ts";
 import {

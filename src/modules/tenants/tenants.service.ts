@@ -8,8 +8,8 @@ import { toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import type { TenantRow } from "../facts/facts.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import type { TenantRow } from "../../domain/facts/facts.repo.ts";
 import {
   attributesOrNull,
   instanceDeleteChange,
@@ -19,7 +19,7 @@ import {
   userChange,
   writeFacts,
   type Env,
-} from "../facts/facts.service.ts";
+} from "../../domain/facts/facts-write.ts";
 import { assignmentChange, assignRoles } from "../role-assignments/role-assignments.service.ts";
 import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
 import { createUserRecord, listUserPage, userReads } from "../users/users.service.ts";

@@ -9,9 +9,9 @@ import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import type { UserRow } from "../facts/facts.repo.ts";
-import { Resolver, scopedIds, userChange, writeFacts, type Env } from "../facts/facts.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import type { UserRow } from "../../domain/facts/facts.repo.ts";
+import { Resolver, scopedIds, userChange, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import { assignmentRead, assignRoles, unassignRole } from "../role-assignments/role-assignments.service.ts";
 import type { RoleAssignmentRead } from "../role-assignments/role-assignments.schemas.ts";
 import {
