@@ -5,10 +5,10 @@ import { duplicate, invalid } from "../../lib/errors.ts";
 import type { ScopeService } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys, TenantRow, UserRow } from "../../domain/facts/facts.repo.ts";
 import { userChange, writeFacts } from "../../domain/facts/facts-write.ts";
-import { assignRoles } from "../role-assignments/role-assignments.service.ts";
+import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { deleteUsers, insertUsers, usersByKeys } from "../users/users.repo.ts";
 import type { UserCreate } from "../users/users.schemas.ts";
-import { newUserRow, replaceUserRecord, userDeleteChange } from "../users/users.service.ts";
+import { newUserRow, replaceUserRecord, userDeleteChange } from "../../domain/facts/user-records.ts";
 import { createTenantRecords, deleteTenantRecords } from "../tenants/tenants.service.ts";
 import type { TenantCreate } from "../tenants/tenants.schemas.ts";
 import {

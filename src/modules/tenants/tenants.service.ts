@@ -20,9 +20,9 @@ import {
   writeFacts,
   type Env,
 } from "../../domain/facts/facts-write.ts";
-import { assignmentChange, assignRoles } from "../role-assignments/role-assignments.service.ts";
+import { assignmentChange, assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
-import { createUserRecord, listUserPage, userReads } from "../users/users.service.ts";
+import { createUserRecord, listUserPage, userReads } from "../../domain/facts/user-records.ts";
 import { updateUser } from "../users/users.repo.ts";
 import type { UserCreate, UserRead } from "../users/users.schemas.ts";
 import {
