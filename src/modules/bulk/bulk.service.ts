@@ -9,12 +9,9 @@ import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { deleteUsers, insertUsers, usersByKeys } from "../users/users.repo.ts";
 import type { UserCreate } from "../users/users.schemas.ts";
 import { newUserRow, replaceUserRecord, userDeleteChange } from "../../domain/facts/user-records.ts";
-import { createTenantRecords, deleteTenantRecords } from "../tenants/tenants.service.ts";
+import { createTenantRecords, deleteTenantRecords } from "../../domain/facts/tenant-records.ts";
 import type { TenantCreate } from "../tenants/tenants.schemas.ts";
-import {
-  deleteInstanceRecords,
-  writeInstanceRecords,
-} from "../resource-instances/resource-instances.service.ts";
+import { deleteInstanceRecords, writeInstanceRecords } from "../../domain/facts/instance-records.ts";
 import type { ResourceInstanceCreate } from "../resource-instances/resource-instances.schemas.ts";
 
 type Empty = Record<string, never>;
