@@ -19,7 +19,7 @@ import {
 } from "../../domain/schema/schema.repo.ts";
 import type { EnvPath } from "../../domain/schema/schema.schemas.ts";
 import { insertUnique, scopeColumns, writableResource } from "../../domain/schema/schema-rules.ts";
-import { resourceRead } from "../resources/resources.service.ts";
+import { resourceRead } from "../../domain/schema/resource-records.ts";
 import {
   deleteConditionSet,
   insertConditionSet,

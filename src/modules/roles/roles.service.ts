@@ -24,7 +24,7 @@ import {
   unique,
   walkRoles,
 } from "../../domain/schema/schema-rules.ts";
-import { bulkReplaceResourceRoles } from "../resource-roles/resource-roles.service.ts";
+import { bulkReplaceResourceRoles } from "../../domain/schema/resource-role-records.ts";
 import {
   actionsByIds,
   actionsOfResources,
