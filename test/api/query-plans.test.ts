@@ -16,7 +16,7 @@ import {
 import { listTenantsQuery } from "../../src/modules/tenants/tenants.repo.ts";
 import { listInstancesQuery } from "../../src/modules/resource-instances/resource-instances.repo.ts";
 import { listTuplesQuery } from "../../src/modules/relationship-tuples/relationship-tuples.repo.ts";
-import { findUser } from "../../src/modules/facts/facts.repo.ts";
+import { findUser } from "../../src/domain/facts/facts.repo.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { now } from "../../src/lib/time.ts";
 

@@ -9,12 +9,12 @@ import {
   LeaseLostError,
   type TaskRunner,
   type TaskRunnerOptions,
-} from "../../src/modules/tasks/task-runner.ts";
-import { createTasksService } from "../../src/modules/tasks/tasks.service.ts";
-import type { TaskRow } from "../../src/modules/tasks/tasks.repo.ts";
+} from "../../src/tasks/task-runner.ts";
+import { createTasksService } from "../../src/tasks/tasks.service.ts";
+import type { TaskRow } from "../../src/tasks/tasks.repo.ts";
 import { describeEachDialect, PUBLIC_URL } from "../helpers/app.ts";
 
-declare module "../../src/modules/tasks/task-runner.ts" {
+declare module "../../src/tasks/task-types.ts" {
   interface TaskTypes {
     test_count: { params: { n: number }; result: { n: number } };
     test_hold: { params: Record<string, never>; result: { held: true } };

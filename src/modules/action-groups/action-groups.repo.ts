@@ -2,7 +2,7 @@ import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ActionGroupsTable } from "../../db/types.ts";
 import { idOrKey } from "../../lib/ids.ts";
-import type { ActionGroupRow } from "../schema/schema.repo.ts";
+import type { ActionGroupRow } from "../../domain/schema/schema.repo.ts";
 
 export const findActionGroup = (
   db: Db,

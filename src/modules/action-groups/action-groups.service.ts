@@ -7,17 +7,17 @@ import { newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite } from "../schema/schema.changes.ts";
-import type { ActionGroupRow, ResourceRow } from "../schema/schema.repo.ts";
-import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite } from "../../domain/schema/schema.changes.ts";
+import type { ActionGroupRow, ResourceRow } from "../../domain/schema/schema.repo.ts";
+import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import {
   insertUnique,
   requireResource,
   resolveResourceActions,
   scopeColumns,
   writableResource,
-} from "../schema/schema.service.ts";
+} from "../../domain/schema/schema-rules.ts";
 import {
   actionGroupMembers,
   deleteActionGroup,

@@ -1,66 +1,25 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Db } from "../../changes/feed.ts";
 import { assertAccess, type AccessLevel, type Principal, type ScopeLevel } from "../../lib/access.ts";
 import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
-import { newId } from "../../lib/ids.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../../lib/secrets.ts";
-import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { findProject } from "../projects/projects.repo.ts";
 import { findEnvironment } from "../environments/environments.repo.ts";
-import { environmentRead } from "../environments/environments.service.ts";
-import { projectRead } from "../projects/projects.service.ts";
+import { createKeyRecord } from "../../domain/api-key-records.ts";
+import { environmentRead } from "../../domain/environment-records.ts";
+import { projectRead } from "../../domain/project-records.ts";
 import {
   countOrgAdminKeys,
   deleteApiKey,
   findApiKey,
   findEnvironmentKey,
-  insertApiKey,
   listApiKeys,
   replaceSecret,
   type ApiKeyRow,
 } from "./api-keys.repo.ts";
 import type { APIKeyCreate, APIKeyRead } from "./api-keys.schemas.ts";
-
-export interface NewKey {
-  organizationId: string;
-  projectId?: string | null;
-  environmentId?: string | null;
-  objectType: ScopeLevel;
-  accessLevel?: AccessLevel;
-  ownerType?: string;
-  name?: string | null;
-  /** A secret chosen by the operator (the bootstrap key); generated when absent. */
-  secret?: string;
-}
-
-/** Inserts a key and returns it with its secret: the only time the caller gets to see a new secret for free. */
-export async function createKeyRecord(
-  db: Db,
-  box: SecretBox,
-  key: NewKey,
-): Promise<ApiKeyRow & { secret: string }> {
-  const secret = key.secret ?? generateSecret();
-  const row: ApiKeyRow = {
-    id: newId(),
-    organization_id: key.organizationId,
-    project_id: key.projectId ?? null,
-    environment_id: key.environmentId ?? null,
-    object_type: key.objectType,
-    access_level: key.accessLevel ?? "admin",
-    owner_type: key.ownerType ?? "member",
-    name: key.name ?? null,
-    secret_hash: hashSecret(secret),
-    secret_prefix: displayPrefix(secret),
-    secret_sealed: box.seal(secret),
-    created_at: now(),
-    last_used_at: null,
-  };
-  await insertApiKey(db, row);
-  return { ...row, secret };
-}
 
 const ORG_ADMIN = { level: "org", access: "admin" } as const;
 

@@ -7,7 +7,7 @@ import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/decision-log.ts";
 import type { Reason } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import {
   purgeDecisionLogs,
   findDecisionLog,

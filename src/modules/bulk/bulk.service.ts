@@ -2,19 +2,16 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 import type { Principal } from "../../lib/access.ts";
 import { duplicate, invalid } from "../../lib/errors.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import type { InstanceWithKeys, TenantRow, UserRow } from "../facts/facts.repo.ts";
-import { userChange, writeFacts } from "../facts/facts.service.ts";
-import { assignRoles } from "../role-assignments/role-assignments.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import type { InstanceWithKeys, TenantRow, UserRow } from "../../domain/facts/facts.repo.ts";
+import { userChange, writeFacts } from "../../domain/facts/facts-write.ts";
+import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { deleteUsers, insertUsers, usersByKeys } from "../users/users.repo.ts";
 import type { UserCreate } from "../users/users.schemas.ts";
-import { newUserRow, replaceUserRecord, userDeleteChange } from "../users/users.service.ts";
-import { createTenantRecords, deleteTenantRecords } from "../tenants/tenants.service.ts";
+import { newUserRow, replaceUserRecord, userDeleteChange } from "../../domain/facts/user-records.ts";
+import { createTenantRecords, deleteTenantRecords } from "../../domain/facts/tenant-records.ts";
 import type { TenantCreate } from "../tenants/tenants.schemas.ts";
-import {
-  deleteInstanceRecords,
-  writeInstanceRecords,
-} from "../resource-instances/resource-instances.service.ts";
+import { deleteInstanceRecords, writeInstanceRecords } from "../../domain/facts/instance-records.ts";
 import type { ResourceInstanceCreate } from "../resource-instances/resource-instances.schemas.ts";
 
 type Empty = Record<string, never>;

@@ -1,7 +1,7 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ConditionSetsTable } from "../../db/types.ts";
-import { matchesSearch } from "../schema/schema.repo.ts";
+import { matchesSearch } from "../../domain/schema/schema.repo.ts";
 
 export async function listConditionSetIdsPage(
   db: Db,

@@ -8,18 +8,18 @@ import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import { validateConditions } from "../../pdp/engine/conditions.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite } from "../schema/schema.changes.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import {
   findConditionSet,
   listConditionSetParents,
   loadConditionSets,
   loadResourceGraphs,
   type ConditionSetRow,
-} from "../schema/schema.repo.ts";
-import type { EnvPath } from "../schema/schema.schemas.ts";
-import { insertUnique, scopeColumns, writableResource } from "../schema/schema.service.ts";
-import { resourceRead } from "../resources/resources.service.ts";
+} from "../../domain/schema/schema.repo.ts";
+import type { EnvPath } from "../../domain/schema/schema.schemas.ts";
+import { insertUnique, scopeColumns, writableResource } from "../../domain/schema/schema-rules.ts";
+import { resourceRead } from "../../domain/schema/resource-records.ts";
 import {
   deleteConditionSet,
   insertConditionSet,

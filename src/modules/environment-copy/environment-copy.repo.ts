@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import type { Dialect } from "../../db/store.ts";
 import type { Db } from "../../changes/feed.ts";
-import { setRuleKeysQuery, toSetRuleRef, type SetRuleRef } from "../schema/schema.repo.ts";
+import { setRuleKeysQuery, toSetRuleRef, type SetRuleRef } from "../../domain/schema/schema.repo.ts";
 import type {
   ActionGroupActionsTable,
   ActionGroupsTable,

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { EnvironmentRead } from "../environments/environments.schemas.ts";
-import { TaskPathParams, WaitQuery } from "../tasks/tasks.schemas.ts";
+import { TaskPathParams, WaitQuery } from "../../tasks/tasks.schemas.ts";
 import { CopyTaskRecord, EnvironmentCopy } from "./environment-copy.schemas.ts";
 import { createEnvironmentCopyService } from "./environment-copy.service.ts";
 

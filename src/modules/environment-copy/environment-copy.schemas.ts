@@ -1,7 +1,7 @@
 import { Type, type Static } from "typebox";
 import { Ref } from "../../lib/schemas.ts";
 import { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
-import { TaskRecordOf } from "../tasks/tasks.schemas.ts";
+import { TaskRecordOf } from "../../tasks/tasks.schemas.ts";
 
 const Patterns = (what: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {

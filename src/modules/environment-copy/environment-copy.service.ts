@@ -8,9 +8,9 @@ import { AppError, invalid } from "../../lib/errors.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
-import { conditionSetData, resourceData, tenantRoleData } from "../schema/schema.changes.ts";
-import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../schema/schema.repo.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import { conditionSetData, resourceData, tenantRoleData } from "../../domain/schema/schema.changes.ts";
+import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../../domain/schema/schema.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { findProject } from "../projects/projects.repo.ts";
 import {
   findEnvironment,
@@ -18,10 +18,10 @@ import {
   type EnvironmentRow,
 } from "../environments/environments.repo.ts";
 import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
-import { createEnvironmentRecords, environmentRead } from "../environments/environments.service.ts";
-import type { TaskHandler } from "../tasks/task-runner.ts";
-import { taskRecord, type TaskRecord, type TasksService } from "../tasks/tasks.service.ts";
-import type { TaskRow } from "../tasks/tasks.repo.ts";
+import { createEnvironmentRecords, environmentRead } from "../../domain/environment-records.ts";
+import type { TaskHandler } from "../../tasks/task-types.ts";
+import { taskRecord, type TaskRecord, type TasksService } from "../../tasks/tasks.service.ts";
+import type { TaskRow } from "../../tasks/tasks.repo.ts";
 import {
   deleteByIds,
   deleteLinks,
@@ -43,7 +43,7 @@ export interface CopyParams {
   scope: CopyScope;
 }
 
-declare module "../tasks/task-runner.ts" {
+declare module "../../tasks/task-types.ts" {
   interface TaskTypes {
     environment_copy: { params: CopyParams; result: EnvironmentRead };
   }

@@ -8,8 +8,8 @@ import { fromJsonObject, toJson } from "../../lib/json.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
-import { createKeyRecord } from "../api-keys/api-keys.service.ts";
-import { createProjectRecords } from "../projects/projects.service.ts";
+import { createKeyRecord } from "../../domain/api-key-records.ts";
+import { createProjectRecords } from "../../domain/project-records.ts";
 import type { OrganizationCreate, OrganizationRead, OrganizationUpdate } from "./organizations.schemas.ts";
 
 type OrganizationRow = Selectable<OrganizationsTable>;

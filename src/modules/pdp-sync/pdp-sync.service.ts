@@ -2,7 +2,7 @@ import type { Store } from "../../db/store.ts";
 import type { ChangeNotifier } from "../../changes/feed.ts";
 import type { Principal } from "../../lib/access.ts";
 import { databaseSource } from "../../pdp/db-source.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 
 /** Wait rounds poll the database too, so a write committed by another instance is seen within this bound. */
 const POLL_MS = 200;

@@ -1,77 +1,15 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Db } from "../../changes/feed.ts";
-import { isUniqueViolation } from "../../db/errors.ts";
 import type { Principal } from "../../lib/access.ts";
-import { duplicate } from "../../lib/errors.ts";
-import { newId } from "../../lib/ids.ts";
-import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import { assertAccess } from "../../lib/access.ts";
-import { createEnvironmentRecords } from "../environments/environments.service.ts";
-import type { EnvironmentCreate } from "../environments/environments.schemas.ts";
-import {
-  deleteProject,
-  insertProject,
-  listProjects,
-  updateProject,
-  type ProjectRow,
-} from "./projects.repo.ts";
+import { createProjectRecords, projectRead } from "../../domain/project-records.ts";
+import { deleteProject, listProjects, updateProject } from "./projects.repo.ts";
 import type { ProjectCreate, ProjectRead, ProjectUpdate } from "./projects.schemas.ts";
-
-/** Optional fields that were never set are left out, as Permit's clients expect (`== undefined` checks). */
-export const projectRead = (row: ProjectRow): ProjectRead => ({
-  id: row.id,
-  key: row.key,
-  organization_id: row.organization_id,
-  name: row.name,
-  ...(row.description !== null && { description: row.description }),
-  ...(row.urn_namespace !== null && { urn_namespace: row.urn_namespace }),
-  settings: fromJsonObject(row.settings),
-  ...(row.active_policy_repo_id !== null && { active_policy_repo_id: row.active_policy_repo_id }),
-  created_at: row.created_at,
-  updated_at: row.updated_at,
-});
-
-export const DEFAULT_ENVIRONMENTS: EnvironmentCreate[] = [
-  { key: "production", name: "Production" },
-  { key: "development", name: "Development" },
-];
-
-/** Inserts a project with its initial environments; runs inside the caller's transaction. */
-export async function createProjectRecords(
-  trx: Db,
-  box: SecretBox,
-  organizationId: string,
-  input: ProjectCreate,
-): Promise<ProjectRow> {
-  const at = now();
-  const row: ProjectRow = {
-    id: newId(),
-    organization_id: organizationId,
-    key: input.key,
-    name: input.name,
-    description: input.description ?? null,
-    urn_namespace: input.urn_namespace ?? null,
-    settings: toJson(input.settings),
-    active_policy_repo_id: input.active_policy_repo_id ?? null,
-    created_at: at,
-    updated_at: at,
-  };
-  try {
-    await insertProject(trx, row);
-  } catch (e) {
-    if (isUniqueViolation(e)) throw duplicate("project", input.key);
-    throw e;
-  }
-  for (const env of input.initial_environments ?? DEFAULT_ENVIRONMENTS) {
-    await createEnvironmentRecords(trx, box, row, env);
-  }
-  return row;
-}
 
 export function createProjectsService(deps: {
   db: Kysely<Database>;

@@ -1,7 +1,7 @@
 import type { Insertable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { RelationsTable } from "../../db/types.ts";
-import type { RelationRow } from "../schema/schema.repo.ts";
+import type { RelationRow } from "../../domain/schema/schema.repo.ts";
 
 export type RelationWithKeys = RelationRow & { subject_key: string; object_key: string };
 

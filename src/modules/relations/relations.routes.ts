@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses, Paginated } from "../../lib/schemas.ts";
-import { ListQuery, ResourceParams } from "../schema/schema.schemas.ts";
+import { ListQuery, ResourceParams } from "../../domain/schema/schema.schemas.ts";
 import { RelationCreate, RelationParams, RelationRead } from "./relations.schemas.ts";
 import { createRelationsService } from "./relations.service.ts";
 

@@ -1,6 +1,6 @@
 import { Type, type Static } from "typebox";
 import { Description, Key, Name, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { ResourceParams } from "../schema/schema.schemas.ts";
+import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const RelationParams = Type.Object({
   ...ResourceParams.properties,

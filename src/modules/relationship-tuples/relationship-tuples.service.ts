@@ -7,7 +7,7 @@ import { fromJsonObject } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import {
   findRelation,
   instanceName,
@@ -16,8 +16,14 @@ import {
   type RelationRow,
   type ResourceRow,
   type TenantRow,
-} from "../facts/facts.repo.ts";
-import { instanceOrCreate, Resolver, scopedIds, writeFacts, type Env } from "../facts/facts.service.ts";
+} from "../../domain/facts/facts.repo.ts";
+import {
+  instanceOrCreate,
+  Resolver,
+  scopedIds,
+  writeFacts,
+  type Env,
+} from "../../domain/facts/facts-write.ts";
 import {
   countTuples,
   deleteTuples,

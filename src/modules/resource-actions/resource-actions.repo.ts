@@ -1,7 +1,7 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ResourceActionsTable } from "../../db/types.ts";
-import type { ActionRow } from "../schema/schema.repo.ts";
+import type { ActionRow } from "../../domain/schema/schema.repo.ts";
 
 export const insertAction = (db: Db, row: Insertable<ResourceActionsTable>) =>
   db.insertInto("resource_actions").values(row).execute();

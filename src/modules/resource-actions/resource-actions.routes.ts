@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses } from "../../lib/schemas.ts";
-import { ListQuery, ResourceParams } from "../schema/schema.schemas.ts";
+import { ListQuery, ResourceParams } from "../../domain/schema/schema.schemas.ts";
 import {
   ActionParams,
   ResourceActionCreate,

@@ -1,6 +1,6 @@
 import { Type, type Static } from "typebox";
 import { Description, JsonObject, Key, Name, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { ResourceParams } from "../schema/schema.schemas.ts";
+import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const ActionParams = Type.Object({ ...ResourceParams.properties, action_id: Ref("action id or key") });
 export type ActionPath = Static<typeof ActionParams>;

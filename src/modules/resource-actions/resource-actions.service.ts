@@ -3,103 +3,22 @@ import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
 import type { Principal } from "../../lib/access.ts";
 import { notFound } from "../../lib/errors.ts";
-import { newId } from "../../lib/ids.ts";
-import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
-import { findAction, listActions, type ActionRow, type ResourceRow } from "../schema/schema.repo.ts";
-import {
-  assertKeys,
-  insertUnique,
-  requireResource,
-  scopeColumns,
-  writableResource,
-} from "../schema/schema.service.ts";
-import { deleteActions, insertAction, listActionsPage, updateAction } from "./resource-actions.repo.ts";
-import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite } from "../../domain/schema/schema.changes.ts";
+import { findAction, type ActionRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
+import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
+import { deleteActions, listActionsPage, updateAction } from "./resource-actions.repo.ts";
+import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import type {
-  ActionBlockEditable,
   ActionPath,
   ResourceActionCreate,
   ResourceActionRead,
   ResourceActionUpdate,
 } from "./resource-actions.schemas.ts";
-
-export const actionRead = (row: ActionRow, resourceKey: string): ResourceActionRead => ({
-  id: row.id,
-  key: row.key,
-  name: row.name,
-  ...(row.description !== null && { description: row.description }),
-  ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
-  permission_name: `${resourceKey}:${row.key}`,
-  organization_id: row.organization_id,
-  project_id: row.project_id,
-  environment_id: row.environment_id,
-  resource_id: row.resource_id,
-  created_at: row.created_at,
-  updated_at: row.updated_at,
-});
-
-async function createActionRecord(
-  trx: Db,
-  scope: EnvScope,
-  resource: ResourceRow,
-  key: string,
-  block: ActionBlockEditable,
-  at = now(),
-): Promise<ActionRow> {
-  const row: ActionRow = {
-    id: newId(),
-    ...scopeColumns(scope),
-    resource_id: resource.id,
-    key,
-    name: block.name ?? key,
-    description: block.description ?? null,
-    attributes: toJson(block.attributes),
-    created_at: at,
-    updated_at: at,
-  };
-  await insertUnique("action", `${resource.key}:${key}`, () => insertAction(trx, row));
-  return row;
-}
-
-/**
- * Makes the resource's actions exactly `actions` (a resource body's block): kept keys keep their ids, so roles
- * keep their permissions on them; missing keys are deleted with the permissions on them.
- */
-export async function replaceActions(
-  trx: Db,
-  scope: EnvScope,
-  changes: SchemaChanges,
-  resource: ResourceRow,
-  actions: Record<string, ActionBlockEditable>,
-): Promise<void> {
-  assertKeys(actions, "action", ["body", "actions"]);
-  const at = now();
-  const existing = new Map(
-    (await listActions(trx, scope.environment.id, resource.id)).map((a) => [a.key, a]),
-  );
-  const removed = [...existing.values()].filter((a) => !Object.hasOwn(actions, a.key)).map((a) => a.id);
-  await changes.actionsRemoved(removed);
-  await deleteActions(trx, removed);
-  for (const [key, block] of Object.entries(actions)) {
-    const current = existing.get(key);
-    if (!current) {
-      await createActionRecord(trx, scope, resource, key, block, at);
-    } else {
-      await updateAction(trx, current.id, {
-        name: block.name ?? key,
-        description: block.description ?? null,
-        attributes: toJson(block.attributes),
-        updated_at: at,
-      });
-    }
-  }
-  changes.resource(resource.id);
-}
-
+import { actionRead, createActionRecord } from "../../domain/schema/resource-action-records.ts";
 export function createResourceActionsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
   const { db, scope } = deps;
   const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>

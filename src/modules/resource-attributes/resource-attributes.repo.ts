@@ -2,7 +2,7 @@ import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ResourceAttributesTable, ResourcesTable } from "../../db/types.ts";
 import { idOrKey } from "../../lib/ids.ts";
-import type { AttributeRow } from "../schema/schema.repo.ts";
+import type { AttributeRow } from "../../domain/schema/schema.repo.ts";
 
 export const findAttribute = (
   db: Db,

@@ -1,6 +1,6 @@
 import { Type, type Static } from "typebox";
 import { Description, EnvParams, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { AttributeType, ResourceParams } from "../schema/schema.schemas.ts";
+import { AttributeType, ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const AttributeParams = Type.Object({
   ...ResourceParams.properties,

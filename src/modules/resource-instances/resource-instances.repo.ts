@@ -1,7 +1,7 @@
 import type { Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ResourceInstancesTable } from "../../db/types.ts";
-import { inChunks, instancesWithKeys, type InstanceRow } from "../facts/facts.repo.ts";
+import { inChunks, instancesWithKeys, type InstanceRow } from "../../domain/facts/facts.repo.ts";
 
 export interface InstanceFilter {
   tenantId?: string | undefined;

@@ -2,25 +2,15 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 import type { Db } from "../../changes/feed.ts";
 import type { Principal } from "../../lib/access.ts";
-import { duplicate, invalid } from "../../lib/errors.ts";
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import { findInstanceByKey, type InstanceWithKeys } from "../facts/facts.repo.ts";
-import {
-  instanceChange,
-  instanceDeleteChange,
-  insertInstance,
-  Resolver,
-  writeFacts,
-  type Env,
-} from "../facts/facts.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import type { InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
+import { instanceChange, Resolver, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import {
   countInstances,
-  deleteInstances,
   listInstancesQuery,
   tuplesOfInstances,
   updateInstance,
@@ -32,6 +22,7 @@ import type {
   ResourceInstanceRead,
   ResourceInstanceUpdate,
 } from "./resource-instances.schemas.ts";
+import { writeInstanceRecords, deleteInstanceRecords } from "../../domain/facts/instance-records.ts";
 
 type Relationships = ResourceInstanceRead["relationships"];
 
@@ -70,69 +61,6 @@ async function detailedReads(
         .map(({ subject, relation, object }) => ({ subject, relation, object })),
     ),
   );
-}
-
-/**
- * Creates or (same resource and key) updates instances inside the caller's transaction. `onExisting: "fail"`
- * answers 409; "update" replaces the attributes. An instance never moves to another tenant: that is a 422.
- */
-export async function writeInstanceRecords(
-  resolver: Resolver,
-  inputs: ResourceInstanceCreate[],
-  changes: Change[],
-  onExisting: "fail" | "update",
-  loc: (string | number)[] = ["body"],
-): Promise<{ row: InstanceWithKeys; created: boolean }[]> {
-  const out: { row: InstanceWithKeys; created: boolean }[] = [];
-  const seen = new Set<string>();
-  for (const [i, input] of inputs.entries()) {
-    const at = inputs.length > 1 ? [...loc, i] : loc;
-    const resource = await resolver.requireResource(input.resource);
-    const tenant = await resolver.requireTenant(input.tenant);
-    const name = `${resource.key}:${input.key}`;
-    if (seen.has(name)) throw invalid(`resource instance '${name}' appears twice`, at);
-    seen.add(name);
-    const existing = await findInstanceByKey(resolver.db, resolver.env.id, resource.id, input.key);
-    if (!existing) {
-      const row = await insertInstance(
-        resolver,
-        { resource, tenant, key: input.key, attributes: input.attributes },
-        changes,
-      );
-      out.push({ row, created: true });
-      continue;
-    }
-    if (onExisting === "fail") throw duplicate("resource instance", name);
-    if (existing.tenant_id !== tenant.id) {
-      throw invalid(
-        `resource instance '${name}' belongs to tenant '${existing.tenant_key}'; it cannot move to '${tenant.key}'`,
-        [...at, "tenant"],
-      );
-    }
-    const updated = await updateInstance(resolver.db, resolver.env.id, existing.id, {
-      attributes: toJson(input.attributes),
-      updated_at: now(),
-    });
-    const row = { ...existing, ...updated };
-    changes.push(instanceChange(row));
-    out.push({ row, created: false });
-  }
-  return out;
-}
-
-/** Deletes instances (with their tuples and role assignments) inside the caller's transaction. */
-export async function deleteInstanceRecords(
-  resolver: Resolver,
-  instances: InstanceWithKeys[],
-  changes: Change[],
-): Promise<void> {
-  await deleteInstances(
-    resolver.db,
-    resolver.env.id,
-    instances.map((i) => i.id),
-  );
-  for (const instance of instances) changes.push(instanceDeleteChange(instance));
-  resolver.forget();
 }
 
 export function createResourceInstancesService(deps: { db: Kysely<Database>; scope: ScopeService }) {

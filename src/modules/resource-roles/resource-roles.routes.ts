@@ -9,7 +9,7 @@ import {
   DerivedRoleRuleRead,
   ListQuery,
   ResourceParams,
-} from "../schema/schema.schemas.ts";
+} from "../../domain/schema/schema.schemas.ts";
 import { RolePermissionsBody } from "../roles/roles.schemas.ts";
 import {
   ResourceRoleCreate,

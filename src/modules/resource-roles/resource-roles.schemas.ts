@@ -1,6 +1,6 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Key, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { DerivedRoleBlockRead, ResourceParams, RoleFields } from "../schema/schema.schemas.ts";
+import { DerivedRoleBlockRead, ResourceParams, RoleFields } from "../../domain/schema/schema.schemas.ts";
 
 export const ResourceRoleParams = Type.Object({
   ...ResourceParams.properties,

@@ -1,7 +1,7 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ResourcesTable } from "../../db/types.ts";
-import { matchesSearch, type ResourceRow } from "../schema/schema.repo.ts";
+import { matchesSearch, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 
 export async function listResourceIdsPage(
   db: Db,

@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
-import { ResourceParams } from "../schema/schema.schemas.ts";
+import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 import {
   ResourceCreate,
   ResourceListQuery,

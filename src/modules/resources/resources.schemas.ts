@@ -7,7 +7,7 @@ import {
 } from "../resource-attributes/resource-attributes.schemas.ts";
 import { RelationBlockRead } from "../relations/relations.schemas.ts";
 import { ResourceRoleRead } from "../resource-roles/resource-roles.schemas.ts";
-import { KeyedMap, RoleBlockEditable } from "../schema/schema.schemas.ts";
+import { KeyedMap, RoleBlockEditable } from "../../domain/schema/schema.schemas.ts";
 
 export const ResourceListQuery = Type.Object({
   ...PageQuery,

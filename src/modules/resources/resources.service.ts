@@ -3,136 +3,18 @@ import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
 import type { Principal } from "../../lib/access.ts";
 import { notFound } from "../../lib/errors.ts";
-import { isUuid, newId } from "../../lib/ids.ts";
-import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { isUuid } from "../../lib/ids.ts";
+import { toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite, type SchemaChanges } from "../schema/schema.changes.ts";
-import {
-  findResource,
-  loadResourceGraphs,
-  type ResourceGraph,
-  type ResourceRow,
-} from "../schema/schema.repo.ts";
-import type { EnvPath, ResourcePath } from "../schema/schema.schemas.ts";
-import {
-  assertKey,
-  assertNotReserved,
-  insertUnique,
-  requireResource,
-  scopeColumns,
-  writableResource,
-} from "../schema/schema.service.ts";
-import { replaceActions } from "../resource-actions/resource-actions.service.ts";
-import { replaceAttributes } from "../resource-attributes/resource-attributes.service.ts";
-import { replaceRelations } from "../relations/relations.service.ts";
-import { replaceResourceRoles, resourceRoleRead } from "../resource-roles/resource-roles.service.ts";
-import { deleteResource, insertResource, listResourceIdsPage, updateResource } from "./resources.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite } from "../../domain/schema/schema.changes.ts";
+import { findResource, loadResourceGraphs, type ResourceGraph } from "../../domain/schema/schema.repo.ts";
+import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
+import { assertKey, requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
+import { deleteResource, listResourceIdsPage, updateResource } from "./resources.repo.ts";
 import type { ResourceCreate, ResourceRead, ResourceReplace, ResourceUpdate } from "./resources.schemas.ts";
-
-export const resourceRead = (graph: ResourceGraph): ResourceRead => {
-  const { row } = graph;
-  return {
-    id: row.id,
-    key: row.key,
-    name: row.name,
-    ...(row.urn !== null && { urn: row.urn }),
-    ...(row.description !== null && { description: row.description }),
-    ...(row.type_attributes !== null && { type_attributes: fromJsonObject(row.type_attributes) }),
-    actions: Object.fromEntries(
-      graph.actions.map((a) => [
-        a.key,
-        {
-          id: a.id,
-          key: a.key,
-          name: a.name,
-          ...(a.description !== null && { description: a.description }),
-          ...(a.attributes !== null && { attributes: fromJsonObject(a.attributes) }),
-        },
-      ]),
-    ),
-    attributes: Object.fromEntries(
-      graph.attributes.map((a) => [
-        a.key,
-        {
-          id: a.id,
-          key: a.key,
-          type: a.type as ResourceRead["attributes"][string]["type"],
-          ...(a.description !== null && { description: a.description }),
-        },
-      ]),
-    ),
-    roles: Object.fromEntries(graph.roles.map((r) => [r.row.key, resourceRoleRead(r)])),
-    relations: Object.fromEntries(
-      graph.relations.map((r) => [
-        r.row.key,
-        {
-          resource_id: r.row.subject_resource_id,
-          resource: r.subjectKey,
-          relation_name: r.row.name,
-          ...(r.row.description !== null && { description: r.row.description }),
-        },
-      ]),
-    ),
-    action_groups: Object.fromEntries(graph.groups.map((g) => [g.row.key, g.actionKeys])),
-    organization_id: row.organization_id,
-    project_id: row.project_id,
-    environment_id: row.environment_id,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-};
-
-type Blocks = Pick<ResourceUpdate, "actions" | "attributes" | "roles" | "relations">;
-
-/** Writes the blocks given, in dependency order: roles name actions, and derivations name relations. */
-async function replaceBlocks(
-  trx: Db,
-  scope: EnvScope,
-  changes: SchemaChanges,
-  resource: ResourceRow,
-  blocks: Blocks,
-): Promise<void> {
-  if (blocks.actions !== undefined) await replaceActions(trx, scope, changes, resource, blocks.actions);
-  if (blocks.attributes !== undefined)
-    await replaceAttributes(trx, scope, changes, resource, blocks.attributes);
-  if (blocks.relations !== undefined) await replaceRelations(trx, scope, changes, resource, blocks.relations);
-  if (blocks.roles !== undefined) await replaceResourceRoles(trx, scope, changes, resource, blocks.roles);
-  changes.resource(resource.id);
-}
-
-async function createResourceRecords(
-  trx: Db,
-  scope: EnvScope,
-  changes: SchemaChanges,
-  key: string,
-  input: ResourceReplace,
-): Promise<ResourceRow> {
-  assertNotReserved(key, "resource", ["body", "key"]);
-  const at = now();
-  const row: ResourceRow = {
-    id: newId(),
-    ...scopeColumns(scope),
-    key,
-    name: input.name,
-    description: input.description ?? null,
-    urn: input.urn ?? null,
-    type_attributes: toJson(input.type_attributes),
-    built_in: 0,
-    created_at: at,
-    updated_at: at,
-  };
-  await insertUnique("resource", key, () => insertResource(trx, row));
-  await replaceBlocks(trx, scope, changes, row, {
-    actions: input.actions,
-    attributes: input.attributes ?? {},
-    relations: input.relations ?? {},
-    roles: input.roles ?? {},
-  });
-  return row;
-}
-
+import { resourceRead, createResourceRecords, replaceBlocks } from "../../domain/schema/resource-records.ts";
 export function createResourcesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
   const { db, scope } = deps;
   const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>

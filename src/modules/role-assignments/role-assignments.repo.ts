@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { RoleAssignmentsTable } from "../../db/types.ts";
-import { inChunks } from "../facts/facts.repo.ts";
+import { inChunks } from "../../domain/facts/facts.repo.ts";
 
 export type AssignmentRow = Selectable<RoleAssignmentsTable>;
 

@@ -3,7 +3,7 @@ import type { Db } from "../../changes/feed.ts";
 import type { RolesTable } from "../../db/types.ts";
 import { newId } from "../../lib/ids.ts";
 import { now } from "../../lib/time.ts";
-import { matchesSearch, type RoleRow } from "../schema/schema.repo.ts";
+import { matchesSearch, type RoleRow } from "../../domain/schema/schema.repo.ts";
 
 /** SQL of the roles table and what hangs off a role; tenant roles and resource roles share it. */
 

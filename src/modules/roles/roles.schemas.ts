@@ -1,6 +1,6 @@
 import { Type, type Static } from "typebox";
 import { EnvParams, JsonObject, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { PermissionList, RoleFields } from "../schema/schema.schemas.ts";
+import { PermissionList, RoleFields } from "../../domain/schema/schema.schemas.ts";
 
 export const RoleParams = Type.Object({ ...EnvParams.properties, role_id: Ref("role id or key") });
 export type RolePath = Static<typeof RoleParams>;

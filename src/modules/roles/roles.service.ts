@@ -7,24 +7,24 @@ import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import { schemaWrite } from "../schema/schema.changes.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import {
   findRole,
   listExtendsEdges,
   loadRoleGraphs,
   type RoleGraph,
   type RoleRow,
-} from "../schema/schema.repo.ts";
-import type { DerivedRoleBlockEdit, EnvPath } from "../schema/schema.schemas.ts";
+} from "../../domain/schema/schema.repo.ts";
+import type { DerivedRoleBlockEdit, EnvPath } from "../../domain/schema/schema.schemas.ts";
 import {
   assertNoExtendsCycle,
   createRoleRecord,
   resolveRoleRefs,
   unique,
   walkRoles,
-} from "../schema/schema.service.ts";
-import { bulkReplaceResourceRoles } from "../resource-roles/resource-roles.service.ts";
+} from "../../domain/schema/schema-rules.ts";
+import { bulkReplaceResourceRoles } from "../../domain/schema/resource-role-records.ts";
 import {
   actionsByIds,
   actionsOfResources,

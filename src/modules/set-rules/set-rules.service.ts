@@ -6,15 +6,15 @@ import { newId } from "../../lib/ids.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
 import {
   findAction,
   findConditionSet,
   type ActionRow,
   type ConditionSetRow,
   type ResourceRow,
-} from "../facts/facts.repo.ts";
-import { Resolver, scopedIds, writeFacts, type Env } from "../facts/facts.service.ts";
+} from "../../domain/facts/facts.repo.ts";
+import { Resolver, scopedIds, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import {
   deleteSetRule,
   findSetRule,

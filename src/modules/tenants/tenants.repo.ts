@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { TenantsTable } from "../../db/types.ts";
-import { inChunks, searchAny, type TenantRow } from "../facts/facts.repo.ts";
+import { inChunks, searchAny, type TenantRow } from "../../domain/facts/facts.repo.ts";
 
 function filteredTenants(db: Db, envId: string, search: string | undefined) {
   let q = db.selectFrom("tenants").where("environment_id", "=", envId);

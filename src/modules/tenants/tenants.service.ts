@@ -1,38 +1,25 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import { isUniqueViolation } from "../../db/errors.ts";
 import type { Principal } from "../../lib/access.ts";
-import { duplicate, invalid } from "../../lib/errors.ts";
-import { newId } from "../../lib/ids.ts";
+import { invalid } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../scope/scope.service.ts";
-import type { TenantRow } from "../facts/facts.repo.ts";
+import type { ScopeService } from "../../domain/path-scope.ts";
+import type { TenantRow } from "../../domain/facts/facts.repo.ts";
 import {
   attributesOrNull,
-  instanceDeleteChange,
   Resolver,
-  scopedIds,
   tenantChange,
   userChange,
   writeFacts,
-  type Env,
-} from "../facts/facts.service.ts";
-import { assignmentChange, assignRoles } from "../role-assignments/role-assignments.service.ts";
+} from "../../domain/facts/facts-write.ts";
+import { assignmentChange, assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
-import { createUserRecord, listUserPage, userReads } from "../users/users.service.ts";
+import { createUserRecord, listUserPage, userReads } from "../../domain/facts/user-records.ts";
 import { updateUser } from "../users/users.repo.ts";
 import type { UserCreate, UserRead } from "../users/users.schemas.ts";
-import {
-  countTenants,
-  deleteTenants,
-  insertTenants,
-  instancesOfTenants,
-  listTenantsQuery,
-  updateTenant,
-} from "./tenants.repo.ts";
+import { countTenants, listTenantsQuery, updateTenant } from "./tenants.repo.ts";
 import type {
   TenantCreate,
   TenantListQuery,
@@ -40,6 +27,7 @@ import type {
   TenantUpdate,
   TenantUsersQuery,
 } from "./tenants.schemas.ts";
+import { createTenantRecords, deleteTenantRecords } from "../../domain/facts/tenant-records.ts";
 
 /** `attributes` stays null for a tenant created without them; `description` is left out when never set. */
 export const tenantRead = (row: TenantRow): TenantRead => ({
@@ -55,64 +43,6 @@ export const tenantRead = (row: TenantRow): TenantRead => ({
   updated_at: row.updated_at,
   last_action_at: row.last_action_at,
 });
-
-export function newTenantRow(env: Env, input: TenantCreate): TenantRow {
-  const at = now();
-  return {
-    id: newId(),
-    ...scopedIds(env),
-    key: input.key,
-    name: input.name,
-    description: input.description ?? null,
-    attributes: toJson(input.attributes),
-    created_at: at,
-    updated_at: at,
-    last_action_at: at,
-  };
-}
-
-/** Inserts new tenants inside the caller's transaction; one existing key (or a repeated one) is a 409. */
-export async function createTenantRecords(
-  resolver: Resolver,
-  inputs: TenantCreate[],
-  changes: Change[],
-): Promise<TenantRow[]> {
-  const seen = new Set<string>();
-  for (const input of inputs) {
-    if (seen.has(input.key) || (await resolver.tenant(input.key))) throw duplicate("tenant", input.key);
-    seen.add(input.key);
-  }
-  const rows = inputs.map((input) => newTenantRow(resolver.env, input));
-  try {
-    await insertTenants(resolver.db, rows);
-  } catch (e) {
-    if (isUniqueViolation(e)) throw duplicate("tenant", inputs.map((i) => i.key).join(", "));
-    throw e;
-  }
-  for (const row of rows) {
-    resolver.remember("tenant", row.key, row);
-    changes.push(tenantChange(row));
-  }
-  return rows;
-}
-
-/**
- * Deletes tenants with everything in them. The feed gets the deleted instances (whose tuples and roles the engine
- * drops with them) and then the tenants.
- */
-export async function deleteTenantRecords(
-  resolver: Resolver,
-  tenants: TenantRow[],
-  changes: Change[],
-): Promise<void> {
-  const ids = tenants.map((t) => t.id);
-  for (const instance of await instancesOfTenants(resolver.db, resolver.env.id, ids)) {
-    changes.push(instanceDeleteChange(instance));
-  }
-  await deleteTenants(resolver.db, resolver.env.id, ids);
-  for (const t of tenants) changes.push({ kind: "tenant", op: "delete", data: { key: t.key } });
-  resolver.forget();
-}
 
 export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
   const { db, scope } = deps;

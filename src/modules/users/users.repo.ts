@@ -2,7 +2,7 @@ import { sql, type Insertable, type Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { UsersTable } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
-import { inChunks, searchAny, type SearchOperator, type UserRow } from "../facts/facts.repo.ts";
+import { inChunks, searchAny, type SearchOperator, type UserRow } from "../../domain/facts/facts.repo.ts";
 
 export interface UserFilter {
   search?: string | undefined;

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { appendChanges, type Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { EnvironmentRow } from "../environments/environments.repo.ts";
+import type { EnvironmentRow } from "../../modules/environments/environments.repo.ts";
 import { AppError, invalid, notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJson, fromJsonObject, toJson } from "../../lib/json.ts";
@@ -24,6 +24,11 @@ import {
   type TenantRow,
   type UserRow,
 } from "./facts.repo.ts";
+
+/**
+ * Writes shared by the facts modules (users, tenants, role assignments, resource instances, relationship tuples,
+ * set rules, bulk): the transaction with its change records, request-scoped lookups, instance creation.
+ */
 
 /** What a facts write needs of its environment: the ids every row carries. */
 export type Env = Pick<EnvironmentRow, "id" | "organization_id" | "project_id">;

@@ -1,15 +1,15 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../../db/types.ts";
+import type { Database } from "../db/types.ts";
 import {
   assertAccess,
   assertCoversEnvironment,
   assertCoversProject,
   type Need,
   type Principal,
-} from "../../lib/access.ts";
-import { notFound } from "../../lib/errors.ts";
-import { findProject, type ProjectRow } from "../projects/projects.repo.ts";
-import { findEnvironment, type EnvironmentRow } from "../environments/environments.repo.ts";
+} from "../lib/access.ts";
+import { notFound } from "../lib/errors.ts";
+import { findProject, type ProjectRow } from "../modules/projects/projects.repo.ts";
+import { findEnvironment, type EnvironmentRow } from "../modules/environments/environments.repo.ts";
 
 export interface EnvScope {
   organizationId: string;

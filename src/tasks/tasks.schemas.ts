@@ -1,5 +1,5 @@
 import { Type, type TSchema } from "typebox";
-import { EnvParams, JsonObject, Ref } from "../../lib/schemas.ts";
+import { EnvParams, JsonObject, Ref } from "../lib/schemas.ts";
 import { MAX_WAIT_SECONDS } from "./tasks.service.ts";
 
 export const WaitQuery = Type.Object({

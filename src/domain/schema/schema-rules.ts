@@ -5,8 +5,8 @@ import { isUuid, newId } from "../../lib/ids.ts";
 import { toJson } from "../../lib/json.ts";
 import { KEY_PATTERN } from "../../lib/schemas.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope } from "../scope/scope.service.ts";
-import { insertRole } from "../roles/roles.repo.ts";
+import type { EnvScope } from "../path-scope.ts";
+import { insertRole } from "../../modules/roles/roles.repo.ts";
 import {
   findResource,
   findRole,

@@ -1,12 +1,12 @@
 import type { Kysely } from "kysely";
-import type { Db } from "../../changes/feed.ts";
-import type { Dialect } from "../../db/store.ts";
-import type { Database } from "../../db/types.ts";
-import { notFound, type ErrorBody } from "../../lib/errors.ts";
-import { isUuid, newId } from "../../lib/ids.ts";
-import { fromJson } from "../../lib/json.ts";
-import { now } from "../../lib/time.ts";
-import { TaskRegistry, type TaskParams, type TaskType } from "./task-runner.ts";
+import type { Db } from "../changes/feed.ts";
+import type { Dialect } from "../db/store.ts";
+import type { Database } from "../db/types.ts";
+import { notFound, type ErrorBody } from "../lib/errors.ts";
+import { isUuid, newId } from "../lib/ids.ts";
+import { fromJson } from "../lib/json.ts";
+import { now } from "../lib/time.ts";
+import { TaskRegistry, type TaskParams, type TaskType } from "./task-types.ts";
 import { findTask, insertTask, type TaskRow, type TaskStatus } from "./tasks.repo.ts";
 
 /** Longest `wait` a request may ask for, in seconds (Permit documents the same bound). */

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
-import type { Dialect } from "../../db/store.ts";
-import type { TasksTable } from "../../db/types.ts";
+import type { Db } from "../changes/feed.ts";
+import type { Dialect } from "../db/store.ts";
+import type { TasksTable } from "../db/types.ts";
 
 export type TaskRow = Selectable<TasksTable>;
 export type TaskStatus = "processing" | "success" | "failed";

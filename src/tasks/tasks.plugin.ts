@@ -1,11 +1,11 @@
 import fp from "fastify-plugin";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import type { Config } from "../../config.ts";
-import type { ChangeNotifier } from "../../changes/feed.ts";
-import type { Dialect } from "../../db/store.ts";
-import type { Database } from "../../db/types.ts";
-import type { DatabaseOutage } from "../../db/outage.ts";
+import type { Config } from "../config.ts";
+import type { ChangeNotifier } from "../changes/feed.ts";
+import type { Dialect } from "../db/store.ts";
+import type { Database } from "../db/types.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
 import { createTasksService, type TasksService } from "./tasks.service.ts";
 import { createTaskRunner, type TaskRunner } from "./task-runner.ts";
 

@@ -1,0 +1,46 @@
+import type { Db } from "../changes/feed.ts";
+import type { AccessLevel, ScopeLevel } from "../lib/access.ts";
+import { newId } from "../lib/ids.ts";
+import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../lib/secrets.ts";
+import { now } from "../lib/time.ts";
+import { insertApiKey, type ApiKeyRow } from "../modules/api-keys/api-keys.repo.ts";
+
+/** API key records, shared by the modules that create keys: api-keys, environments (each has its own key), organizations. */
+
+export interface NewKey {
+  organizationId: string;
+  projectId?: string | null;
+  environmentId?: string | null;
+  objectType: ScopeLevel;
+  accessLevel?: AccessLevel;
+  ownerType?: string;
+  name?: string | null;
+  /** A secret chosen by the operator (the bootstrap key); generated when absent. */
+  secret?: string;
+}
+
+/** Inserts a key and returns it with its secret: the only time the caller gets to see a new secret for free. */
+export async function createKeyRecord(
+  db: Db,
+  box: SecretBox,
+  key: NewKey,
+): Promise<ApiKeyRow & { secret: string }> {
+  const secret = key.secret ?? generateSecret();
+  const row: ApiKeyRow = {
+    id: newId(),
+    organization_id: key.organizationId,
+    project_id: key.projectId ?? null,
+    environment_id: key.environmentId ?? null,
+    object_type: key.objectType,
+    access_level: key.accessLevel ?? "admin",
+    owner_type: key.ownerType ?? "member",
+    name: key.name ?? null,
+    secret_hash: hashSecret(secret),
+    secret_prefix: displayPrefix(secret),
+    secret_sealed: box.seal(secret),
+    created_at: now(),
+    last_used_at: null,
+  };
+  await insertApiKey(db, row);
+  return { ...row, secret };
+}

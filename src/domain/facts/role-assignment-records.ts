@@ -1,0 +1,261 @@
+import { AppError, invalid } from "../../lib/errors.ts";
+import { newId } from "../../lib/ids.ts";
+import { now, toTimestamp } from "../../lib/time.ts";
+import type { Change } from "../../pdp/engine/types.ts";
+import { instanceName, type UserRow } from "./facts.repo.ts";
+import { instanceOrCreate, Resolver, scopedIds } from "./facts-write.ts";
+import {
+  deleteAssignments,
+  findAssignment,
+  insertAssignments,
+  type AssignmentRow,
+  type AssignmentWithKeys,
+} from "../../modules/role-assignments/role-assignments.repo.ts";
+import type { RoleAssignmentRead } from "../../modules/role-assignments/role-assignments.schemas.ts";
+
+/**
+ * Assigning and unassigning roles inside the caller's transaction, shared by the modules that assign roles:
+ * role-assignments, users (roles given with a user), tenants and bulk.
+ */
+
+export const assignmentRead = (a: AssignmentWithKeys): RoleAssignmentRead => ({
+  id: a.id,
+  user: a.user_key,
+  role: a.role_key,
+  tenant: a.tenant_key,
+  ...(a.resource_instance_id !== null &&
+    a.resource_key !== null &&
+    a.instance_key !== null && {
+      resource_instance: `${a.resource_key}:${a.instance_key}`,
+      resource_instance_id: a.resource_instance_id,
+    }),
+  user_id: a.user_id,
+  role_id: a.role_id,
+  tenant_id: a.tenant_id,
+  organization_id: a.organization_id,
+  project_id: a.project_id,
+  environment_id: a.environment_id,
+  created_at: a.created_at,
+  ...(a.expires_at !== null && { expires_at: a.expires_at }),
+});
+
+export const assignmentChange = (a: AssignmentWithKeys, op: "upsert" | "delete"): Change => ({
+  kind: "role_assignment",
+  op,
+  data: {
+    user: a.user_key,
+    role: a.role_key,
+    tenant: a.tenant_key,
+    resource_instance:
+      a.resource_key !== null && a.instance_key !== null ? `${a.resource_key}:${a.instance_key}` : null,
+    ...(op === "upsert" && a.expires_at !== null && { expires_at: a.expires_at }),
+  },
+});
+
+interface AssignmentTarget {
+  role: string;
+  tenant?: string | undefined;
+  resource_instance?: string | undefined;
+  expires_at?: string | undefined;
+}
+
+/** Whether an assignment's expiry has come by `at` (both timestamps as `toTimestamp` writes them). */
+export const hasExpired = (a: { expires_at: string | null }, at: string): boolean =>
+  a.expires_at !== null && a.expires_at <= at;
+
+/**
+ * An assignment's expiry as stored: the schema has checked it is a date-time; it must also lie in the future.
+ * Stored with a +00:00 offset so that text order is time order (the purge and the lists compare text).
+ */
+function expiryOf(input: AssignmentTarget, loc: (string | number)[]): string | null {
+  if (input.expires_at === undefined) return null;
+  const at = Date.parse(input.expires_at);
+  if (Number.isNaN(at)) {
+    throw invalid(`expires_at '${input.expires_at}' is not a valid date-time`, [...loc, "expires_at"]);
+  }
+  if (at <= Date.now()) {
+    throw invalid(`expires_at '${input.expires_at}' is not in the future`, [...loc, "expires_at"]);
+  }
+  return toTimestamp(new Date(at));
+}
+
+/**
+ * Turns an assignment's references into rows, answering 404 for anything missing. A tenant role needs a tenant;
+ * an instance role takes its tenant from the instance, and when the instance does not exist yet it is created in
+ * the given tenant (as Permit does).
+ */
+async function resolveTarget(
+  resolver: Resolver,
+  user: UserRow,
+  input: AssignmentTarget,
+  changes: Change[] | null,
+  loc: (string | number)[],
+): Promise<AssignmentWithKeys> {
+  const expiresAt = changes === null ? null : expiryOf(input, loc);
+  const base = (role: { id: string; key: string; name: string }, tenant: { id: string; key: string }) => ({
+    id: newId(),
+    ...scopedIds(resolver.env),
+    user_id: user.id,
+    role_id: role.id,
+    tenant_id: tenant.id,
+    created_at: now(),
+    expires_at: expiresAt,
+    user_key: user.key,
+    role_key: role.key,
+    tenant_key: tenant.key,
+    user_email: user.email,
+    user_first_name: user.first_name,
+    user_last_name: user.last_name,
+    user_attributes: user.attributes,
+    role_name: role.name,
+  });
+  if (input.resource_instance !== undefined) {
+    const tenant = input.tenant !== undefined ? await resolver.requireTenant(input.tenant) : undefined;
+    const { instance } =
+      changes === null
+        ? { instance: await resolver.requireInstance(input.resource_instance) }
+        : await instanceOrCreate(resolver, input.resource_instance, tenant, changes, [
+            ...loc,
+            "resource_instance",
+          ]);
+    if (tenant && tenant.id !== instance.tenant_id) {
+      throw invalid(
+        `resource instance '${instanceName(instance)}' belongs to tenant '${instance.tenant_key}', not '${tenant.key}'`,
+        [...loc, "tenant"],
+      );
+    }
+    const resource = await resolver.requireResource(instance.resource_id);
+    const role = await resolver.requireResourceRole(resource, input.role);
+    const instanceTenant = tenant ?? (await resolver.requireTenant(instance.tenant_id));
+    return {
+      ...base(role, instanceTenant),
+      resource_instance_id: instance.id,
+      instance_key: instance.key,
+      resource_key: instance.resource_key,
+      tenant_name: instanceTenant.name,
+      tenant_attributes: instanceTenant.attributes,
+      instance_attributes: instance.attributes,
+    };
+  }
+  if (input.tenant === undefined) {
+    throw invalid("tenant is required to assign or unassign a tenant-level role", [...loc, "tenant"]);
+  }
+  const role = await resolver.requireTenantRole(input.role);
+  const tenant = await resolver.requireTenant(input.tenant);
+  return {
+    ...base(role, tenant),
+    resource_instance_id: null,
+    instance_key: null,
+    resource_key: null,
+    tenant_name: tenant.name,
+    tenant_attributes: tenant.attributes,
+    instance_attributes: null,
+  };
+}
+
+const assignmentIdentity = (a: AssignmentWithKeys) =>
+  `${a.user_id}\u0000${a.role_id}\u0000${a.resource_instance_id ?? `tenant:${a.tenant_id}`}`;
+
+/**
+ * Assigns roles to one user inside the caller's transaction. `onExisting: "fail"` answers 409 for a role the user
+ * already holds; "skip" leaves it. Returns the assignments written.
+ */
+export async function assignRoles(
+  resolver: Resolver,
+  user: UserRow,
+  inputs: AssignmentTarget[],
+  changes: Change[],
+  onExisting: "fail" | "skip",
+  loc: (string | number)[] = ["body"],
+): Promise<AssignmentWithKeys[]> {
+  const written: AssignmentWithKeys[] = [];
+  const seen = new Set<string>();
+  const at = now();
+  for (const [i, input] of inputs.entries()) {
+    const target = await resolveTarget(resolver, user, input, changes, inputs.length > 1 ? [...loc, i] : loc);
+    const identity = assignmentIdentity(target);
+    if (seen.has(identity)) continue;
+    seen.add(identity);
+    const existing = await findAssignment(resolver.db, resolver.env.id, {
+      userId: target.user_id,
+      roleId: target.role_id,
+      tenantId: target.tenant_id,
+      instanceId: target.resource_instance_id,
+    });
+    if (existing && hasExpired(existing, at)) {
+      // Ended but not purged yet: it grants nothing, so the new assignment takes its place.
+      await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+      changes.push(
+        assignmentChange({ ...target, id: existing.id, expires_at: existing.expires_at }, "delete"),
+      );
+    } else if (existing) {
+      if (onExisting === "skip") continue;
+      const where = target.resource_instance_id
+        ? `resource instance '${target.resource_key}:${target.instance_key}'`
+        : `tenant '${target.tenant_key}'`;
+      throw new AppError(
+        "DUPLICATE_ENTITY",
+        `user '${user.key}' already has role '${target.role_key}' in ${where}`,
+        { object: "role assignment", user: user.key, role: target.role_key, tenant: target.tenant_key },
+      );
+    }
+    written.push(target);
+  }
+  const rows = written.map((a): AssignmentRow => ({
+    id: a.id,
+    organization_id: a.organization_id,
+    project_id: a.project_id,
+    environment_id: a.environment_id,
+    user_id: a.user_id,
+    role_id: a.role_id,
+    tenant_id: a.tenant_id,
+    resource_instance_id: a.resource_instance_id,
+    created_at: a.created_at,
+    expires_at: a.expires_at,
+  }));
+  await insertAssignments(resolver.db, rows);
+  for (const a of written) changes.push(assignmentChange(a, "upsert"));
+  return written;
+}
+
+/**
+ * Removes one role of a user inside the caller's transaction; `onMissing: "fail"` answers 404 when the user does
+ * not hold it. Returns the assignment removed.
+ */
+export async function unassignRole(
+  resolver: Resolver,
+  user: UserRow,
+  input: AssignmentTarget,
+  changes: Change[],
+  onMissing: "fail" | "skip",
+  loc: (string | number)[] = ["body"],
+): Promise<AssignmentWithKeys | null> {
+  const target = await resolveTarget(resolver, user, input, null, loc);
+  const existing = await findAssignment(resolver.db, resolver.env.id, {
+    userId: target.user_id,
+    roleId: target.role_id,
+    tenantId: target.tenant_id,
+    instanceId: target.resource_instance_id,
+  });
+  if (!existing) {
+    if (onMissing === "skip") return null;
+    throw new AppError(
+      "NOT_FOUND",
+      `user '${user.key}' does not have role '${target.role_key}' in ${
+        target.resource_instance_id
+          ? `resource instance '${target.resource_key}:${target.instance_key}'`
+          : `tenant '${target.tenant_key}'`
+      }`,
+      { object: "role assignment", user: user.key, role: target.role_key, tenant: target.tenant_key },
+    );
+  }
+  await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+  const removed = {
+    ...target,
+    id: existing.id,
+    created_at: existing.created_at,
+    expires_at: existing.expires_at,
+  };
+  changes.push(assignmentChange(removed, "delete"));
+  return removed;
+}
