@@ -61,8 +61,8 @@ export interface DecisionLogger {
    */
   record(source: DecisionSource, entry: DecisionRecord): void;
   /**
-   * Whether `record` records anything: false when the log is off (or paused), so that a caller can skip building
-   * the entry and timing the decision.
+   * Whether `record` records anything: false when the log is off, so that a caller can skip building the entry and
+   * timing the decision.
    */
   readonly active: boolean;
   flush(): Promise<void>;
@@ -91,13 +91,6 @@ export interface DecisionLoggerOptions {
   retryable?: (error: unknown) => boolean;
   onError?: (error: unknown) => void;
 }
-
-/**
- * While `paused` is true, loggers record nothing and are not `active`. Nothing in Gatehouse sets it: it serves the
- * benchmark's A/B of what the log costs a check within one process (bench/lib/log-switch-serve.ts), which the
- * spread between processes alike does not blur.
- */
-export const decisionLogSwitch = { paused: false };
 
 /**
  * UUIDv7 ids for decision log entries, cheaper than `newId()` (which costs more than the decision): the time part
@@ -584,7 +577,6 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
 
   return {
     record(source, entry) {
-      if (decisionLogSwitch.paused) return;
       if (pending >= maxQueue) {
         // The oldest chunk waiting goes; when every entry is in one being shipped, this one does.
         if (backlog.length === 0) take();
@@ -608,9 +600,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       // wait for it; entries recorded before then join the run.
       if (heldCount === HELD) setImmediate(encodeHeld);
     },
-    get active() {
-      return !decisionLogSwitch.paused;
-    },
+    active: true,
     flush,
     async close() {
       clearInterval(timer);
@@ -625,7 +615,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   };
 }
 
-/** For `GATEHOUSE_DECISION_LOG=off`: records nothing (the benchmark compares both). */
+/** For `GATEHOUSE_DECISION_LOG=off`: records nothing. */
 export const disabledDecisionLogger: DecisionLogger = {
   record() {},
   active: false,

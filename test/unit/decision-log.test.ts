@@ -5,7 +5,6 @@ import vm from "node:vm";
 import { sql } from "kysely";
 import {
   createDecisionLogger,
-  decisionLogSwitch,
   type DecisionLogChunk,
   type DecisionLoggerOptions,
   type DecisionLogEntry,
@@ -334,30 +333,6 @@ test("decision logger: once a burst is encoded, the entries past a run's length 
     "the logger holds none of them once they are encoded",
   );
   await logger.close();
-});
-
-test("decision logger: while the benchmark's switch is off, nothing is recorded, nor counted as dropped", async () => {
-  const shipped: number[] = [];
-  const logger = createDecisionLogger({
-    pdpId: "pdp-1",
-    sink: async (chunk) => void shipped.push(...parse(chunk).map((e) => e.latency_us)),
-    flushIntervalMs: 60_000,
-  });
-  try {
-    logger.record(source, record(1));
-    decisionLogSwitch.paused = true;
-    assert.equal(logger.active, false, "callers may skip building entries");
-    logger.record(source, record(2));
-    decisionLogSwitch.paused = false;
-    assert.equal(logger.active, true);
-    logger.record(source, record(3));
-    await logger.flush();
-    assert.deepEqual(shipped, [1, 3]);
-    assert.equal(logger.dropped, 0);
-  } finally {
-    decisionLogSwitch.paused = false;
-    await logger.close();
-  }
 });
 
 test("decision logger: a failing sink is retried, then its chunk is dropped and counted; the queue is bounded, oldest dropped first", async () => {
