@@ -36,11 +36,11 @@ export const settings = {
     bulkBodies: small ? 10 : 50,
     bulkSize: 100,
     /**
-     * The decision log's A/B: servers that switch their log on and off, blocks of four slices (on, off, off, on
-     * or the other way round) per server and concurrency, and seconds per slice.
+     * The decision log's A/B: pairs of servers (one with the log on, one off: a block), slices per server and
+     * concurrency, and seconds per slice.
      */
-    abServers: small ? 1 : 4,
-    abBlocks: small ? 1 : 2,
+    abPairs: small ? 1 : 4,
+    abSlices: small ? 1 : 4,
     abSeconds: small ? 1 : 2,
   },
   engine: {

@@ -64,12 +64,12 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
   const atOne = logged.find(([c]) => c === "1")?.[1];
   const measured = atOne !== undefined && atOne.main_cpu_extra.low !== undefined;
   const profileShare = get(pdp?.data, "decision_log_profile", "log_share") as number | undefined;
-  // Even within one server, blocks of the A/B vary by several percent, so its figures come with an interval; one
-  // counts against the goal when it is beyond 5% and its interval shows a cost at all (it lies above zero). The
-  // profile, which counts the logger's own work only, has to be within 5% in any case.
+  // Blocks of the A/B (a server with the log on against one with it off) vary by several percent, so its figures
+  // come with an interval; one counts against the goal when it is beyond 5% and its interval shows a cost at all
+  // (it lies above zero). The profile, which counts the logger's own work only, has to be within 5% in any case.
   const within = (x: Interval) => x.estimate <= 0.05 || x.low <= 0;
   judge(
-    "The decision log slows a check by at most 5% (its share of the event loop's work in one process's profile; in an A/B that switches the log on and off within one server, event-loop CPU per check and p50 at c=1, unless the 95% interval reaches zero)",
+    "The decision log slows a check by at most 5% (its share of the event loop's work in one process's profile; in an A/B of servers with the log on and off, event-loop CPU per check and p50 at c=1, unless the 95% interval reaches zero)",
     !measured
       ? undefined
       : logged.every(([, x]) => within(x.main_cpu_extra)) &&
@@ -152,7 +152,7 @@ export function evaluateGoals(results: ScenarioResult[]): Goal[] {
   }
   const worst = overheads.length ? overheads.reduce((a, b) => (b.value > a.value ? b : a)) : undefined;
   judge(
-    "API-log overhead under 10% (throughput lost with the log on; since the A/B within one process, the mean over its blocks)",
+    "API-log overhead under 10% (throughput lost with the log on; the mean over the A/B's blocks)",
     worst === undefined ? undefined : worst.value < 0.1,
     worst === undefined
       ? "-"

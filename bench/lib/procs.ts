@@ -153,8 +153,6 @@ export interface GatehouseOptions {
   env?: Record<string, string>;
   /** Extra node flags, e.g. --cpu-prof (BENCH_SERVER_NODE_FLAGS adds to every server). */
   nodeFlags?: string[];
-  /** The script that runs `gatehouse serve`: src/main.ts, or a wrapper of it. */
-  entry?: string;
 }
 
 export interface Gatehouse {
@@ -172,7 +170,7 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
   const proc = res.spawn(
     "gatehouse serve",
     process.execPath,
-    [...serverFlags(), ...(o.nodeFlags ?? []), "--import", "tsx", o.entry ?? "src/main.ts", "serve"],
+    [...serverFlags(), ...(o.nodeFlags ?? []), "--import", "tsx", "src/main.ts", "serve"],
     {
       GATEHOUSE_HOST: "127.0.0.1",
       GATEHOUSE_API_PORT: String(apiPort),
@@ -198,36 +196,10 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
 }
 
 /**
- * The slices of block `i` of a log's A/B: on, off, off, on, or the other way round for odd blocks, so that a drift
- * in the machine's speed hits both states alike.
+ * The log's state in the `i`-th server of an A/B whose servers run one after another: on, off, off, on, then again,
+ * so that drift in the machine's speed hits both states alike. Servers `2k` and `2k + 1` make block `k`.
  */
-export const abBlockSlices = (i: number) =>
-  i % 2 === 0 ? (["on", "off", "off", "on"] as const) : (["off", "on", "on", "off"] as const);
-
-/**
- * Switches the log of a server started with bench/lib/log-switch-serve.ts, whose log starts on: SIGUSR2, then a
- * wait for the server to say it switched, and `settleMs` more for what the log held to be written.
- */
-export function logSwitcher(
-  proc: Proc,
-  name: "decision log" | "API log",
-  settleMs: number,
-): (mode: "on" | "off") => Promise<void> {
-  let state: "on" | "off" = "on";
-  let switches = 0;
-  return async (mode) => {
-    if (mode === state) return;
-    proc.child.kill("SIGUSR2");
-    switches += 1;
-    state = mode;
-    const deadline = Date.now() + 5000;
-    while ((proc.output().match(new RegExp(`${name} switched`, "g")) ?? []).length < switches) {
-      if (Date.now() > deadline) throw new Error(`the A/B's server did not switch its ${name} ${mode}`);
-      await sleep(20);
-    }
-    await sleep(settleMs);
-  };
-}
+export const abServerMode = (i: number): "on" | "off" => (i % 4 === 0 || i % 4 === 3 ? "on" : "off");
 
 /** `gatehouse pdp`: a standalone PDP following a control plane. */
 export async function startStandalonePdp(

@@ -1,14 +1,7 @@
 import { settings } from "../lib/config.ts";
 import { Api, pool } from "../lib/http.ts";
 import { freshPgSchema, pgReachable } from "../lib/pg.ts";
-import {
-  abBlockSlices,
-  BOOTSTRAP_KEY,
-  logSwitcher,
-  sleep,
-  startGatehouse,
-  type Gatehouse,
-} from "../lib/procs.ts";
+import { abServerMode, BOOTSTRAP_KEY, sleep, startGatehouse, type Gatehouse } from "../lib/procs.ts";
 import { fmt, ms, type Cell } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 import { FACTS, SCHEMA } from "../lib/seed.ts";
@@ -78,14 +71,18 @@ async function importChunks(
 /** Blocks of the API log's A/B per operation. */
 const AB_BLOCKS = 3;
 
-/** `gatehouse serve` whose API log the A/B can switch off and on (SIGUSR2). */
-async function startServer(ctx: Context, dataDir: string, dbUrl: string | undefined): Promise<Gatehouse> {
+/** `gatehouse serve` over the scenario's database, its API log on unless told. */
+async function startServer(
+  ctx: Context,
+  dataDir: string,
+  dbUrl: string | undefined,
+  apiLog: "on" | "off" = "on",
+): Promise<Gatehouse> {
   return startGatehouse(ctx.res, {
     dataDir,
     ...(dbUrl && { databaseUrl: dbUrl }),
     pdp: false,
-    entry: "bench/lib/log-switch-serve.ts",
-    env: { BENCH_LOG_SWITCH: "api-log" },
+    env: { GATEHOUSE_API_LOG: apiLog },
   });
 }
 
@@ -230,29 +227,28 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
     log(`${name}: ${fmt(r.rps)} req/s, p50 ${ms(r.latency_us.p50)}, p99 ${ms(r.latency_us.p99)}`);
   }
 
-  // ---- API log: the server's own log switched off and on between slices of the same load (SIGUSR2,
-  // bench/lib/log-switch-serve.ts), in blocks of four slices (on, off, off, on or the reverse, alternately); each
-  // block gives the throughput the log costs. Within one process the spread between processes alike (5–13% in the
-  // PDP's A/Bs) does not blur it. ----
-  const switchTo = logSwitcher(server.proc, "API log", 0);
+  // ---- API log: more servers over the same database, one at a time while the first one idles, started with
+  // GATEHOUSE_API_LOG=on and =off in the order on, off, off, on, and so on; each pair of them is a block, which gives
+  // the throughput the log costs (the spread between processes alike included, which the interval shows). ----
   const apiLog: DialectResult["apiLog"] = {};
   const logged = ["upsert user (PUT)", "list users, page 1"];
   const slice = Math.max(1, Math.round(o.opSeconds / 2));
   for (const name of logged) {
-    const plan = plans[name] as WrkPlan;
-    await runWrk(plan, o.opConcurrency, 1);
     const blocks: Record<"on" | "off", WrkResult[]>[] = [];
-    for (let b = 0; b < AB_BLOCKS; b++) {
-      const block: Record<"on" | "off", WrkResult[]> = { on: [], off: [] };
-      for (const mode of abBlockSlices(b)) {
-        await switchTo(mode);
+    for (let n = 0; n < 2 * AB_BLOCKS; n++) {
+      const mode = abServerMode(n);
+      const abServer = await startServer(ctx, dataDir, dbUrl, mode);
+      const plan = { ...(plans[name] as WrkPlan), url: abServer.apiUrl };
+      await runWrk(plan, o.opConcurrency, 1);
+      const block = (blocks[Math.floor(n / 2)] ??= { on: [], off: [] });
+      for (let i = 0; i < 2; i++) {
         // a pause first: what the log queued in the slice before is written before this one begins
         await sleep(1000);
         const r = await runWrk(plan, o.opConcurrency, slice);
         problems.push(...r.problems.map((p) => `${dialect} ${name} (API log ${mode}): ${p}`));
         block[mode].push(r);
       }
-      blocks.push(block);
+      await abServer.proc.stop();
     }
     const all = (mode: "on" | "off") => combine(blocks.flatMap((b) => b[mode]));
     apiLog[name] = {
@@ -265,7 +261,6 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
         `throughput lost per block: ${withInterval(apiLog[name].overhead)}`,
     );
   }
-  await switchTo("on");
   if (problems.length > 0) fail(`control plane answers under load:\n  ${problems.join("\n  ")}`);
 
   // ---- environment copy ----
@@ -408,7 +403,7 @@ export const controlPlaneScenario: Scenario = {
     });
     ctx.table({
       title:
-        "API log overhead (one server, its API log switched off and on between slices of the same load; throughput lost: mean over blocks, 95% interval)",
+        "API log overhead (servers started with the API log on against servers with it off, in pairs; throughput lost: mean over the pairs, 95% interval)",
       columns: ["operation", "database", "off req/s", "on req/s", "throughput lost", "p50 off", "p50 on"],
       rows: results.flatMap((r) =>
         Object.entries(r.apiLog).map(([n, x]) => [

@@ -4,11 +4,10 @@ import { Api, pool } from "../lib/http.ts";
 import { buildPdpDataset, TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts";
 import { loopShares, monotonicUs, type LoopShares } from "../lib/cpu-profile.ts";
 import {
-  abBlockSlices,
+  abServerMode,
   BOOTSTRAP_KEY,
   cpuTimes,
   freePort,
-  logSwitcher,
   sleep,
   startGatehouse,
   waitReady,
@@ -226,51 +225,46 @@ export const pdpScenario: Scenario = {
     const problems: string[] = [];
     const warmed = new Set<string>();
     // The decision log's cost, first (a backlog of log entries from the other loads would still be written
-    // during it). Processes that do the same work run up to 10% or more apart, one from the other (a process's
-    // memory and code land differently each time), which would drown a few percent of cost between servers with
-    // the log on and servers with it off. So each server of this A/B switches its own log on and off
-    // (bench/lib/log-switch-serve.ts: SIGUSR2) between slices of the RBAC load, in blocks of four slices, on, off,
-    // off, on (or the other way round, alternately), so that drift in the machine's speed hits both alike. Per
-    // slice: the CPU time the server spent per request on its event loop (where checks are answered) and in all
-    // its threads (the log's writer thread included), throughput and latency. Each block gives the log's cost
-    // (on against off); the figure is their mean over the blocks of every server, with a 95% interval from a
-    // bootstrap over the blocks. Servers are started after the seeding, so that none carries its history.
+    // during it). Servers started with GATEHOUSE_DECISION_LOG=on and =off, one at a time after the seeding (so that
+    // none carries its history), in the order on, off, off, on, then again, so that drift in the machine's speed
+    // hits both alike; each pair of consecutive servers is a block. Processes that do the same work run up to 10%
+    // or more apart (a process's memory and code land differently each time): that spread is part of each block's
+    // figure, and the interval shows it. Per slice of the RBAC load: the CPU time the server spent per request on
+    // its event loop (where checks are answered) and in all its threads (the log's writer thread included),
+    // throughput and latency. Each block gives the log's cost (its on server against its off server); the figure is
+    // their mean, with a 95% interval from a bootstrap over the blocks.
     const abBlocks = Object.fromEntries(AB_CONCURRENCIES.map((c) => [c, []])) as Record<
       number,
       Record<AbMode, AbSlice[]>[]
     >;
-    for (let n = 0; n < o.abServers; n++) {
+    for (let n = 0; n < 2 * o.abPairs; n++) {
+      const mode = abServerMode(n);
       const server = await startGatehouse(ctx.res, {
         dataDir,
         pdp: true,
-        entry: "bench/lib/log-switch-serve.ts",
+        env: { GATEHOUSE_DECISION_LOG: mode },
       });
       const url = server.pdpUrl as string;
       const plan = single(url, d.checks.rbac, "pdp", "rbac");
       const check = sampler(new Api(url, envKey), d.checks.rbac);
       const warm = await runWrk(plan, 16, settings.warmupSeconds, check);
       problems.push(...warm.problems.map((p) => `decision log A/B warm-up: ${p}`));
-      // What the log held when it was switched off is shipped within its flush interval (200 ms).
-      const switchTo = logSwitcher(server.proc, "decision log", 500);
       for (const c of AB_CONCURRENCIES) {
-        for (let b = 0; b < o.abBlocks; b++) {
-          const block: Record<AbMode, AbSlice[]> = { on: [], off: [] };
-          for (const mode of abBlockSlices(b + n)) {
-            await switchTo(mode);
-            const pid = server.proc.child.pid;
-            const before = cpuTimes(pid);
-            const load = await runWrk(plan, c, o.abSeconds, check);
-            const after = cpuTimes(pid);
-            if (!before || !after)
-              fail("the decision log's A/B reads the server's CPU time from /proc (Linux)");
-            problems.push(...load.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
-            block[mode].push({
-              load,
-              mainUs: after.mainUs - before.mainUs,
-              processUs: after.processUs - before.processUs,
-            });
-          }
-          (abBlocks[c] as Record<AbMode, AbSlice[]>[]).push(block);
+        const blocks = abBlocks[c] as Record<AbMode, AbSlice[]>[];
+        const block = (blocks[Math.floor(n / 2)] ??= { on: [], off: [] });
+        for (let i = 0; i < o.abSlices; i++) {
+          const pid = server.proc.child.pid;
+          const before = cpuTimes(pid);
+          const load = await runWrk(plan, c, o.abSeconds, check);
+          const after = cpuTimes(pid);
+          if (!before || !after)
+            fail("the decision log's A/B reads the server's CPU time from /proc (Linux)");
+          problems.push(...load.problems.map((p) => `decision log ${mode} c=${c}: ${p}`));
+          block[mode].push({
+            load,
+            mainUs: after.mainUs - before.mainUs,
+            processUs: after.processUs - before.processUs,
+          });
         }
       }
       await server.proc.stop();
@@ -401,8 +395,7 @@ export const pdpScenario: Scenario = {
       ],
     });
     ctx.table({
-      title:
-        "Decision log overhead (RBAC; each server switching its log on and off between slices of the load)",
+      title: "Decision log overhead (RBAC; servers started with the log on against servers with it off)",
       columns: [
         "conc",
         "log",
@@ -436,9 +429,9 @@ export const pdpScenario: Scenario = {
         ],
       ]),
       notes: [
-        `${o.abServers} gatehouse serve over the same database, started one at a time after the seeding; each warmed up (${settings.warmupSeconds} s at c=16), then, at c=64 and then c=1, ${o.abBlocks} blocks of four ${o.abSeconds} s slices, on, off, off, on or off, on, on, off (alternately), its decision log switched between slices (SIGUSR2, bench/lib/log-switch-serve.ts; 0.5 s after each switch before the next slice), then stopped.`,
+        `${2 * o.abPairs} gatehouse serve over the same database, started one at a time after the seeding with GATEHOUSE_DECISION_LOG on, off, off, on, and so on (each pair of them a block); each warmed up (${settings.warmupSeconds} s at c=16), then put through ${o.abSlices} slices of ${o.abSeconds} s at c=64 and then at c=1, then stopped.`,
         "on and off rows: all the slices of one side; CPU per request over all of them, p50 and p99 the median of the slices'.",
-        "on vs off: per block, the on slices against the off slices; the mean over the blocks (their number in the slices column), with a 95% interval from a bootstrap over the blocks (2,000 draws).",
+        "on vs off: per block, the on server's slices against the off server's; the mean over the blocks (their number in the slices column), with a 95% interval from a bootstrap over the blocks (2,000 draws). The spread between processes alike is part of each block's figure.",
         "event loop CPU: the server's main thread, where checks are answered; process CPU adds its other threads: the decision log's SQLite writer thread and the garbage collector's helpers. On this 2-core machine those threads compete with the load generator for the second core, which the throughput at c=64 shows.",
       ],
     });

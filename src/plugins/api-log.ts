@@ -30,13 +30,6 @@ export interface ApiLogOptions {
 
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
-/**
- * While `paused` is true, the API log records no call. Nothing in Gatehouse sets it: it serves the benchmark's A/B
- * of what the log costs a call within one process (bench/lib/log-switch-serve.ts), which the spread between
- * processes alike does not blur.
- */
-export const apiLogSwitch = { paused: false };
-
 const isApiCall = (url: string) => url.startsWith("/v2/") || url === "/v2";
 
 function textOf(payload: unknown): string | null {
@@ -91,11 +84,11 @@ export const apiLogPlugin = fp(
     if (opts.enabled) {
       app.decorateRequest("apiLogResponse", null);
       app.addHook("onSend", (request, _reply, payload, done) => {
-        if (!apiLogSwitch.paused && isApiCall(request.url)) request.apiLogResponse = payload;
+        if (isApiCall(request.url)) request.apiLogResponse = payload;
         done(null, payload);
       });
       app.addHook("onResponse", (request, reply, done) => {
-        if (!apiLogSwitch.paused && isApiCall(request.url)) {
+        if (isApiCall(request.url)) {
           try {
             writer.enqueue(capture(request, reply));
           } catch (err) {
