@@ -197,8 +197,8 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   let queues = new Map<string, Queue>();
   /** Buffers of queues already made into chunks, for the next ones. */
   const spare: Buffer[] = [];
-  /** Chunks not yet shipped, oldest first; a chunk the sink refused stays at the front. */
-  let backlog: DecisionLogChunk[] = [];
+  /** Chunks not yet shipped, oldest first; the one being shipped, or refused, stays at the front. */
+  const backlog: DecisionLogChunk[] = [];
   /** Entries held, in the order they were recorded, with the time they were. */
   let held: { environmentId: string; entry: DecisionRecord; now: number }[] = [];
   /** Entries held, in the queues and in the backlog. */
@@ -263,26 +263,29 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     queues = new Map();
   }
 
-  /** Ships what was queued when it started; entries recorded meanwhile wait for the next tick. */
+  /** The chunk the sink has now: at the front of the backlog, and not to be dropped while it is shipped. */
+  let inFlight: DecisionLogChunk | undefined;
+
+  /** Ships, oldest first, what was queued when it started; entries recorded meanwhile wait for the next tick. */
   async function drain(): Promise<void> {
     take();
-    const shipping = backlog;
-    backlog = [];
-    for (const [i, chunk] of shipping.entries()) {
+    for (let n = backlog.length; n > 0 && backlog.length > 0; n--) {
+      const chunk = backlog[0] as DecisionLogChunk;
+      inFlight = chunk;
       try {
         await options.sink(chunk);
         failures = 0;
       } catch (error) {
         options.onError?.(error);
-        // Retried on the next ticks; after five failures in a row the chunk is given up, unless the sink is
-        // only away. Chunks sealed meanwhile are newer: they go after.
-        if (options.retryable?.(error) || ++failures < 5) {
-          backlog = shipping.slice(i).concat(backlog);
-          return;
-        }
+        // Retried on the next ticks, from the front; after five failures in a row the chunk is given up, unless
+        // the sink is only away.
+        if (options.retryable?.(error) || ++failures < 5) return;
         failures = 0;
         dropped += chunk.count;
+      } finally {
+        inFlight = undefined;
       }
+      backlog.shift();
       pending -= chunk.count;
     }
   }
@@ -303,9 +306,10 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   return {
     record(source, entry) {
       if (pending >= maxQueue) {
-        // The oldest chunk waiting goes; when every entry is in one being shipped, this one does.
-        if (backlog.length === 0) take();
-        const oldest = backlog.shift();
+        // The oldest chunk waiting goes (not the one being shipped); when there is none, this entry does.
+        const first = inFlight === undefined ? 0 : 1;
+        if (backlog.length <= first) take();
+        const oldest = backlog.length > first ? backlog.splice(first, 1)[0] : undefined;
         const count = oldest ? oldest.count : 1;
         dropped += count;
         if (!oldest) return;

@@ -407,6 +407,39 @@ test("decision logger: while the sink is only away (retryable), chunks wait howe
   await logger.close();
 });
 
+test("decision logger: entries recorded past the bound while a slow shipment is in flight drop the oldest waiting chunk, not the newest", async () => {
+  let release = () => {};
+  const delivered: DecisionLogEntry[] = [];
+  const logger = createDecisionLogger({
+    pdpId: "pdp-1",
+    sink: async (chunk) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      delivered.push(...parse(chunk));
+    },
+    maxBatch: 2,
+    maxQueue: 6,
+    flushIntervalMs: 60_000,
+  });
+  for (let i = 0; i < 6; i++) logger.record(source, record(i));
+  const shipping = logger.flush(); // the sink now holds the chunk [0, 1]; [2, 3] and [4, 5] wait
+  await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 6; i < 8; i++) logger.record(source, record(i));
+  assert.equal(logger.dropped, 2, "one chunk of two went");
+  for (let n = 0; n < 20 && logger.queued > 0; n++) {
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    if (n % 3 === 2) void logger.flush();
+  }
+  release();
+  await shipping;
+  await logger.close();
+  assert.deepEqual(
+    delivered.map((e) => e.revision),
+    [0, 1, 4, 5, 6, 7].map((i) => record(i).revision),
+    "the chunk in flight is shipped, the oldest waiting one [2, 3] is dropped, the newest are kept",
+  );
+});
+
 const production = (env: TestEnv) => env.acme.envs.production;
 
 /** The chunks a logger ships for `records`. */
