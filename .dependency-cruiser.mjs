@@ -1,6 +1,6 @@
 /**
- * Import rules of src/ (npm run deps, part of npm run check). Violations that exist today are listed in
- * .dependency-cruiser-known-violations.json and shrink to none; anything new fails the check.
+ * Import rules of src/ (npm run deps, part of npm run check): no import cycle, and no module importing another
+ * module's service.
  */
 export default {
   forbidden: [

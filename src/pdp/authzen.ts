@@ -12,7 +12,7 @@ import { AppError } from "../lib/errors.ts";
 import { errorHandler } from "../plugins/errors.ts";
 import { DEFAULT_TENANT } from "./engine/index.ts";
 import type { Attributes, CheckQuery, Decision, QueryResource, QueryUser } from "./engine/types.ts";
-import { logCheck, prepare, type PdpDeps, type PdpTarget } from "./server.ts";
+import { logCheck, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
 
 const SUBJECT_TYPE = "user";
 const MAX_EVALUATIONS = 1000;

@@ -15,7 +15,7 @@ import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decisi
 import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
 import { databaseSource } from "./db-source.ts";
 import { Replica } from "./replica.ts";
-import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./server.ts";
+import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./decide.ts";
 
 export const ENVIRONMENT_HEADER = "x-gatehouse-environment";
 /** A key's lookup is remembered this long; revocations in this process clear it at once. */

@@ -8,68 +8,24 @@ import Fastify, {
 import { AppError, errorBody } from "../lib/errors.ts";
 import { errorsPlugin } from "../plugins/errors.ts";
 import { jsonBodyPlugin } from "../plugins/json-body.ts";
-import type { DatabaseOutage } from "../db/outage.ts";
-import type { CheckQuery, Decision } from "./engine/types.ts";
-import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
+import type { Decision } from "./engine/types.ts";
+import type { DecisionLogger } from "./decision-log.ts";
 import type { DecisionSpoolStats } from "./decision-spool.ts";
-import type { Replica } from "./replica.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
+import {
+  decide,
+  logQuery,
+  prepare,
+  type FactsProxyRequest,
+  type FactsProxyResponse,
+  type PdpDeps,
+  type PdpTarget,
+} from "./decide.ts";
 
-/** The environment a PDP request is answered from, after its key was checked. */
-export interface PdpTarget {
-  organizationId: string;
-  projectId: string;
-  environmentId: string;
-  replica: Replica;
-}
-
-export interface FactsProxyRequest {
-  method: string;
-  /** path and query after /v2/facts/{proj}/{env} */
-  rest: string;
-  authorization: string;
-  body: unknown;
-}
-
-export interface FactsProxyResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-export interface PdpDeps {
-  pdpId: string;
-  publicUrl: string;
-  /** Checks the key and returns the environment it selects; throws 401/403 AppErrors. */
-  resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget>;
-  decisions: DecisionLogger;
-  /** Forwards a facts request to the control plane (embedded: in process; standalone: over HTTP). */
-  forwardFacts?: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>;
-  /** How the PDP reports readiness and lag on /ready and /metrics. */
-  status(): {
-    ready: boolean;
-    /** `behind` is null when the PDP cannot know it (its control plane is unreachable). */
-    environments: { environmentId: string; revision: number; lagMs: number; behind?: number | null }[];
-    /** A standalone PDP's link to its control plane; `lastSyncAgeMs` is null before the first answer. */
-    controlPlane?: { reachable: boolean; lastSyncAgeMs: number | null };
-    /** A standalone PDP's decision log kept on disk while its control plane is away. */
-    decisionLogSpool?: DecisionSpoolStats;
-  };
-  logger?: boolean | { level: string };
-  bodyLimitBytes?: number;
-  /** The embedded PDP's database: its outages are logged once (requests that need it get 503). */
-  outage?: DatabaseOutage;
-}
-
-export const MIN_REVISION_HEADER = "x-gatehouse-min-revision";
-const DEFAULT_CONSISTENCY_WAIT_MS = 5000;
-const MAX_CONSISTENCY_WAIT_MS = 30000;
 /** Facts writes through the PDP wait for the PDP to hold them, as Permit's PDP does (X-Wait-Timeout). */
 const DEFAULT_FACTS_WAIT_S = 10;
 const MAX_FACTS_WAIT_S = 60;
-
-const elapsedUs = (start: bigint) => Number((process.hrtime.bigint() - start) / 1000n);
 
 /** Permit's AuthorizationResult: `result` repeats `allow` for old SDKs; `debug` carries our reason. */
 const authorizationResult = (d: Decision, revision: number) => ({
@@ -77,130 +33,6 @@ const authorizationResult = (d: Decision, revision: number) => ({
   result: d.allow,
   debug: { reason: d.reason, revision },
 });
-
-function minRevisionOf(request: FastifyRequest): number | undefined {
-  const header = request.headers[MIN_REVISION_HEADER];
-  const body = request.body as Record<string, unknown> | undefined;
-  const fromBody = body && !Array.isArray(body) ? body["min_revision"] : undefined;
-  const raw = typeof header === "string" ? header : fromBody;
-  if (raw === undefined || raw === null || raw === "") return undefined;
-  const n = typeof raw === "number" ? raw : Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new AppError("INVALID_INPUT", "min_revision must be a non-negative integer", undefined, [
-      { loc: ["body", "min_revision"], msg: "must be a non-negative integer", type: "int_parsing" },
-    ]);
-  }
-  return n;
-}
-
-function waitBoundMs(request: FastifyRequest): number {
-  const raw = request.headers["x-gatehouse-wait-timeout-ms"];
-  const n = typeof raw === "string" ? Number(raw) : DEFAULT_CONSISTENCY_WAIT_MS;
-  return Number.isFinite(n) && n >= 0 ? Math.min(n, MAX_CONSISTENCY_WAIT_MS) : DEFAULT_CONSISTENCY_WAIT_MS;
-}
-
-/**
- * Every decision route: authenticate, wait for a named revision (bounded), decide, log. A check that names a
- * revision the PDP cannot reach in time gets 504 rather than an answer from older data.
- */
-export async function prepare(
-  deps: PdpDeps,
-  request: FastifyRequest,
-  authorization?: string,
-): Promise<PdpTarget> {
-  const target = await deps.resolve(authorization ?? request.headers.authorization, request);
-  const minRevision = minRevisionOf(request);
-  if (minRevision !== undefined && target.replica.revision < minRevision) {
-    const reached = await target.replica.waitFor(minRevision, waitBoundMs(request));
-    if (!reached) {
-      throw new AppError(
-        "TIMEOUT",
-        `the PDP holds revision ${target.replica.revision}; ${minRevision} did not arrive in time`,
-        {
-          held_revision: target.replica.revision,
-          min_revision: minRevision,
-        },
-      );
-    }
-  }
-  return target;
-}
-
-/**
- * Whether a check names only what the entry's columns hold (user key, action, resource type, key and tenant): then
- * its input is not stored again, and the audit log API rebuilds it from the columns.
- */
-function plainCheck(c: CheckQuery): boolean {
-  const u = c.user;
-  if (u.attributes !== undefined || u.email !== undefined || u.first_name !== undefined) return false;
-  if (u.last_name !== undefined || c.resource.attributes !== undefined) return false;
-  for (const _ in c.context) return false;
-  return true;
-}
-
-export function logCheck(
-  deps: PdpDeps,
-  target: PdpTarget,
-  query: DecisionQuery,
-  check: CheckQuery,
-  d: Decision,
-  latencyUs: number,
-) {
-  deps.decisions.record(target, {
-    query,
-    user_key: check.user.key,
-    action: check.action,
-    resource_type: check.resource.type,
-    resource_key: check.resource.key ?? null,
-    tenant: check.resource.tenant ?? null,
-    decision: d.allow,
-    reason: d.reason,
-    input: plainCheck(check) ? null : check,
-    result: null,
-    revision: target.replica.revision,
-    latency_us: latencyUs,
-  });
-}
-
-function logQuery(
-  deps: PdpDeps,
-  target: PdpTarget,
-  query: DecisionQuery,
-  input: unknown,
-  result: unknown,
-  start: bigint,
-  user?: string,
-) {
-  if (!deps.decisions.active) return;
-  deps.decisions.record(target, {
-    query,
-    user_key: user ?? null,
-    action: null,
-    resource_type: null,
-    resource_key: null,
-    tenant: null,
-    decision: null,
-    reason: null,
-    input,
-    result,
-    revision: target.replica.revision,
-    latency_us: elapsedUs(start),
-  });
-}
-
-function decide(
-  deps: PdpDeps,
-  target: PdpTarget,
-  check: CheckQuery,
-  query: DecisionQuery = "check",
-): Decision {
-  // With the log off, neither the entry nor the clock readings it would take.
-  if (!deps.decisions.active) return target.replica.engine.check(check);
-  const start = process.hrtime.bigint();
-  const d = target.replica.engine.check(check);
-  logCheck(deps, target, query, check, d, elapsedUs(start));
-  return d;
-}
 
 /** Fastify's options for both PDP ports. */
 function serverOptions(deps: PdpDeps): FastifyServerOptions {

@@ -9,14 +9,8 @@ import { createDecisionLogger, disabledDecisionLogger } from "./decision-log.ts"
 import { openDecisionSpool, type DecisionSpool } from "./decision-spool.ts";
 import { Replica, type FeedSource } from "./replica.ts";
 import type { Snapshot } from "./snapshot.ts";
-import {
-  buildOpaApp,
-  buildPdpApp,
-  type FactsProxyRequest,
-  type FactsProxyResponse,
-  type PdpDeps,
-  type PdpTarget,
-} from "./server.ts";
+import { buildOpaApp, buildPdpApp } from "./server.ts";
+import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./decide.ts";
 
 export interface StandaloneOptions {
   controlPlaneUrl: string;
