@@ -29,6 +29,39 @@ export default {
       from: { path: "^src/domain/" },
       to: { path: "^src/modules/[^/]+/[^/]+[.](service|routes)[.]ts$" },
     },
+    {
+      name: "engine-is-pure",
+      comment: "The PDP's engine decides from data in memory: it imports nothing outside src/pdp/engine/.",
+      severity: "error",
+      from: { path: "^src/pdp/engine/" },
+      to: { pathNot: "^src/pdp/engine/" },
+    },
+    {
+      name: "pdp-runtime-below-http",
+      comment:
+        "The PDP's layers: engine < runtime (replicas, decision log) < http (routes and the one decide path); " +
+        "embedded.ts and standalone.ts assemble them.",
+      severity: "error",
+      from: { path: "^src/pdp/(engine|runtime)/" },
+      to: { path: "^src/pdp/(http/|embedded[.]ts$|standalone[.]ts$)" },
+    },
+    {
+      name: "pdp-through-its-storage",
+      comment:
+        "The PDP reaches storage only through the PdpStorage interface (src/pdp/storage.ts), which " +
+        "src/domain/pdp-storage.ts implements; it never imports modules, domain code or the API's auth.",
+      severity: "error",
+      from: { path: "^src/pdp/" },
+      to: { path: "^src/(modules|domain)/|^src/plugins/auth[.]ts$" },
+    },
+    {
+      name: "control-plane-sees-pdp-types-only",
+      comment:
+        "The control plane uses the PDP's engine (pure) and its boundary types, never its runtime or routes.",
+      severity: "error",
+      from: { path: "^src/(modules|domain|changes|plugins|tasks|lib|db)/" },
+      to: { path: "^src/pdp/", pathNot: "^src/pdp/(engine/|storage[.]ts$)" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -9,8 +9,9 @@ import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
 import { listenForChanges } from "./changes/pg-listener.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "./pdp/embedded.ts";
-import { disabledDecisionLogger } from "./pdp/decision-log.ts";
-import { buildOpaApp, buildPdpApp } from "./pdp/server.ts";
+import { databasePdpStorage } from "./domain/pdp-storage.ts";
+import { disabledDecisionLogger } from "./pdp/runtime/decision-log.ts";
+import { buildOpaApp, buildPdpApp } from "./pdp/http/server.ts";
 
 export function openConfiguredStore(config: Config): Store {
   return openStore({
@@ -67,7 +68,7 @@ export async function bootstrap(
  */
 function createPdpOf(app: FastifyInstance, store: Store, config: Config): EmbeddedPdp {
   const pdp = createEmbeddedPdp({
-    store,
+    storage: databasePdpStorage(store),
     notifier: app.notifier,
     publicUrl: config.publicUrl,
     controlPlane: () => app,

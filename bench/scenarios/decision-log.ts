@@ -15,11 +15,8 @@ import {
   openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,
 } from "../../src/modules/audit-logs/sqlite-decision-log.ts";
-import {
-  createDecisionLogger,
-  type DecisionLogChunk,
-  type DecisionLogEntry,
-} from "../../src/pdp/decision-log.ts";
+import { createDecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
+import type { DecisionLogChunk, DecisionLogEntry } from "../../src/pdp/storage.ts";
 import { createTestEnv } from "../../test/helpers/app.ts";
 import { settings } from "../lib/config.ts";
 import { percentile } from "../lib/http.ts";

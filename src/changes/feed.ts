@@ -1,22 +1,13 @@
 import { PostgresAdapter, sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../db/types.ts";
 import { now } from "../lib/time.ts";
+import type { Change } from "../pdp/engine/types.ts";
 import { recordRevision } from "./context.ts";
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
-/** One entry of an environment's change feed: what the PDP applies to its indexes. */
-export interface ChangeRecord {
-  kind: string;
-  op: "upsert" | "delete";
-  data: unknown;
-}
-
-export interface StoredChange extends ChangeRecord {
-  revision: number;
-  seq: number;
-  created_at: string;
-}
+/** One entry of an environment's change feed as stored: a change the PDP's engine applies, and where it stands. */
+export type StoredChange = Change & { revision: number; seq: number; created_at: string };
 
 /** A listener may return a promise: `notify` resolves when every listener has caught up (or failed). */
 type Listener = (environmentId: string, revision: number) => void | Promise<unknown>;
@@ -34,11 +25,7 @@ export const CHANGES_CHANNEL_SQL = "'gatehouse_changes_' || left(md5(coalesce(cu
  * On PostgreSQL the same statement queues a notification `<environment id>:<revision>` on `CHANGES_CHANNEL_SQL`,
  * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once.
  */
-export async function appendChanges(
-  trx: Db,
-  environmentId: string,
-  records: ChangeRecord[],
-): Promise<number> {
+export async function appendChanges(trx: Db, environmentId: string, records: Change[]): Promise<number> {
   // Kysely's transactions do not say their dialect; the adapter does.
   const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
   const row = await trx
@@ -95,14 +82,17 @@ export async function readChangesAfter(
     .orderBy("revision")
     .orderBy("seq")
     .execute();
-  return rows.map((r) => ({
-    revision: Number(r.revision),
-    seq: r.seq,
-    kind: r.kind,
-    op: r.op as ChangeRecord["op"],
-    data: JSON.parse(r.data) as unknown,
-    created_at: r.created_at,
-  }));
+  return rows.map(
+    (r) =>
+      ({
+        revision: Number(r.revision),
+        seq: r.seq,
+        kind: r.kind,
+        op: r.op,
+        data: JSON.parse(r.data) as unknown,
+        created_at: r.created_at,
+      }) as StoredChange,
+  );
 }
 
 /** In-process notification after commit, so the embedded PDP and waiting readers react without polling. */

@@ -1,5 +1,7 @@
 import type { Db } from "../changes/feed.ts";
-import type { AccessLevel, ScopeLevel } from "../lib/access.ts";
+import type { Kysely } from "kysely";
+import type { Database } from "../db/types.ts";
+import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";
 import { newId } from "../lib/ids.ts";
 import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
@@ -43,4 +45,37 @@ export async function createKeyRecord(
   };
   await insertApiKey(db, row);
   return { ...row, secret };
+}
+
+/** Who calls with this secret: the key, its scope and access; null for an unknown secret. */
+export async function findPrincipal(db: Kysely<Database>, secret: string): Promise<Principal | null> {
+  const row = await db
+    .selectFrom("api_keys as k")
+    .leftJoin("projects as p", "p.id", "k.project_id")
+    .leftJoin("environments as e", "e.id", "k.environment_id")
+    .select([
+      "k.id",
+      "k.name",
+      "k.organization_id",
+      "k.project_id",
+      "k.environment_id",
+      "k.object_type",
+      "k.access_level",
+      "p.key as project_key",
+      "e.key as environment_key",
+    ])
+    .where("k.secret_hash", "=", hashSecret(secret))
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    keyId: row.id,
+    keyName: row.name,
+    organizationId: row.organization_id,
+    projectId: row.project_id,
+    projectKey: row.project_key,
+    environmentId: row.environment_id,
+    environmentKey: row.environment_key,
+    level: row.object_type as ScopeLevel,
+    access: row.access_level as AccessLevel,
+  };
 }

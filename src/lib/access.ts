@@ -1,4 +1,4 @@
-import { forbidden } from "./errors.ts";
+import { AppError, forbidden } from "./errors.ts";
 
 export type ScopeLevel = "org" | "project" | "env";
 export type AccessLevel = "admin" | "write" | "read" | "no_access";
@@ -53,4 +53,14 @@ export function assertCoversEnvironment(principal: Principal, projectRef: string
   if (principal.level === "env" && !sameRef(envRef, principal.environmentId, principal.environmentKey)) {
     throw forbidden("the API key's scope does not cover this environment");
   }
+}
+
+const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
+
+/** The API key of an `Authorization: Bearer <key>` header: 401 when the header is missing or malformed. */
+export function bearerSecret(authorization: string | undefined): string {
+  if (authorization === undefined) throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
+  const secret = BEARER_RE.exec(authorization)?.[1];
+  if (!secret) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
+  return secret;
 }

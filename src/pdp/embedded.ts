@@ -1,21 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Store } from "../db/store.ts";
-import { isDatabaseUnavailable } from "../db/errors.ts";
 import type { ChangeNotifier } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import { hashSecret } from "../lib/secrets.ts";
-import { now } from "../lib/time.ts";
-import type { Principal } from "../lib/access.ts";
-import { findPrincipal } from "../plugins/auth.ts";
-import { findProject } from "../modules/projects/projects.repo.ts";
-import { findEnvironment } from "../modules/environments/environments.repo.ts";
-import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
-import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
-import { createDecisionLogger, type DecisionLogger } from "./decision-log.ts";
-import { databaseSource } from "./db-source.ts";
-import { Replica } from "./replica.ts";
-import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./decide.ts";
+import { bearerSecret, type Principal } from "../lib/access.ts";
+import { createDecisionLogger, type DecisionLogger } from "./runtime/decision-log.ts";
+import { Replica } from "./runtime/replica.ts";
+import type { PdpStorage } from "./storage.ts";
+import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
 
 export const ENVIRONMENT_HEADER = "x-gatehouse-environment";
 /** A key's lookup is remembered this long; revocations in this process clear it at once. */
@@ -26,8 +18,6 @@ const POLL_MS = 500;
 const LAST_KNOWN_MS = 60 * 60_000;
 /** At most this many keys (by hash and named environment) are remembered for outages. */
 const LAST_KNOWN_MAX = 10_000;
-
-const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
 
 export interface EmbeddedPdp extends PdpDeps {
   /** Drops cached key lookups (after a key is revoked or rotated). */
@@ -41,7 +31,7 @@ export interface EmbeddedPdp extends PdpDeps {
  * and woken by in-process notifications after every write.
  */
 export function createEmbeddedPdp(deps: {
-  store: Store;
+  storage: PdpStorage;
   notifier: ChangeNotifier;
   publicUrl: string;
   controlPlane: () => FastifyInstance;
@@ -52,12 +42,12 @@ export function createEmbeddedPdp(deps: {
   pollMs?: number;
   onError?: (error: unknown) => void;
 }): EmbeddedPdp {
-  const { store } = deps;
+  const { storage } = deps;
   const idleMs = deps.idleMs ?? 0;
   const pdpId = randomUUID();
-  const { decisions, logWriter } = embeddedDecisionLog(store, pdpId, deps);
-  const replicas = createReplicas(store, deps.onError);
-  const keys = createKeyResolver(store, replicas, deps.onError);
+  const { decisions, sink } = embeddedDecisionLog(storage, pdpId, deps);
+  const replicas = createReplicas(storage, deps.onError);
+  const keys = createKeyResolver(storage, replicas, deps.onError);
 
   function dropEnvironment(environmentId: string): void {
     replicas.drop(environmentId);
@@ -72,7 +62,7 @@ export function createEmbeddedPdp(deps: {
     // Copies of environments no check asked for in a while go, so that memory follows the environments in use;
     // the next check loads the environment again.
     // Not while the database is away: the copy could not be loaded again.
-    if (idleMs > 0 && !store.outage.down) {
+    if (idleMs > 0 && !storage.outage.down) {
       for (const [id, r] of replicas.loaded) if (now - r.usedAt > idleMs) dropEnvironment(id);
     }
     for (const environmentId of replicas.environments()) void replicas.catchUp(environmentId);
@@ -97,43 +87,38 @@ export function createEmbeddedPdp(deps: {
     },
     invalidateKeys: keys.clear,
     dropEnvironment,
-    outage: store.outage,
+    outage: storage.outage,
     async close() {
       unsubscribe();
       clearInterval(poll);
       await decisions.close();
-      await logWriter?.destroy();
+      await sink?.close();
     },
   };
 }
 
 /** The decision log into the control plane's database, unless the caller brings its own logger. */
 function embeddedDecisionLog(
-  store: Store,
+  storage: PdpStorage,
   pdpId: string,
   deps: { decisions?: DecisionLogger; onError?: (error: unknown) => void },
 ) {
-  // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
-  // through the pool.
-  const logWriter =
-    !deps.decisions && store.sqliteFile ? openSqliteDecisionLogWriter(store.sqliteFile) : undefined;
-  const logDb = logWriter ?? store.db;
-  const decisions =
-    deps.decisions ??
-    createDecisionLogger({
-      pdpId,
-      sink: async (chunk) => void (await insertDecisionLogChunk(logDb, store.dialect, chunk, now())),
-      // While the database is away chunks wait for it (the queue is bounded), however long it takes.
-      retryable: isDatabaseUnavailable,
-      onError: deps.onError,
-    });
-  return { decisions, logWriter };
+  if (deps.decisions) return { decisions: deps.decisions, sink: undefined };
+  const sink = storage.openDecisionSink();
+  const decisions = createDecisionLogger({
+    pdpId,
+    sink: sink.write,
+    // While the database is away chunks wait for it (the queue is bounded), however long it takes.
+    retryable: storage.isUnavailable,
+    onError: deps.onError,
+  });
+  return { decisions, sink };
 }
 
 type Replicas = ReturnType<typeof createReplicas>;
 
 /** One replica per environment, loaded on first use; `loaded` holds those whose load has finished. */
-function createReplicas(store: Store, onError: ((error: unknown) => void) | undefined) {
+function createReplicas(storage: PdpStorage, onError: ((error: unknown) => void) | undefined) {
   const replicas = new Map<string, Promise<Replica>>();
   const loaded = new Map<string, Replica>();
   return {
@@ -142,7 +127,7 @@ function createReplicas(store: Store, onError: ((error: unknown) => void) | unde
     get(environmentId: string): Promise<Replica> {
       let pending = replicas.get(environmentId);
       if (!pending) {
-        const replica = new Replica(databaseSource(store, environmentId));
+        const replica = new Replica(storage.feed(environmentId));
         pending = replica.load().then(() => {
           loaded.set(environmentId, replica);
           return replica;
@@ -170,7 +155,7 @@ function createReplicas(store: Store, onError: ((error: unknown) => void) | unde
  * whole answers of environment keys, and for database outages the last answer of every key seen.
  */
 function createKeyResolver(
-  store: Store,
+  storage: PdpStorage,
   replicas: Replicas,
   onError: ((error: unknown) => void) | undefined,
 ) {
@@ -190,7 +175,7 @@ function createKeyResolver(
     const cached = authCache.get(hash);
     const now = Date.now();
     if (cached && cached.expires > now) return cached.principal;
-    const principal = await findPrincipal(store.db, secret);
+    const principal = await storage.findKey(secret);
     if (principal) authCache.set(hash, { principal, expires: now + AUTH_CACHE_MS });
     return principal;
   }
@@ -216,7 +201,7 @@ function createKeyResolver(
     const hash = hashSecret(secret);
     const knownAs = `${hash}\n${typeof named === "string" ? named : ""}`;
     // During an outage a known key does not wait for a database that may take seconds to refuse.
-    const remembered = store.outage.down ? fromMemory(secret, knownAs) : undefined;
+    const remembered = storage.outage.down ? fromMemory(secret, knownAs) : undefined;
     if (remembered) return remembered;
     try {
       const { target, level } = await lookUpKey(secret, hash, request);
@@ -227,7 +212,7 @@ function createKeyResolver(
       if (lastKnown.size > LAST_KNOWN_MAX) lastKnown.delete(lastKnown.keys().next().value as string);
       return target;
     } catch (error) {
-      const target = isDatabaseUnavailable(error) ? fromMemory(secret, knownAs) : undefined;
+      const target = storage.isUnavailable(error) ? fromMemory(secret, knownAs) : undefined;
       if (!target) throw error;
       onError?.(error);
       return target;
@@ -242,7 +227,7 @@ function createKeyResolver(
     const principal = await principalFor(secret, hash);
     if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
     if (principal.access === "no_access") throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
-    const env = await environmentOf(store, principal, request);
+    const env = await environmentOf(storage, principal, request);
     const target: PdpTarget = {
       organizationId: principal.organizationId,
       projectId: env.projectId,
@@ -257,10 +242,7 @@ function createKeyResolver(
 
   return {
     resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
-      if (authorization === undefined)
-        throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
-      const secret = BEARER_RE.exec(authorization)?.[1];
-      if (!secret) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
+      const secret = bearerSecret(authorization);
       const known = targetCache.get(secret);
       const now = Date.now();
       if (known && known.expires > now) {
@@ -293,7 +275,7 @@ function createKeyResolver(
 
 /** The environment a check is answered from: an environment key's own, else the one named in the header. */
 async function environmentOf(
-  store: Store,
+  storage: PdpStorage,
   principal: Principal,
   request: FastifyRequest,
 ): Promise<{ id: string; projectId: string }> {
@@ -312,10 +294,9 @@ async function environmentOf(
   if (principal.level === "project" && projRef !== principal.projectId && projRef !== principal.projectKey) {
     throw new AppError("FORBIDDEN_ACCESS", "the API key's scope does not cover this project");
   }
-  const project = await findProject(store.db, principal.organizationId, projRef);
-  const env = project ? await findEnvironment(store.db, project.id, envRef) : undefined;
-  if (!project || !env) throw new AppError("NOT_FOUND", `environment '${named}' was not found`);
-  return { id: env.id, projectId: project.id };
+  const env = await storage.findEnvironment(principal.organizationId, projRef, envRef);
+  if (!env) throw new AppError("NOT_FOUND", `environment '${named}' was not found`);
+  return env;
 }
 
 /** Facts writes sent to the PDP go to the control plane in process, with the caller's key. */

@@ -4,13 +4,13 @@ import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { StoredChange } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
-import type { Change } from "./engine/types.ts";
-import { createDecisionLogger, disabledDecisionLogger } from "./decision-log.ts";
-import { openDecisionSpool, type DecisionSpool } from "./decision-spool.ts";
-import { Replica, type FeedSource } from "./replica.ts";
-import type { Snapshot } from "./snapshot.ts";
-import { buildOpaApp, buildPdpApp } from "./server.ts";
-import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./decide.ts";
+import { bearerSecret } from "../lib/access.ts";
+import { createDecisionLogger, disabledDecisionLogger } from "./runtime/decision-log.ts";
+import { openDecisionSpool, type DecisionSpool } from "./runtime/decision-spool.ts";
+import { Replica } from "./runtime/replica.ts";
+import type { FeedSource, Snapshot } from "./storage.ts";
+import { buildOpaApp, buildPdpApp } from "./http/server.ts";
+import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
 
 export interface StandaloneOptions {
   controlPlaneUrl: string;
@@ -142,11 +142,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     decisions,
     logger: { level: options.logLevel },
     async resolve(authorization) {
-      if (authorization === undefined)
-        throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
-      const key = /^Bearer ([\x21-\x7e]{1,512})$/.exec(authorization)?.[1];
-      if (!key) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
-      if (!(await keyCovers(key)))
+      if (!(await keyCovers(bearerSecret(authorization))))
         throw new AppError("FORBIDDEN_ACCESS", "the API key does not cover this PDP's environment");
       return target();
     },
@@ -313,7 +309,7 @@ async function loadEnvironment(
     await replica.load(stored.base);
     for (const change of stored.changes) {
       if (change.revision > replica.revision) {
-        replica.engine.apply({ kind: change.kind, op: change.op, data: change.data } as Change);
+        replica.engine.apply(change);
       }
     }
     replica.revision = Math.max(stored.base.revision, ...stored.changes.map((c) => c.revision));

@@ -6,7 +6,8 @@ import { generateOpenApi, OPENAPI_FILE } from "../../scripts/openapi.ts";
 import { migrateToLatest, openStore } from "../../src/db/store.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { createEmbeddedPdp } from "../../src/pdp/embedded.ts";
-import { buildOpaApp, buildPdpApp } from "../../src/pdp/server.ts";
+import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
+import { buildOpaApp, buildPdpApp } from "../../src/pdp/http/server.ts";
 import { buildTestApp, PUBLIC_URL } from "../helpers/app.ts";
 import { REPO_ROOT } from "../helpers/process.ts";
 
@@ -74,7 +75,7 @@ test("every route of the PDP and its OPA port is in docs/pdp.md, and every decis
   await migrateToLatest(store);
   const app = await buildTestApp(store, createSecretBox("openapi-test-only-key-000000000000000"));
   const pdp = createEmbeddedPdp({
-    store,
+    storage: databasePdpStorage(store),
     notifier: app.notifier,
     publicUrl: PUBLIC_URL,
     controlPlane: () => app,

@@ -1,7 +1,8 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
-import type { DecisionLogger } from "../../src/pdp/decision-log.ts";
+import type { DecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "../../src/pdp/embedded.ts";
-import { buildOpaApp, buildPdpApp } from "../../src/pdp/server.ts";
+import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
+import { buildOpaApp, buildPdpApp } from "../../src/pdp/http/server.ts";
 import { PUBLIC_URL, type Reply, type TestEnv } from "./app.ts";
 
 export interface TestPdp {
@@ -29,7 +30,7 @@ export async function startTestPdp(
   options: { idleMs?: number; decisions?: DecisionLogger } = {},
 ): Promise<TestPdp> {
   const pdp = createEmbeddedPdp({
-    store: env.store,
+    storage: databasePdpStorage(env.store),
     notifier: env.app.notifier,
     publicUrl: PUBLIC_URL,
     controlPlane: () => env.app,

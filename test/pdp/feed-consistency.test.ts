@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
-import { readSnapshot } from "../../src/pdp/snapshot.ts";
+import { readSnapshot } from "../../src/domain/environment-snapshot.ts";
 import type { Engine } from "../../src/pdp/engine/index.ts";
 import {
   derivedFromFolder,

@@ -4,7 +4,8 @@ import { openStore } from "../../src/db/store.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
 import { createEmbeddedPdp } from "../../src/pdp/embedded.ts";
-import { buildPdpApp } from "../../src/pdp/server.ts";
+import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
+import { buildPdpApp } from "../../src/pdp/http/server.ts";
 import { PUBLIC_URL, buildTestApp } from "../helpers/app.ts";
 import { DIALECTS, freshStore } from "../helpers/stores.ts";
 import { pgRelay } from "../helpers/pg-relay.ts";
@@ -29,7 +30,7 @@ test(
     await createOrganizationRecords(direct.db, box, { key: "globex", name: "Globex" });
     const app = await buildTestApp(store, box);
     const pdp = createEmbeddedPdp({
-      store,
+      storage: databasePdpStorage(store),
       notifier: app.notifier,
       publicUrl: PUBLIC_URL,
       controlPlane: () => app,

@@ -4,7 +4,7 @@ import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { revisionOf } from "../helpers/facts.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
-import { readSnapshot } from "../../src/pdp/snapshot.ts";
+import { readSnapshot } from "../../src/domain/environment-snapshot.ts";
 import { purgeExpiredAssignments } from "../../src/modules/role-assignments/role-assignments.service.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

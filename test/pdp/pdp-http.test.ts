@@ -1,7 +1,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
-import { disabledDecisionLogger } from "../../src/pdp/decision-log.ts";
+import { disabledDecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import {
   documentResource,

@@ -10,7 +10,8 @@ import { openStore } from "../../src/db/store.ts";
 import { CHANGES_CHANNEL_SQL, ChangeNotifier } from "../../src/changes/feed.ts";
 import { listenForChanges } from "../../src/changes/pg-listener.ts";
 import { createEmbeddedPdp } from "../../src/pdp/embedded.ts";
-import { buildPdpApp } from "../../src/pdp/server.ts";
+import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
+import { buildPdpApp } from "../../src/pdp/http/server.ts";
 import { loadConfig } from "../../src/config.ts";
 import { startServer } from "../../src/server.ts";
 
@@ -38,7 +39,7 @@ test(
     const storeB = openStore({ databaseUrl: PG_URL, pgSchema: env.store.location.pgSchema!, pgPoolSize: 2 });
     const appB = await buildTestApp(storeB, env.box);
     const pdpB = createEmbeddedPdp({
-      store: storeB,
+      storage: databasePdpStorage(storeB),
       notifier: appB.notifier,
       publicUrl: PUBLIC_URL,
       controlPlane: () => appB,

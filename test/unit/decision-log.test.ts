@@ -5,12 +5,11 @@ import vm from "node:vm";
 import { sql } from "kysely";
 import {
   createDecisionLogger,
-  type DecisionLogChunk,
   type DecisionLoggerOptions,
-  type DecisionLogEntry,
   type DecisionRecord,
   type DecisionSource,
-} from "../../src/pdp/decision-log.ts";
+} from "../../src/pdp/runtime/decision-log.ts";
+import type { DecisionLogChunk, DecisionLogEntry } from "../../src/pdp/storage.ts";
 import {
   openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,

@@ -2,7 +2,7 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
-import type { DecisionLogChunk, DecisionLogEntry } from "../../pdp/decision-log.ts";
+import type { DecisionLogChunk, DecisionLogEntry } from "../../pdp/storage.ts";
 
 /**
  * Stores a chunk as one row, its entries as the text they were shipped in (bound as bytes and cast to text, which

@@ -5,7 +5,7 @@ import type { Principal } from "../../lib/access.ts";
 import { notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { DecisionLogEntry } from "../../pdp/decision-log.ts";
+import type { DecisionLogEntry } from "../../pdp/storage.ts";
 import type { Reason } from "../../pdp/engine/types.ts";
 import type { ScopeService } from "../../domain/path-scope.ts";
 import {

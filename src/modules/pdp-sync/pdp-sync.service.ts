@@ -1,7 +1,7 @@
 import type { Store } from "../../db/store.ts";
 import type { ChangeNotifier } from "../../changes/feed.ts";
 import type { Principal } from "../../lib/access.ts";
-import { databaseSource } from "../../pdp/db-source.ts";
+import { databaseFeed } from "../../domain/pdp-storage.ts";
 import type { ScopeService } from "../../domain/path-scope.ts";
 
 /** Wait rounds poll the database too, so a write committed by another instance is seen within this bound. */
@@ -48,7 +48,7 @@ export function createPdpSyncService(deps: { store: Store; scope: ScopeService; 
   return {
     async snapshot(principal: Principal, proj: string, env: string) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
-      const snap = await databaseSource(store, environment.id).snapshot();
+      const snap = await databaseFeed(store, environment.id).snapshot();
       return {
         environment_id: environment.id,
         project_id: environment.project_id,
@@ -60,7 +60,7 @@ export function createPdpSyncService(deps: { store: Store; scope: ScopeService; 
     async changes(principal: Principal, proj: string, env: string, after: number, waitSeconds: number) {
       const { environment } = await scope.environment(principal, proj, env, { access: "read" });
       await waitForChange(environment.id, after, waitSeconds * 1000);
-      const { changes, revision } = await databaseSource(store, environment.id).changesAfter(after);
+      const { changes, revision } = await databaseFeed(store, environment.id).changesAfter(after);
       return { revision, head: await headOf(environment.id), changes };
     },
   };

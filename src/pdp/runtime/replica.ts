@@ -1,14 +1,5 @@
-import type { StoredChange } from "../changes/feed.ts";
-import { createEngine, type Engine } from "./engine/index.ts";
-import type { Change } from "./engine/types.ts";
-import type { Snapshot } from "./snapshot.ts";
-
-/** Where a replica gets its data: the database (embedded) or the control plane over HTTP (standalone). */
-export interface FeedSource {
-  snapshot(): Promise<Snapshot>;
-  /** Changes after `revision`, in order, and the revision the caller holds once it applied them all. */
-  changesAfter(revision: number): Promise<{ changes: StoredChange[]; revision: number }>;
-}
+import { createEngine, type Engine } from "../engine/index.ts";
+import type { FeedSource, Snapshot } from "../storage.ts";
 
 const ENGINE_KINDS = new Set([
   "resource",
@@ -82,7 +73,7 @@ export class Replica {
           reload = true;
           break;
         }
-        this.engine.apply({ kind: change.kind, op: change.op, data: change.data } as Change);
+        this.engine.apply(change);
       }
       if (reload) {
         await this.load();

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { DecisionLogChunk } from "./decision-log.ts";
+import type { DecisionLogChunk } from "../storage.ts";
 
 /** Counters and sizes of a spool, for /metrics. */
 export interface DecisionSpoolStats {

@@ -9,13 +9,8 @@ import type {
   TenantRoleData,
   GrantedToData,
   DerivationRuleData,
-} from "./engine/types.ts";
-
-export interface Snapshot {
-  /** The environment revision the data is exactly at. */
-  revision: number;
-  data: EnvironmentData;
-}
+} from "../pdp/engine/types.ts";
+import type { Snapshot } from "../pdp/storage.ts";
 
 /** Reads one environment's whole policy and facts, by keys, in set-based queries (one per table). */
 export async function readEnvironmentData(db: Db, environmentId: string): Promise<EnvironmentData> {

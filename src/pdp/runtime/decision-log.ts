@@ -1,34 +1,7 @@
 import { randomFillSync, randomInt } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
-import { toTimestamp } from "../lib/time.ts";
-
-export type DecisionQuery =
-  "check" | "bulk_check" | "get_user_permissions" | "get_authorized_users" | "all_tenants" | "user_tenants";
-
-/**
- * One decision as the PDP records it; shipped to the control plane in chunks of one environment. The environment,
- * its organization and project belong to the chunk, not to each entry.
- */
-export interface DecisionLogEntry {
-  /** A UUIDv7: its first 48 bits are the entry's time in milliseconds, so ids sort by time. */
-  id: string;
-  timestamp: string;
-  pdp_id: string;
-  query: DecisionQuery;
-  user_key: string | null;
-  action: string | null;
-  resource_type: string | null;
-  resource_key: string | null;
-  tenant: string | null;
-  decision: boolean | null;
-  reason: unknown;
-  /** The request, when it says more than the user, action, resource and tenant fields (null otherwise). */
-  input: unknown;
-  /** The answer of a query that is not a single check; null for checks, whose answer is `decision`. */
-  result: unknown;
-  revision: number;
-  latency_us: number;
-}
+import { toTimestamp } from "../../lib/time.ts";
+import type { DecisionLogChunk, DecisionLogEntry } from "../storage.ts";
 
 /** The environment a decision was made in. */
 export interface DecisionSource {
@@ -37,19 +10,6 @@ export interface DecisionSource {
 
 /** What a PDP route knows of one decision; the logger adds the id, the time and the PDP. */
 export type DecisionRecord = Omit<DecisionLogEntry, "id" | "timestamp" | "pdp_id">;
-
-/**
- * Decisions of one environment as the log stores them: a JSON array of `DecisionLogEntry` objects as UTF-8 bytes,
- * neither parsed nor decoded on the way to the database, which keeps the text as one row. `firstId` and `lastId`
- * are the least and greatest ids, which bound the chunk in time.
- */
-export interface DecisionLogChunk {
-  environmentId: string;
-  entries: Uint8Array<ArrayBuffer>;
-  count: number;
-  firstId: string;
-  lastId: string;
-}
 
 export type DecisionLogSink = (chunk: DecisionLogChunk) => Promise<void>;
 

@@ -2,12 +2,13 @@
 // named revision, decide, log. The HTTP routes (server.ts, authzen.ts) call these.
 
 import type { FastifyRequest } from "fastify";
-import { AppError } from "../lib/errors.ts";
-import type { DatabaseOutage } from "../db/outage.ts";
-import type { CheckQuery, Decision } from "./engine/types.ts";
-import type { DecisionLogger, DecisionQuery } from "./decision-log.ts";
-import type { DecisionSpoolStats } from "./decision-spool.ts";
-import type { Replica } from "./replica.ts";
+import { AppError } from "../../lib/errors.ts";
+import type { DatabaseOutage } from "../../db/outage.ts";
+import type { CheckQuery, Decision } from "../engine/types.ts";
+import type { DecisionLogger } from "../runtime/decision-log.ts";
+import type { DecisionQuery } from "../storage.ts";
+import type { DecisionSpoolStats } from "../runtime/decision-spool.ts";
+import type { Replica } from "../runtime/replica.ts";
 
 /** The environment a PDP request is answered from, after its key was checked. */
 export interface PdpTarget {

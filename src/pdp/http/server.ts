@@ -5,12 +5,12 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from "fastify";
-import { AppError, errorBody } from "../lib/errors.ts";
-import { errorsPlugin } from "../plugins/errors.ts";
-import { jsonBodyPlugin } from "../plugins/json-body.ts";
-import type { Decision } from "./engine/types.ts";
-import type { DecisionLogger } from "./decision-log.ts";
-import type { DecisionSpoolStats } from "./decision-spool.ts";
+import { AppError, errorBody } from "../../lib/errors.ts";
+import { errorsPlugin } from "../../plugins/errors.ts";
+import { jsonBodyPlugin } from "../../plugins/json-body.ts";
+import type { Decision } from "../engine/types.ts";
+import type { DecisionLogger } from "../runtime/decision-log.ts";
+import type { DecisionSpoolStats } from "../runtime/decision-spool.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
 import {

@@ -1,6 +1,6 @@
-import { AppError } from "../lib/errors.ts";
-import { DEFAULT_TENANT } from "./engine/index.ts";
-import type { Attributes, CheckQuery, QueryResource, QueryUser } from "./engine/types.ts";
+import { AppError } from "../../lib/errors.ts";
+import { DEFAULT_TENANT } from "../engine/index.ts";
+import type { Attributes, CheckQuery, QueryResource, QueryUser } from "../engine/types.ts";
 
 /**
  * Turns what Permit's SDKs send into engine queries: a user as a key or an object (a whole UserRead is fine;

@@ -1,0 +1,58 @@
+import type { Store } from "../db/store.ts";
+import { isDatabaseUnavailable } from "../db/errors.ts";
+import { readChangesAfter } from "../changes/feed.ts";
+import { now } from "../lib/time.ts";
+import type { FeedSource, PdpStorage } from "../pdp/storage.ts";
+import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
+import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
+import { findEnvironment } from "../modules/environments/environments.repo.ts";
+import { findProject } from "../modules/projects/projects.repo.ts";
+import { findPrincipal } from "./api-key-records.ts";
+import { readSnapshot } from "./environment-snapshot.ts";
+
+/** Revisions read per round, so a replica far behind catches up in bounded steps. */
+const REVISIONS_PER_ROUND = 500;
+
+/** The embedded PDP's storage: the control plane's own database. */
+export function databasePdpStorage(store: Store): PdpStorage {
+  return {
+    outage: store.outage,
+    isUnavailable: isDatabaseUnavailable,
+    findKey: (secret) => findPrincipal(store.db, secret),
+    async findEnvironment(organizationId, projectRef, environmentRef) {
+      const project = await findProject(store.db, organizationId, projectRef);
+      const env = project ? await findEnvironment(store.db, project.id, environmentRef) : undefined;
+      return project && env ? { id: env.id, projectId: project.id } : undefined;
+    },
+    feed: (environmentId) => databaseFeed(store, environmentId),
+    openDecisionSink() {
+      // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
+      // through the pool.
+      const writer = store.sqliteFile ? openSqliteDecisionLogWriter(store.sqliteFile) : undefined;
+      const db = writer ?? store.db;
+      return {
+        write: async (chunk) => void (await insertDecisionLogChunk(db, store.dialect, chunk, now())),
+        close: async () => writer?.destroy(),
+      };
+    },
+  };
+}
+
+/** One environment's feed read straight from the database (the embedded PDP; the sync routes serve the same). */
+export function databaseFeed(store: Store, environmentId: string): FeedSource {
+  return {
+    snapshot: () => readSnapshot(store.db, store.dialect, environmentId),
+    async changesAfter(revision) {
+      const env = await store.db
+        .selectFrom("environments")
+        .select("revision")
+        .where("id", "=", environmentId)
+        .executeTakeFirst();
+      const head = env ? Number(env.revision) : revision;
+      const upTo = Math.min(head, revision + REVISIONS_PER_ROUND);
+      if (upTo <= revision) return { changes: [], revision };
+      const changes = await readChangesAfter(store.db, environmentId, revision, upTo);
+      return { changes, revision: upTo };
+    },
+  };
+}

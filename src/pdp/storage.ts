@@ -1,0 +1,82 @@
+import type { DatabaseOutage } from "../db/outage.ts";
+import type { StoredChange } from "../changes/feed.ts";
+import type { Principal } from "../lib/access.ts";
+import type { EnvironmentData } from "./engine/types.ts";
+
+/*
+ * The PDP's boundary with storage: what its runtime (replicas, the decision log) reads and writes, as types and
+ * one interface. The embedded PDP gets it from src/domain/pdp-storage.ts over the database; the standalone PDP
+ * implements the feed over HTTP. The control plane's modules import only these types from src/pdp.
+ */
+
+export interface Snapshot {
+  /** The environment revision the data is exactly at. */
+  revision: number;
+  data: EnvironmentData;
+}
+
+/** Where a replica gets its data: the database (embedded) or the control plane over HTTP (standalone). */
+export interface FeedSource {
+  snapshot(): Promise<Snapshot>;
+  /** Changes after `revision`, in order, and the revision the caller holds once it applied them all. */
+  changesAfter(revision: number): Promise<{ changes: StoredChange[]; revision: number }>;
+}
+
+export type DecisionQuery =
+  "check" | "bulk_check" | "get_user_permissions" | "get_authorized_users" | "all_tenants" | "user_tenants";
+
+/**
+ * One decision as the PDP records it; shipped to the control plane in chunks of one environment. The environment,
+ * its organization and project belong to the chunk, not to each entry.
+ */
+export interface DecisionLogEntry {
+  /** A UUIDv7: its first 48 bits are the entry's time in milliseconds, so ids sort by time. */
+  id: string;
+  timestamp: string;
+  pdp_id: string;
+  query: DecisionQuery;
+  user_key: string | null;
+  action: string | null;
+  resource_type: string | null;
+  resource_key: string | null;
+  tenant: string | null;
+  decision: boolean | null;
+  reason: unknown;
+  /** The request, when it says more than the user, action, resource and tenant fields (null otherwise). */
+  input: unknown;
+  /** The answer of a query that is not a single check; null for checks, whose answer is `decision`. */
+  result: unknown;
+  revision: number;
+  latency_us: number;
+}
+
+/**
+ * Decisions of one environment as the log stores them: a JSON array of `DecisionLogEntry` objects as UTF-8 bytes,
+ * neither parsed nor decoded on the way to the database, which keeps the text as one row. `firstId` and `lastId`
+ * are the least and greatest ids, which bound the chunk in time.
+ */
+export interface DecisionLogChunk {
+  environmentId: string;
+  entries: Uint8Array<ArrayBuffer>;
+  count: number;
+  firstId: string;
+  lastId: string;
+}
+
+/** What the embedded PDP needs of the database. */
+export interface PdpStorage {
+  outage: DatabaseOutage;
+  /** Whether an error means the database is away (so the PDP answers from memory), not a bad request. */
+  isUnavailable(error: unknown): boolean;
+  /** The API key with this secret, or null. */
+  findKey(secret: string): Promise<Principal | null>;
+  /** The environment named by a project and an environment reference (id or key) of an organization. */
+  findEnvironment(
+    organizationId: string,
+    projectRef: string,
+    environmentRef: string,
+  ): Promise<{ id: string; projectId: string } | undefined>;
+  feed(environmentId: string): FeedSource;
+  /** Where decision-log chunks go, until closed. */
+  openDecisionSink(): { write(chunk: DecisionLogChunk): Promise<void>; close(): Promise<void> };
+}
