@@ -22,7 +22,6 @@ import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
-import { createScopeService, type ScopeService } from "./domain/path-scope.ts";
 import { organizationRateLimit } from "./modules/organizations/organizations.service.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
@@ -89,7 +88,6 @@ export interface ModuleDeps {
   dialect: Dialect;
   outage: DatabaseOutage;
   box: SecretBox;
-  scope: ScopeService;
   notifier: ChangeNotifier;
   onKeysChanged(): void;
   onEnvironmentDeleted(environmentId: string): void;
@@ -177,7 +175,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     dialect: store.dialect,
     outage: store.outage,
     box,
-    scope: createScopeService(store.db),
     notifier,
     onKeysChanged: () => events.emit("keysChanged"),
     onEnvironmentDeleted: (environmentId) => events.emit("environmentDeleted", environmentId),

@@ -90,7 +90,7 @@ const operations: Operation[] = Object.entries(document.paths)
 
 /**
  * The one need the document does not carry, so it is listed here: the broadest key level an operation needs
- * (route config `need.level`, or the service's own check). Operations of the organization itself, which a project
+ * (the route config's `need.level`). Operations of the organization itself, which a project
  * or environment key may not call, and operations on a whole project, which an environment key may not call.
  */
 const PROJECT_LEVEL = new Set([
@@ -161,6 +161,12 @@ const CREDENTIALS: Credential[] = [
     expect: (op) => (writes(op) ? 403 : null),
   },
   {
+    // a key of the organization itself, in scope everywhere, that may do nothing
+    name: "an organization key with no access",
+    header: (k) => `Bearer ${k["noAccess"]}`,
+    expect: () => 403,
+  },
+  {
     name: "a project key of the same project on an organization-level operation",
     header: (k) => `Bearer ${k["project"]}`,
     expect: (op) => (organizationLevel(op) ? 403 : null),
@@ -222,6 +228,7 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
       })
     ).secret;
     keys["readOrg"] = (await key({ object_type: "org", access_level: "read" })).secret;
+    keys["noAccess"] = (await key({ object_type: "org", access_level: "no_access" })).secret;
     keys["otherOrg"] = globex.adminKey;
     const revoked = await key({ object_type: "org" });
     await ok(acme.adminKey, "DELETE", `/v2/api-key/${revoked.id}`);
@@ -239,6 +246,7 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
       actions: { read: {} },
     });
     await ok(acme.adminKey, "POST", `/v2/facts/${P}/${E}/users`, { key: "alice" });
+    await env().app.apiLog.flush(); // so that the history has an event to name
     const history = await ok(acme.adminKey, "GET", "/v2/history");
     Object.assign(ids, {
       org_id: acme.id,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import { ListQuery, ResourceParams } from "../../domain/schema/schema.schemas.ts";
@@ -29,7 +29,7 @@ export const actionGroupsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(ResourceActionGroupRead), ...errorResponses(404) },
       },
     },
-    (req) => actionGroups.list(principalOf(req), req.params, pageRequest(req.query)),
+    (req) => actionGroups.list(envOf(req), req.params, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -42,7 +42,7 @@ export const actionGroupsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceActionGroupRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => actionGroups.create(principalOf(req), req.params, req.body),
+    (req) => actionGroups.create(envOf(req), req.params, req.body),
   );
   app.get(
     `${base}/:action_group_id`,
@@ -54,7 +54,7 @@ export const actionGroupsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceActionGroupRead, ...errorResponses(404) },
       },
     },
-    (req) => actionGroups.get(principalOf(req), req.params),
+    (req) => actionGroups.get(envOf(req), req.params),
   );
   app.patch(
     `${base}/:action_group_id`,
@@ -67,7 +67,7 @@ export const actionGroupsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceActionGroupRead, ...errorResponses(404) },
       },
     },
-    (req) => actionGroups.update(principalOf(req), req.params, req.body),
+    (req) => actionGroups.update(envOf(req), req.params, req.body),
   );
   app.delete(
     `${base}/:action_group_id`,
@@ -80,7 +80,7 @@ export const actionGroupsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await actionGroups.remove(principalOf(req), req.params);
+      await actionGroups.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );

@@ -1,16 +1,16 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import type { ActionGroupRow, ResourceRow } from "../../domain/schema/schema.repo.ts";
-import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
+import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import {
   insertUnique,
   requireResource,
@@ -49,10 +49,8 @@ const actionGroupRead = (row: ActionGroupRow, actions: string[]): ResourceAction
   updated_at: row.updated_at,
 });
 
-export function createActionGroupsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createActionGroupsService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function requireGroup(db: Db, envId: string, resource: ResourceRow, ref: string) {
     const row = await findActionGroup(db, envId, resource.id, ref);
@@ -66,12 +64,8 @@ export function createActionGroupsService(deps: { db: Kysely<Database>; scope: S
   }
 
   return {
-    async list(
-      principal: Principal,
-      path: ResourcePath,
-      page: PageRequest,
-    ): Promise<ResourceActionGroupRead[]> {
-      const { environment } = await envScope(principal, path, "read");
+    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<ResourceActionGroupRead[]> {
+      const { environment } = env;
       const resource = await requireResource(db, environment.id, path.resource_id);
       const rows = await listActionGroupsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
       const members = await actionGroupMembers(
@@ -82,18 +76,17 @@ export function createActionGroupsService(deps: { db: Kysely<Database>; scope: S
       return rows.map((r) => actionGroupRead(r, members.get(r.id) ?? []));
     },
 
-    async get(principal: Principal, path: ActionGroupPath): Promise<ResourceActionGroupRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: ActionGroupPath): Promise<ResourceActionGroupRead> {
+      const { environment } = env;
       const resource = await requireResource(db, environment.id, path.resource_id);
       return read(db, environment.id, await requireGroup(db, environment.id, resource, path.action_group_id));
     },
 
     async create(
-      principal: Principal,
+      env: EnvScope,
       path: ResourcePath,
       input: ResourceActionGroupCreate,
     ): Promise<ResourceActionGroupRead> {
-      const env = await envScope(principal, path, "write");
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);
@@ -121,11 +114,10 @@ export function createActionGroupsService(deps: { db: Kysely<Database>; scope: S
     },
 
     async update(
-      principal: Principal,
+      env: EnvScope,
       path: ActionGroupPath,
       input: ResourceActionGroupUpdate,
     ): Promise<ResourceActionGroupRead> {
-      const env = await envScope(principal, path, "write");
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);
@@ -148,8 +140,7 @@ export function createActionGroupsService(deps: { db: Kysely<Database>; scope: S
       });
     },
 
-    async remove(principal: Principal, path: ActionGroupPath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: ActionGroupPath): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf, principalOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import {
@@ -12,6 +12,9 @@ import {
   KeyIdParams,
 } from "./api-keys.schemas.ts";
 import { createApiKeysService } from "./api-keys.service.ts";
+
+/** Keys are managed by organization admins only. */
+const ORG_ADMIN = { need: { level: "org", access: "admin" } } as const;
 
 export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createApiKeysService>[0]> = async (
   app,
@@ -33,6 +36,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createAp
   app.get(
     "/v2/api-key",
     {
+      config: ORG_ADMIN,
       schema: {
         tags,
         summary: "List API keys (organization admins)",
@@ -52,7 +56,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createAp
   app.post(
     "/v2/api-key",
     {
-      config: { need: { level: "org", access: "admin" } },
+      config: ORG_ADMIN,
       schema: {
         tags,
         summary: "Create an API key; the secret is in the response",
@@ -65,6 +69,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createAp
   app.get(
     "/v2/api-key/:proj_id/:env_id",
     {
+      config: ORG_ADMIN,
       schema: {
         tags,
         summary: "The environment's API key, with its secret",
@@ -72,11 +77,12 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createAp
         response: { 200: APIKeyRead, ...errorResponses(404) },
       },
     },
-    (req) => apiKeys.environmentKey(principalOf(req), req.params.proj_id, req.params.env_id),
+    (req) => apiKeys.environmentKey(envOf(req)),
   );
   app.get(
     "/v2/api-key/:api_key_id",
     {
+      config: ORG_ADMIN,
       schema: {
         tags,
         summary: "Get an API key, with its secret",
@@ -89,7 +95,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createAp
   app.delete(
     "/v2/api-key/:api_key_id",
     {
-      config: { need: { level: "org", access: "admin" } },
+      config: ORG_ADMIN,
       schema: {
         tags,
         summary: "Revoke an API key: it stops working at once",
@@ -105,7 +111,7 @@ export const apiKeysRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createAp
   app.post(
     "/v2/api-key/:api_key_id/rotate-secret",
     {
-      config: { need: { level: "org", access: "admin" } },
+      config: ORG_ADMIN,
       schema: {
         tags,
         summary: "Replace the secret; the old one stops working at once",

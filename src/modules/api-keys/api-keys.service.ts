@@ -1,10 +1,10 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import { assertAccess, type AccessLevel, type Principal, type ScopeLevel } from "../../lib/access.ts";
+import { type AccessLevel, type Principal, type ScopeLevel } from "../../lib/access.ts";
 import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../../lib/secrets.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { findProject } from "../projects/projects.repo.ts";
 import { findEnvironment } from "../environments/environments.repo.ts";
 import { createKeyRecord } from "../../domain/api-key-records.ts";
@@ -21,15 +21,12 @@ import {
 } from "./api-keys.repo.ts";
 import type { APIKeyCreate, APIKeyRead } from "./api-keys.schemas.ts";
 
-const ORG_ADMIN = { level: "org", access: "admin" } as const;
-
 export function createApiKeysService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
-  scope: ScopeService;
   onKeysChanged?: () => void;
 }) {
-  const { db, box, scope } = deps;
+  const { db, box } = deps;
 
   async function read(row: ApiKeyRow, secret?: string): Promise<APIKeyRead> {
     const out: APIKeyRead = {
@@ -76,7 +73,6 @@ export function createApiKeysService(deps: {
   };
 
   async function mustFind(principal: Principal, id: string): Promise<ApiKeyRow> {
-    assertAccess(principal, ORG_ADMIN);
     const row = await findApiKey(db, principal.organizationId, id);
     if (!row) throw notFound("API key", id);
     return row;
@@ -92,7 +88,6 @@ export function createApiKeysService(deps: {
     },
 
     async list(principal: Principal, filter: { objectType?: string; projRef?: string }, page: PageRequest) {
-      assertAccess(principal, ORG_ADMIN);
       let projectId: string | undefined;
       if (filter.projRef) {
         const p = await findProject(db, principal.organizationId, filter.projRef);
@@ -110,7 +105,6 @@ export function createApiKeysService(deps: {
     },
 
     async create(principal: Principal, body: APIKeyCreate): Promise<APIKeyRead> {
-      assertAccess(principal, ORG_ADMIN);
       if (body.organization_id && body.organization_id.toLowerCase() !== principal.organizationId) {
         throw forbidden("an API key can only create keys of its own organization");
       }
@@ -187,13 +181,7 @@ export function createApiKeysService(deps: {
     },
 
     /** The environment's own key (created with the environment), with its secret, for organization admins. */
-    async environmentKey(principal: Principal, projRef: string, envRef: string): Promise<APIKeyRead> {
-      const { organizationId, project, environment } = await scope.environment(
-        principal,
-        projRef,
-        envRef,
-        ORG_ADMIN,
-      );
+    async environmentKey({ organizationId, project, environment }: EnvScope): Promise<APIKeyRead> {
       const row =
         (await findEnvironmentKey(db, environment.id)) ??
         (await createKeyRecord(db, box, {

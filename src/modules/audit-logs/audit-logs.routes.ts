@@ -3,7 +3,7 @@ import type { Config } from "../../config.ts";
 import type { Store } from "../../db/store.ts";
 import { schedulePeriodic } from "../../lib/periodic.ts";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import {
@@ -16,19 +16,16 @@ import {
 import { createAuditLogsService, purgeDecisionLogsOlderThan } from "./audit-logs.service.ts";
 import { openSqliteDecisionLogReader } from "./sqlite-decision-log.ts";
 
-export const auditLogsRoutes: FastifyPluginAsyncTypebox<
-  Pick<Parameters<typeof createAuditLogsService>[0], "scope"> & {
-    store: Store;
-    config: Pick<Config, "decisionLogRetentionDays">;
-  }
-> = async (app, { store, scope, config }) => {
+export const auditLogsRoutes: FastifyPluginAsyncTypebox<{
+  store: Store;
+  config: Pick<Config, "decisionLogRetentionDays">;
+}> = async (app, { store, config }) => {
   const reader = store.sqliteFile === undefined ? undefined : openSqliteDecisionLogReader(store.sqliteFile);
   if (reader) app.addHook("onClose", () => reader.destroy());
   const auditLogs = createAuditLogsService({
     db: store.db,
     readDb: reader ?? store.db,
     dialect: store.dialect,
-    scope,
   });
   schedulePeriodic(
     app,
@@ -51,9 +48,8 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       auditLogs.list(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -68,7 +64,7 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: AuditLogModel, ...errorResponses(404) },
       },
     },
-    (req) => auditLogs.get(principalOf(req), req.params.proj_id, req.params.env_id, req.params.log_id),
+    (req) => auditLogs.get(envOf(req), req.params.log_id),
   );
   app.post(
     "/v2/pdps/:proj_id/:env_id/decision_logs",
@@ -83,9 +79,8 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       auditLogs.ingest(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.body.map((e) => ({ ...e, query: e.query as never })),
       ),
   );

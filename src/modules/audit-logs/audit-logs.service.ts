@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/storage.ts";
 import type { Reason } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import {
   purgeDecisionLogs,
   findDecisionLog,
@@ -128,12 +128,11 @@ export function createAuditLogsService(deps: {
   /** Where lists and lookups run: on SQLite a connection on its own thread, else `db`. */
   readDb: Kysely<Database>;
   dialect: Dialect;
-  scope: ScopeService;
 }) {
-  const { db, readDb, dialect, scope } = deps;
+  const { db, readDb, dialect } = deps;
   return {
-    async list(principal: Principal, proj: string, env: string, q: AuditLogQueryInput, page: PageRequest) {
-      const { environment } = await scope.environment(principal, proj, env, { access: "read" });
+    async list(envScope: EnvScope, q: AuditLogQueryInput, page: PageRequest) {
+      const { environment } = envScope;
       const filter: DecisionLogFilter = {
         pdpId: q.pdp_id,
         users: q.users,
@@ -161,8 +160,8 @@ export function createAuditLogsService(deps: {
       return { ...result, pagination_count: result.page_count };
     },
 
-    async get(principal: Principal, proj: string, env: string, id: string) {
-      const { environment } = await scope.environment(principal, proj, env, { access: "read" });
+    async get(envScope: EnvScope, id: string) {
+      const { environment } = envScope;
       const row = await findDecisionLog(readDb, dialect, environment.id, id);
       if (!row) throw notFound("decision log", id);
       return readLog(row, environment);
@@ -172,10 +171,8 @@ export function createAuditLogsService(deps: {
      * Standalone PDPs ship their decisions here, one environment's chunk at a time: stored as one chunk of the
      * path's environment, whatever environment the entries name.
      */
-    async ingest(principal: Principal, proj: string, env: string, entries: DecisionLogEntry[]) {
-      // The PDP's own credential (the environment's key, or any key that may write there): a read key must not
-      // be able to forge decisions in the audit log.
-      const { environment } = await scope.environment(principal, proj, env, { access: "write" });
+    async ingest(envScope: EnvScope, entries: DecisionLogEntry[]) {
+      const { environment } = envScope;
       if (entries.length === 0) return { accepted: 0 };
       const ids = entries.map((e) => e.id).sort();
       await insertDecisionLogChunk(

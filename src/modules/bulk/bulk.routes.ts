@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import {
   BulkResult,
@@ -24,24 +24,24 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createBulkS
   app.post(
     `${base}/users`,
     { schema: { tags, summary: "Create users", params: EnvParams, body: UserBulkWrite, response } },
-    (req) => bulk.createUsers(principalOf(req), req.params.proj_id, req.params.env_id, req.body.operations),
+    (req) => bulk.createUsers(envOf(req), req.body.operations),
   );
   app.put(
     `${base}/users`,
     {
       schema: { tags, summary: "Create or replace users", params: EnvParams, body: UserBulkWrite, response },
     },
-    (req) => bulk.replaceUsers(principalOf(req), req.params.proj_id, req.params.env_id, req.body.operations),
+    (req) => bulk.replaceUsers(envOf(req), req.body.operations),
   );
   app.delete(
     `${base}/users`,
     { schema: { tags, summary: "Delete users", params: EnvParams, body: UserBulkDelete, response } },
-    (req) => bulk.deleteUsers(principalOf(req), req.params.proj_id, req.params.env_id, req.body.idents),
+    (req) => bulk.deleteUsers(envOf(req), req.body.idents),
   );
   app.post(
     `${base}/tenants`,
     { schema: { tags, summary: "Create tenants", params: EnvParams, body: TenantBulkCreate, response } },
-    (req) => bulk.createTenants(principalOf(req), req.params.proj_id, req.params.env_id, req.body.operations),
+    (req) => bulk.createTenants(envOf(req), req.body.operations),
   );
   app.delete(
     `${base}/tenants`,
@@ -54,7 +54,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createBulkS
         response,
       },
     },
-    (req) => bulk.deleteTenants(principalOf(req), req.params.proj_id, req.params.env_id, req.body.idents),
+    (req) => bulk.deleteTenants(envOf(req), req.body.idents),
   );
   app.put(
     `${base}/resource_instances`,
@@ -67,8 +67,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createBulkS
         response,
       },
     },
-    (req) =>
-      bulk.writeInstances(principalOf(req), req.params.proj_id, req.params.env_id, req.body.operations),
+    (req) => bulk.writeInstances(envOf(req), req.body.operations),
   );
   app.delete(
     `${base}/resource_instances`,
@@ -81,6 +80,6 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createBulkS
         response,
       },
     },
-    (req) => bulk.deleteInstances(principalOf(req), req.params.proj_id, req.params.env_id, req.body.idents),
+    (req) => bulk.deleteInstances(envOf(req), req.body.idents),
   );
 };

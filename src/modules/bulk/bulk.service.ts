@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { duplicate, invalid } from "../../lib/errors.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys, TenantRow, UserRow } from "../../domain/facts/facts.repo.ts";
 import { userChange, writeFacts } from "../../domain/facts/facts-write.ts";
 import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
@@ -28,20 +28,13 @@ function assertDistinct(keys: string[], what: string): void {
  * Bulk writes of users, tenants and resource instances: each request is one transaction and one revision, and it
  * writes everything or (on the first error) nothing.
  */
-export function createBulkService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envOf = (principal: Principal, projRef: string, envRef: string) =>
-    scope.environment(principal, projRef, envRef, { access: "write" }).then((s) => s.environment);
+export function createBulkService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   return {
     /** Creates users; one key that exists already is a 409. */
-    async createUsers(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
-      ops: UserCreate[],
-    ): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async createUsers(scope: EnvScope, ops: UserCreate[]): Promise<Empty> {
+      const env = scope.environment;
       assertDistinct(
         ops.map((o) => o.key),
         "user",
@@ -75,13 +68,8 @@ export function createBulkService(deps: { db: Kysely<Database>; scope: ScopeServ
     },
 
     /** Creates or replaces users (PUT semantics for each). */
-    async replaceUsers(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
-      ops: UserCreate[],
-    ): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async replaceUsers(scope: EnvScope, ops: UserCreate[]): Promise<Empty> {
+      const env = scope.environment;
       assertDistinct(
         ops.map((o) => o.key),
         "user",
@@ -120,8 +108,8 @@ export function createBulkService(deps: { db: Kysely<Database>; scope: ScopeServ
     },
 
     /** Deletes users (with their role assignments); one unknown user deletes none. */
-    async deleteUsers(principal: Principal, projRef: string, envRef: string, refs: string[]): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async deleteUsers(scope: EnvScope, refs: string[]): Promise<Empty> {
+      const env = scope.environment;
       await writeFacts(db, env, async (resolver, changes) => {
         const users = new Map<string, UserRow>();
         for (const ref of refs) {
@@ -134,25 +122,15 @@ export function createBulkService(deps: { db: Kysely<Database>; scope: ScopeServ
       return {};
     },
 
-    async createTenants(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
-      ops: TenantCreate[],
-    ): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async createTenants(scope: EnvScope, ops: TenantCreate[]): Promise<Empty> {
+      const env = scope.environment;
       await writeFacts(db, env, (resolver, changes) => createTenantRecords(resolver, ops, changes));
       return {};
     },
 
     /** Deletes tenants with everything in them; one unknown tenant deletes none. */
-    async deleteTenants(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
-      refs: string[],
-    ): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async deleteTenants(scope: EnvScope, refs: string[]): Promise<Empty> {
+      const env = scope.environment;
       await writeFacts(db, env, async (resolver, changes) => {
         const tenants = new Map<string, TenantRow>();
         for (const ref of refs) {
@@ -165,13 +143,8 @@ export function createBulkService(deps: { db: Kysely<Database>; scope: ScopeServ
     },
 
     /** Creates instances or replaces their attributes. */
-    async writeInstances(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
-      ops: ResourceInstanceCreate[],
-    ): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async writeInstances(scope: EnvScope, ops: ResourceInstanceCreate[]): Promise<Empty> {
+      const env = scope.environment;
       await writeFacts(db, env, (resolver, changes) =>
         writeInstanceRecords(resolver, ops, changes, "update", ["body", "operations"]),
       );
@@ -179,13 +152,8 @@ export function createBulkService(deps: { db: Kysely<Database>; scope: ScopeServ
     },
 
     /** Deletes instances (with their tuples and role assignments); one unknown instance deletes none. */
-    async deleteInstances(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
-      refs: string[],
-    ): Promise<Empty> {
-      const env = await envOf(principal, projRef, envRef);
+    async deleteInstances(scope: EnvScope, refs: string[]): Promise<Empty> {
+      const env = scope.environment;
       await writeFacts(db, env, async (resolver, changes) => {
         const instances = new Map<string, InstanceWithKeys>();
         for (const ref of refs) {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
 import {
@@ -34,7 +34,7 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
         },
       },
     },
-    (req) => conditionSets.list(principalOf(req), req.params, req.query, pageRequest(req.query)),
+    (req) => conditionSets.list(envOf(req), req.params, req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -47,7 +47,7 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ConditionSetRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => conditionSets.create(principalOf(req), req.params, req.body),
+    (req) => conditionSets.create(envOf(req), req.params, req.body),
   );
   app.get(
     one,
@@ -59,7 +59,7 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ConditionSetRead, ...errorResponses(404) },
       },
     },
-    (req) => conditionSets.get(principalOf(req), req.params),
+    (req) => conditionSets.get(envOf(req), req.params),
   );
   app.patch(
     one,
@@ -72,7 +72,7 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ConditionSetRead, ...errorResponses(404) },
       },
     },
-    (req) => conditionSets.update(principalOf(req), req.params, req.body),
+    (req) => conditionSets.update(envOf(req), req.params, req.body),
   );
   app.delete(
     one,
@@ -85,7 +85,7 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await conditionSets.remove(principalOf(req), req.params);
+      await conditionSets.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );
@@ -100,7 +100,7 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(ConditionSetRead), ...errorResponses(404) },
       },
     },
-    (req) => conditionSets.ancestors(principalOf(req), req.params, pageRequest(req.query)),
+    (req) => conditionSets.ancestors(envOf(req), req.params, pageRequest(req.query)),
   );
   app.get(
     `${one}/descendants`,
@@ -113,6 +113,6 @@ export const conditionSetsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(ConditionSetRead), ...errorResponses(404) },
       },
     },
-    (req) => conditionSets.descendants(principalOf(req), req.params, pageRequest(req.query)),
+    (req) => conditionSets.descendants(envOf(req), req.params, pageRequest(req.query)),
   );
 };

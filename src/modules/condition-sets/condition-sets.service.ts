@@ -1,14 +1,14 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { AppError, invalid, notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import { validateConditions } from "../../pdp/engine/conditions.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import {
   findConditionSet,
@@ -50,10 +50,8 @@ function assertConditions(conditions: unknown): void {
   );
 }
 
-export function createConditionSetsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createConditionSetsService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function requireSet(db: Db, envId: string, ref: string): Promise<ConditionSetRow> {
     const row = await findConditionSet(db, envId, ref);
@@ -117,12 +115,12 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
   }
 
   async function relatives(
-    principal: Principal,
+    env: EnvScope,
     path: ConditionSetPath,
     direction: "ancestors" | "descendants",
     page: PageRequest,
   ): Promise<ConditionSetRead[]> {
-    const { environment } = await envScope(principal, path, "read");
+    const { environment } = env;
     const set = await requireSet(db, environment.id, path.condition_set_id);
     const all = await listConditionSetParents(db, environment.id);
     const ids: string[] = [];
@@ -140,7 +138,7 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
 
   return {
     async list(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       query: {
         search?: string | undefined;
@@ -149,7 +147,7 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
       },
       page: PageRequest,
     ): Promise<ConditionSetRead[] | Page<ConditionSetRead>> {
-      const { environment } = await envScope(principal, path, "read");
+      const { environment } = env;
       const { ids, total } = await listConditionSetIdsPage(
         db,
         environment.id,
@@ -161,13 +159,12 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
       return query.include_total_count ? envelope(sets, total, page) : sets;
     },
 
-    async get(principal: Principal, path: ConditionSetPath): Promise<ConditionSetRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: ConditionSetPath): Promise<ConditionSetRead> {
+      const { environment } = env;
       return read(db, environment.id, (await requireSet(db, environment.id, path.condition_set_id)).id);
     },
 
-    async create(principal: Principal, path: EnvPath, input: ConditionSetCreate): Promise<ConditionSetRead> {
-      const env = await envScope(principal, path, "write");
+    async create(env: EnvScope, path: EnvPath, input: ConditionSetCreate): Promise<ConditionSetRead> {
       const envId = env.environment.id;
       const type = input.type ?? "userset";
       if (type === "userset" && input.resource_id !== undefined) {
@@ -206,11 +203,10 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
     },
 
     async update(
-      principal: Principal,
+      env: EnvScope,
       path: ConditionSetPath,
       input: ConditionSetUpdate,
     ): Promise<ConditionSetRead> {
-      const env = await envScope(principal, path, "write");
       const envId = env.environment.id;
       if (input.conditions !== undefined) assertConditions(input.conditions);
       return schemaWrite(db, envId, async (trx, changes) => {
@@ -232,8 +228,7 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
     },
 
     /** Removes the set with its descendants and every set rule naming any of them. */
-    async remove(principal: Principal, path: ConditionSetPath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: ConditionSetPath): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const set = await requireSet(trx, envId, path.condition_set_id);
@@ -242,10 +237,10 @@ export function createConditionSetsService(deps: { db: Kysely<Database>; scope: 
       });
     },
 
-    ancestors: (principal: Principal, path: ConditionSetPath, page: PageRequest) =>
-      relatives(principal, path, "ancestors", page),
-    descendants: (principal: Principal, path: ConditionSetPath, page: PageRequest) =>
-      relatives(principal, path, "descendants", page),
+    ancestors: (env: EnvScope, path: ConditionSetPath, page: PageRequest) =>
+      relatives(env, path, "ancestors", page),
+    descendants: (env: EnvScope, path: ConditionSetPath, page: PageRequest) =>
+      relatives(env, path, "descendants", page),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { EnvironmentRead } from "../environments/environments.schemas.ts";
 import { TaskPathParams, WaitQuery } from "../../tasks/tasks.schemas.ts";
@@ -26,9 +26,8 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
     },
     async (req, reply) => {
       const target = await environmentCopy.copy(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.body,
       );
       return reply.code(201).send(target);
@@ -52,9 +51,8 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
     },
     async (req, reply) => {
       const { finished, record } = await environmentCopy.copyAsync(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.body,
         req.query.wait ?? 0,
       );
@@ -74,9 +72,8 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       environmentCopy.result(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.task_id,
         req.query.wait ?? 0,
       ),

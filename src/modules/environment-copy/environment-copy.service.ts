@@ -3,14 +3,14 @@ import { appendChanges, type Db } from "../../changes/feed.ts";
 import type { Dialect } from "../../db/store.ts";
 import { isUniqueViolation } from "../../db/errors.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { AppError, invalid } from "../../lib/errors.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { conditionSetData, resourceData, tenantRoleData } from "../../domain/schema/schema.changes.ts";
 import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../../domain/schema/schema.repo.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { findProject } from "../projects/projects.repo.ts";
 import {
   findEnvironment,
@@ -139,10 +139,9 @@ export function createEnvironmentCopyService(deps: {
   db: Kysely<Database>;
   dialect: Dialect;
   box: SecretBox;
-  scope: ScopeService;
   tasks: TasksService;
 }) {
-  const { db, dialect, box, scope, tasks } = deps;
+  const { db, dialect, box, tasks } = deps;
 
   /** A consistent read of the source: one snapshot, outside the write (PostgreSQL: repeatable read). */
   const readSource = (envId: string): Promise<PolicyRows> => {
@@ -271,10 +270,6 @@ export function createEnvironmentCopyService(deps: {
     };
   }
 
-  /** Copying creates or changes environments of the project: a project (or organization) key with write access. */
-  const sourceForCopy = (principal: Principal, projRef: string, envRef: string) =>
-    scope.environment(principal, projRef, envRef, { level: "project", access: "write" });
-
   const handler: TaskHandler<CopyParams, EnvironmentRead> = (context) =>
     copy(context.task.environment_id, context.params, {
       signal: context.signal,
@@ -286,20 +281,16 @@ export function createEnvironmentCopyService(deps: {
     handler,
     copyEnvironment: copy,
 
-    async copy(principal: Principal, projRef: string, envRef: string, body: EnvironmentCopy) {
-      const { environment } = await sourceForCopy(principal, projRef, envRef);
+    async copy({ environment }: EnvScope, body: EnvironmentCopy) {
       return copy(environment.id, validated(body, environment));
     },
 
     /** 202 with the new task; 200 with the finished task when it finishes within `wait` seconds. */
     async copyAsync(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      { organizationId, project, environment }: EnvScope,
       body: EnvironmentCopy,
       wait: number,
     ): Promise<{ finished: boolean; record: TaskRecord<EnvironmentRead> }> {
-      const { organizationId, project, environment } = await sourceForCopy(principal, projRef, envRef);
       const params = validated(body, environment);
       let row: TaskRow = await tasks.submit({
         type: COPY_TASK,
@@ -314,13 +305,12 @@ export function createEnvironmentCopyService(deps: {
 
     /** The task as it is, or (with `wait`) as soon as it finishes. Only under its source environment. */
     async result(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       taskId: string,
       wait: number,
     ): Promise<TaskRecord<EnvironmentRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const row = await tasks.wait(environment.id, taskId, COPY_TASK, wait);
       return taskRecord<EnvironmentRead>(row);
     },

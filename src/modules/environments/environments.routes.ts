@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf, principalOf, projectOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, ProjectParams } from "../../lib/schemas.ts";
 import {
@@ -29,7 +29,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(EnvironmentRead), ...errorResponses(404) },
       },
     },
-    (req) => environments.list(principalOf(req), req.params.proj_id, pageRequest(req.query)),
+    (req) => environments.list(principalOf(req), projectOf(req), pageRequest(req.query)),
   );
   app.post(
     "/v2/projects/:proj_id/envs",
@@ -43,7 +43,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: EnvironmentRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => environments.create(principalOf(req), req.params.proj_id, req.body),
+    (req) => environments.create(projectOf(req), req.body),
   );
   app.get(
     "/v2/projects/:proj_id/envs/:env_id",
@@ -55,7 +55,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: EnvironmentRead, ...errorResponses(404) },
       },
     },
-    (req) => environments.get(principalOf(req), req.params.proj_id, req.params.env_id),
+    (req) => environments.get(envOf(req)),
   );
   app.patch(
     "/v2/projects/:proj_id/envs/:env_id",
@@ -68,7 +68,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: EnvironmentRead, ...errorResponses(404) },
       },
     },
-    (req) => environments.update(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+    (req) => environments.update(envOf(req), req.body),
   );
   app.delete(
     "/v2/projects/:proj_id/envs/:env_id",
@@ -82,7 +82,7 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await environments.remove(principalOf(req), req.params.proj_id, req.params.env_id);
+      await environments.remove(envOf(req));
       return reply.code(204).send(null);
     },
   );

@@ -5,7 +5,7 @@ import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope, ProjectScope } from "../../domain/path-scope.ts";
 import { createEnvironmentRecords, environmentRead } from "../../domain/environment-records.ts";
 import { deleteEnvironment, listEnvironments, updateEnvironment } from "./environments.repo.ts";
 import type { EnvironmentCreate, EnvironmentRead, EnvironmentUpdate } from "./environments.schemas.ts";
@@ -13,13 +13,15 @@ import type { EnvironmentCreate, EnvironmentRead, EnvironmentUpdate } from "./en
 export function createEnvironmentsService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
-  scope: ScopeService;
   onDeleted?: (environmentId: string) => void;
 }) {
-  const { db, box, scope } = deps;
+  const { db, box } = deps;
   return {
-    async list(principal: Principal, projRef: string, page: PageRequest): Promise<EnvironmentRead[]> {
-      const project = await scope.project(principal, projRef, { access: "read" });
+    async list(
+      principal: Principal,
+      { project }: ProjectScope,
+      page: PageRequest,
+    ): Promise<EnvironmentRead[]> {
       const rows = await listEnvironments(
         db,
         project.id,
@@ -30,24 +32,19 @@ export function createEnvironmentsService(deps: {
       return rows.map(environmentRead);
     },
 
-    async create(principal: Principal, projRef: string, input: EnvironmentCreate): Promise<EnvironmentRead> {
-      const project = await scope.project(principal, projRef, { level: "project", access: "write" });
+    async create({ project }: ProjectScope, input: EnvironmentCreate): Promise<EnvironmentRead> {
       const row = await db.transaction().execute((trx) => createEnvironmentRecords(trx, box, project, input));
       return environmentRead(row);
     },
 
-    async get(principal: Principal, projRef: string, envRef: string): Promise<EnvironmentRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
-      return environmentRead(environment);
-    },
+    get: ({ environment }: EnvScope): EnvironmentRead => environmentRead(environment),
 
     async update(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: EnvironmentUpdate,
     ): Promise<EnvironmentRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       const row = await updateEnvironment(db, environment.id, {
         ...(input.name !== undefined && { name: input.name }),
         ...(input.description !== undefined && { description: input.description }),
@@ -60,11 +57,8 @@ export function createEnvironmentsService(deps: {
     },
 
     /** Removes the environment and, through the foreign keys, everything in it. */
-    async remove(principal: Principal, projRef: string, envRef: string): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, {
-        level: "project",
-        access: "write",
-      });
+    async remove(env: EnvScope): Promise<void> {
+      const { environment } = env;
       await deleteEnvironment(db, environment.id);
       deps.onDeleted?.(environment.id);
     },

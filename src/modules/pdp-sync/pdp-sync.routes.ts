@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import { ChangesQuery, ChangesResponse, SnapshotResponse, SyncParams } from "./pdp-sync.schemas.ts";
 import { createPdpSyncService } from "./pdp-sync.service.ts";
@@ -20,7 +20,7 @@ export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPd
         response: { 200: SnapshotResponse, ...errorResponses(404) },
       },
     },
-    (req) => pdpSync.snapshot(principalOf(req), req.params.proj_id, req.params.env_id),
+    (req) => pdpSync.snapshot(envOf(req)),
   );
   app.get(
     "/v2/pdp-sync/:proj_id/:env_id/changes",
@@ -35,9 +35,8 @@ export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPd
     },
     (req) =>
       pdpSync.changes(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query.after,
         req.query.wait ?? 0,
       ),

@@ -1,8 +1,7 @@
 import type { Store } from "../../db/store.ts";
 import type { ChangeNotifier } from "../../changes/feed.ts";
-import type { Principal } from "../../lib/access.ts";
 import { databaseFeed } from "../../domain/pdp-storage.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 
 /** Wait rounds poll the database too, so a write committed by another instance is seen within this bound. */
 const POLL_MS = 200;
@@ -11,8 +10,8 @@ const POLL_MS = 200;
  * What a standalone PDP follows: a snapshot at revision R, then the ordered changes after R, long-polled so a
  * change reaches the PDP as soon as it commits.
  */
-export function createPdpSyncService(deps: { store: Store; scope: ScopeService; notifier: ChangeNotifier }) {
-  const { store, scope, notifier } = deps;
+export function createPdpSyncService(deps: { store: Store; notifier: ChangeNotifier }) {
+  const { store, notifier } = deps;
 
   async function headOf(environmentId: string): Promise<number> {
     const row = await store.db
@@ -46,8 +45,8 @@ export function createPdpSyncService(deps: { store: Store; scope: ScopeService; 
   }
 
   return {
-    async snapshot(principal: Principal, proj: string, env: string) {
-      const { environment } = await scope.environment(principal, proj, env, { access: "read" });
+    async snapshot(envScope: EnvScope) {
+      const { environment } = envScope;
       const snap = await databaseFeed(store, environment.id).snapshot();
       return {
         environment_id: environment.id,
@@ -57,8 +56,8 @@ export function createPdpSyncService(deps: { store: Store; scope: ScopeService; 
       };
     },
 
-    async changes(principal: Principal, proj: string, env: string, after: number, waitSeconds: number) {
-      const { environment } = await scope.environment(principal, proj, env, { access: "read" });
+    async changes(envScope: EnvScope, after: number, waitSeconds: number) {
+      const { environment } = envScope;
       await waitForChange(environment.id, after, waitSeconds * 1000);
       const { changes, revision } = await databaseFeed(store, environment.id).changesAfter(after);
       return { revision, head: await headOf(environment.id), changes };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { principalOf, projectOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses, ProjectParams } from "../../lib/schemas.ts";
 import { ProjectCreate, ProjectListQuery, ProjectRead, ProjectUpdate } from "./projects.schemas.ts";
@@ -47,7 +47,7 @@ export const projectsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createP
         response: { 200: ProjectRead, ...errorResponses(404) },
       },
     },
-    (req) => projects.get(principalOf(req), req.params.proj_id),
+    (req) => projects.get(projectOf(req)),
   );
   app.patch(
     "/v2/projects/:proj_id",
@@ -61,7 +61,7 @@ export const projectsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createP
         response: { 200: ProjectRead, ...errorResponses(404) },
       },
     },
-    (req) => projects.update(principalOf(req), req.params.proj_id, req.body),
+    (req) => projects.update(projectOf(req), req.body),
   );
   app.delete(
     "/v2/projects/:proj_id",
@@ -75,7 +75,7 @@ export const projectsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createP
       },
     },
     async (req, reply) => {
-      await projects.remove(principalOf(req), req.params.proj_id);
+      await projects.remove(projectOf(req));
       return reply.code(204).send(null);
     },
   );

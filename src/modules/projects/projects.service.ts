@@ -5,8 +5,7 @@ import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
-import { assertAccess } from "../../lib/access.ts";
+import type { ProjectScope } from "../../domain/path-scope.ts";
 import { createProjectRecords, projectRead } from "../../domain/project-records.ts";
 import { deleteProject, listProjects, updateProject } from "./projects.repo.ts";
 import type { ProjectCreate, ProjectRead, ProjectUpdate } from "./projects.schemas.ts";
@@ -14,13 +13,11 @@ import type { ProjectCreate, ProjectRead, ProjectUpdate } from "./projects.schem
 export function createProjectsService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
-  scope: ScopeService;
   onEnvironmentDeleted?: (environmentId: string) => void;
 }) {
-  const { db, box, scope } = deps;
+  const { db, box } = deps;
   return {
     async list(principal: Principal, page: PageRequest): Promise<ProjectRead[]> {
-      assertAccess(principal, { access: "read" });
       const { rows } = await listProjects(
         db,
         principal.organizationId,
@@ -32,19 +29,15 @@ export function createProjectsService(deps: {
     },
 
     async create(principal: Principal, input: ProjectCreate): Promise<ProjectRead> {
-      assertAccess(principal, { level: "org", access: "write" });
       const row = await db
         .transaction()
         .execute((trx) => createProjectRecords(trx, box, principal.organizationId, input));
       return projectRead(row);
     },
 
-    async get(principal: Principal, ref: string): Promise<ProjectRead> {
-      return projectRead(await scope.project(principal, ref, { access: "read" }));
-    },
+    get: ({ project }: ProjectScope): ProjectRead => projectRead(project),
 
-    async update(principal: Principal, ref: string, input: ProjectUpdate): Promise<ProjectRead> {
-      const project = await scope.project(principal, ref, { level: "project", access: "write" });
+    async update({ project }: ProjectScope, input: ProjectUpdate): Promise<ProjectRead> {
       const row = await updateProject(db, project.id, {
         ...(input.name !== undefined && { name: input.name }),
         ...(input.description !== undefined && { description: input.description }),
@@ -58,8 +51,7 @@ export function createProjectsService(deps: {
     },
 
     /** Removes the project and, through the foreign keys, its environments and everything in them. */
-    async remove(principal: Principal, ref: string): Promise<void> {
-      const project = await scope.project(principal, ref, { level: "project", access: "write" });
+    async remove({ project }: ProjectScope): Promise<void> {
       const envs = await db
         .selectFrom("environments")
         .select("id")

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses, Paginated } from "../../lib/schemas.ts";
 import { ListQuery, ResourceParams } from "../../domain/schema/schema.schemas.ts";
@@ -24,7 +24,7 @@ export const relationsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Paginated(RelationRead), ...errorResponses(404) },
       },
     },
-    (req) => relations.list(principalOf(req), req.params, pageRequest(req.query)),
+    (req) => relations.list(envOf(req), req.params, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -37,7 +37,7 @@ export const relationsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: RelationRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => relations.create(principalOf(req), req.params, req.body),
+    (req) => relations.create(envOf(req), req.params, req.body),
   );
   app.get(
     `${base}/:relation_id`,
@@ -49,7 +49,7 @@ export const relationsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: RelationRead, ...errorResponses(404) },
       },
     },
-    (req) => relations.get(principalOf(req), req.params),
+    (req) => relations.get(envOf(req), req.params),
   );
   app.delete(
     `${base}/:relation_id`,
@@ -62,7 +62,7 @@ export const relationsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await relations.remove(principalOf(req), req.params);
+      await relations.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );

@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findRelation, type ResourceRow } from "../../domain/schema/schema.repo.ts";
-import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
+import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
 import {
   deleteRelations,
@@ -17,10 +17,8 @@ import {
 } from "./relations.repo.ts";
 import type { RelationCreate, RelationPath, RelationRead } from "./relations.schemas.ts";
 import { relationRead, createRelationRecord } from "../../domain/schema/relation-records.ts";
-export function createRelationsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createRelationsService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function requireRelation(db: Db, envId: string, object: ResourceRow, ref: string) {
     const row = await findRelation(db, envId, object.id, ref);
@@ -32,8 +30,8 @@ export function createRelationsService(deps: { db: Kysely<Database>; scope: Scop
     relationRead((await findRelationWithKeys(db, envId, id)) as RelationWithKeys);
 
   return {
-    async list(principal: Principal, path: ResourcePath, page: PageRequest): Promise<Page<RelationRead>> {
-      const { environment } = await envScope(principal, path, "read");
+    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<Page<RelationRead>> {
+      const { environment } = env;
       const object = await requireResource(db, environment.id, path.resource_id);
       const { rows, total } = await listRelationsPage(
         db,
@@ -45,16 +43,15 @@ export function createRelationsService(deps: { db: Kysely<Database>; scope: Scop
       return envelope(rows.map(relationRead), total, page);
     },
 
-    async get(principal: Principal, path: RelationPath): Promise<RelationRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: RelationPath): Promise<RelationRead> {
+      const { environment } = env;
       const object = await requireResource(db, environment.id, path.resource_id);
       const relation = await requireRelation(db, environment.id, object, path.relation_id);
       return read(db, environment.id, relation.id);
     },
 
     /** The resource in the path is the relation's object; the body names its subject. */
-    async create(principal: Principal, path: ResourcePath, input: RelationCreate): Promise<RelationRead> {
-      const env = await envScope(principal, path, "write");
+    async create(env: EnvScope, path: ResourcePath, input: RelationCreate): Promise<RelationRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const object = await writableResource(trx, envId, path.resource_id);
@@ -66,8 +63,7 @@ export function createRelationsService(deps: { db: Kysely<Database>; scope: Scop
     },
 
     /** Removes the relation with its tuples and the role derivations through it. */
-    async remove(principal: Principal, path: RelationPath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: RelationPath): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const object = await writableResource(trx, envId, path.resource_id);

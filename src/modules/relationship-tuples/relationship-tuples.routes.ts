@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
 import {
@@ -34,8 +34,7 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: RelationshipTupleList, ...errorResponses(404) },
       },
     },
-    (req) =>
-      tuples.list(principalOf(req), req.params.proj_id, req.params.env_id, req.query, pageRequest(req.query)),
+    (req) => tuples.list(envOf(req), req.query, pageRequest(req.query)),
   );
   app.get(
     `${base}/detailed`,
@@ -50,9 +49,8 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       tuples.listDetailed(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -68,7 +66,7 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: RelationshipTupleRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => tuples.create(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+    (req) => tuples.create(envOf(req), req.body),
   );
   app.delete(
     base,
@@ -82,7 +80,7 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await tuples.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.body);
+      await tuples.remove(envOf(req), req.body);
       return reply.code(204).send(null);
     },
   );
@@ -97,7 +95,7 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: EmptyResult, ...errorResponses(404) },
       },
     },
-    (req) => tuples.bulkCreate(principalOf(req), req.params.proj_id, req.params.env_id, req.body.operations),
+    (req) => tuples.bulkCreate(envOf(req), req.body.operations),
   );
   app.delete(
     `${base}/bulk`,
@@ -110,6 +108,6 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: EmptyResult, ...errorResponses(404) },
       },
     },
-    (req) => tuples.bulkDelete(principalOf(req), req.params.proj_id, req.params.env_id, req.body.idents),
+    (req) => tuples.bulkDelete(envOf(req), req.body.idents),
   );
 };

@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { AppError, invalid } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import {
   findRelation,
   instanceName,
@@ -264,8 +264,8 @@ export async function deleteTupleRecords(
   await deleteTuples(resolver.db, resolver.env.id, ids);
 }
 
-export function createRelationshipTuplesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   /** Filters to ids; null when something named does not exist, so nothing can match. */
   async function resolveFilter(env: Env, q: RelationshipTupleListQuery): Promise<TupleFilter | null> {
@@ -306,36 +306,33 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; sc
 
   return {
     async list(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: RelationshipTupleListQuery,
       p: PageRequest,
     ): Promise<RelationshipTupleRead[] | Page<RelationshipTupleRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const { data, total } = await page(environment, q, p, q.detailed === true);
       return q.include_total_count ? envelope(data, await total(), p) : data;
     },
 
     async listDetailed(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: RelationshipTupleListQuery,
       p: PageRequest,
     ): Promise<Page<RelationshipTupleRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const { data, total } = await page(environment, q, p, true);
       return envelope(data, await total(), p);
     },
 
     async create(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: RelationshipTupleCreate,
     ): Promise<RelationshipTupleRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       const [written] = await writeFacts(db, environment, (resolver, changes) =>
         createTupleRecords(resolver, [input], changes, "fail"),
       );
@@ -344,12 +341,11 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; sc
     },
 
     async remove(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: RelationshipTupleDelete,
     ): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       await writeFacts(db, environment, (resolver, changes) =>
         deleteTupleRecords(resolver, [input], changes),
       );
@@ -357,12 +353,11 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; sc
 
     /** All or nothing; a tuple that already exists is left as it is. */
     async bulkCreate(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       inputs: RelationshipTupleCreate[],
     ): Promise<Record<string, never>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       await writeFacts(db, environment, (resolver, changes) =>
         createTupleRecords(resolver, inputs, changes, "skip", ["body", "operations"]),
       );
@@ -371,12 +366,11 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; sc
 
     /** All or nothing: one tuple that does not exist deletes none. */
     async bulkDelete(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       idents: RelationshipTupleDelete[],
     ): Promise<Record<string, never>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       await writeFacts(db, environment, (resolver, changes) => deleteTupleRecords(resolver, idents, changes));
       return {};
     },

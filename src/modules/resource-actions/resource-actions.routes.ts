@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import { ListQuery, ResourceParams } from "../../domain/schema/schema.schemas.ts";
@@ -29,7 +29,7 @@ export const resourceActionsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(ResourceActionRead), ...errorResponses(404) },
       },
     },
-    (req) => actions.list(principalOf(req), req.params, pageRequest(req.query)),
+    (req) => actions.list(envOf(req), req.params, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -42,7 +42,7 @@ export const resourceActionsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceActionRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => actions.create(principalOf(req), req.params, req.body),
+    (req) => actions.create(envOf(req), req.params, req.body),
   );
   app.get(
     `${base}/:action_id`,
@@ -54,7 +54,7 @@ export const resourceActionsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceActionRead, ...errorResponses(404) },
       },
     },
-    (req) => actions.get(principalOf(req), req.params),
+    (req) => actions.get(envOf(req), req.params),
   );
   app.patch(
     `${base}/:action_id`,
@@ -67,7 +67,7 @@ export const resourceActionsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceActionRead, ...errorResponses(404) },
       },
     },
-    (req) => actions.update(principalOf(req), req.params, req.body),
+    (req) => actions.update(envOf(req), req.params, req.body),
   );
   app.delete(
     `${base}/:action_id`,
@@ -80,7 +80,7 @@ export const resourceActionsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await actions.remove(principalOf(req), req.params);
+      await actions.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );

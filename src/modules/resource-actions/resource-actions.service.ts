@@ -1,17 +1,17 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { notFound } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findAction, type ActionRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
 import { deleteActions, listActionsPage, updateAction } from "./resource-actions.repo.ts";
-import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
+import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import type {
   ActionPath,
   ResourceActionCreate,
@@ -19,10 +19,8 @@ import type {
   ResourceActionUpdate,
 } from "./resource-actions.schemas.ts";
 import { actionRead, createActionRecord } from "../../domain/schema/resource-action-records.ts";
-export function createResourceActionsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createResourceActionsService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function requireAction(
     trx: Db,
@@ -36,25 +34,24 @@ export function createResourceActionsService(deps: { db: Kysely<Database>; scope
   }
 
   return {
-    async list(principal: Principal, path: ResourcePath, page: PageRequest): Promise<ResourceActionRead[]> {
-      const { environment } = await envScope(principal, path, "read");
+    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<ResourceActionRead[]> {
+      const { environment } = env;
       const resource = await requireResource(db, environment.id, path.resource_id);
       const rows = await listActionsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
       return rows.map((r) => actionRead(r, resource.key));
     },
 
-    async get(principal: Principal, path: ActionPath): Promise<ResourceActionRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: ActionPath): Promise<ResourceActionRead> {
+      const { environment } = env;
       const resource = await requireResource(db, environment.id, path.resource_id);
       return actionRead(await requireAction(db, environment.id, resource, path.action_id), resource.key);
     },
 
     async create(
-      principal: Principal,
+      env: EnvScope,
       path: ResourcePath,
       input: ResourceActionCreate,
     ): Promise<ResourceActionRead> {
-      const env = await envScope(principal, path, "write");
       return schemaWrite(db, env.environment.id, async (trx, changes) => {
         const resource = await writableResource(trx, env.environment.id, path.resource_id);
         const row = await createActionRecord(trx, env, resource, input.key, input);
@@ -63,12 +60,7 @@ export function createResourceActionsService(deps: { db: Kysely<Database>; scope
       });
     },
 
-    async update(
-      principal: Principal,
-      path: ActionPath,
-      input: ResourceActionUpdate,
-    ): Promise<ResourceActionRead> {
-      const env = await envScope(principal, path, "write");
+    async update(env: EnvScope, path: ActionPath, input: ResourceActionUpdate): Promise<ResourceActionRead> {
       return schemaWrite(db, env.environment.id, async (trx, changes) => {
         const resource = await writableResource(trx, env.environment.id, path.resource_id);
         const action = await requireAction(trx, env.environment.id, resource, path.action_id);
@@ -84,8 +76,7 @@ export function createResourceActionsService(deps: { db: Kysely<Database>; scope
     },
 
     /** Removes the action with the permissions granting it, its place in action groups and set rules on it. */
-    async remove(principal: Principal, path: ActionPath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: ActionPath): Promise<void> {
       await schemaWrite(db, env.environment.id, async (trx, changes) => {
         const resource = await writableResource(trx, env.environment.id, path.resource_id);
         const action = await requireAction(trx, env.environment.id, resource, path.action_id);

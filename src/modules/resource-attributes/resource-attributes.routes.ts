@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { ListQuery, ResourceParams } from "../../domain/schema/schema.schemas.ts";
@@ -33,12 +33,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     (req) =>
-      attributes.list(
-        principalOf(req),
-        req.params,
-        { resource: req.params.resource_id },
-        pageRequest(req.query),
-      ),
+      attributes.list(envOf(req), req.params, { resource: req.params.resource_id }, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -51,7 +46,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceAttributeRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => attributes.create(principalOf(req), req.params, { resource: req.params.resource_id }, req.body),
+    (req) => attributes.create(envOf(req), req.params, { resource: req.params.resource_id }, req.body),
   );
   app.get(
     `${base}/:attribute_id`,
@@ -64,12 +59,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     (req) =>
-      attributes.get(
-        principalOf(req),
-        req.params,
-        { resource: req.params.resource_id },
-        req.params.attribute_id,
-      ),
+      attributes.get(envOf(req), req.params, { resource: req.params.resource_id }, req.params.attribute_id),
   );
   app.patch(
     `${base}/:attribute_id`,
@@ -84,7 +74,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       attributes.update(
-        principalOf(req),
+        envOf(req),
         req.params,
         { resource: req.params.resource_id },
         req.params.attribute_id,
@@ -103,7 +93,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
     },
     async (req, reply) => {
       await attributes.remove(
-        principalOf(req),
+        envOf(req),
         req.params,
         { resource: req.params.resource_id },
         req.params.attribute_id,
@@ -127,7 +117,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(ResourceAttributeRead), ...errorResponses(404) },
       },
     },
-    (req) => attributes.list(principalOf(req), req.params, owner, pageRequest(req.query)),
+    (req) => attributes.list(envOf(req), req.params, owner, pageRequest(req.query)),
   );
   app.post(
     users,
@@ -141,7 +131,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceAttributeRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => attributes.create(principalOf(req), req.params, owner, req.body),
+    (req) => attributes.create(envOf(req), req.params, owner, req.body),
   );
   app.get(
     `${users}/:attribute_id`,
@@ -154,7 +144,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceAttributeRead, ...errorResponses(404) },
       },
     },
-    (req) => attributes.get(principalOf(req), req.params, owner, req.params.attribute_id),
+    (req) => attributes.get(envOf(req), req.params, owner, req.params.attribute_id),
   );
   app.patch(
     `${users}/:attribute_id`,
@@ -168,7 +158,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceAttributeRead, ...errorResponses(404) },
       },
     },
-    (req) => attributes.update(principalOf(req), req.params, owner, req.params.attribute_id, req.body),
+    (req) => attributes.update(envOf(req), req.params, owner, req.params.attribute_id, req.body),
   );
   app.delete(
     `${users}/:attribute_id`,
@@ -182,7 +172,7 @@ export const resourceAttributesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await attributes.remove(principalOf(req), req.params, owner, req.params.attribute_id);
+      await attributes.remove(envOf(req), req.params, owner, req.params.attribute_id);
       return reply.code(204).send(null);
     },
   );

@@ -1,12 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { EnvScope, ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findResource, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 import type { EnvPath } from "../../domain/schema/schema.schemas.ts";
@@ -28,10 +28,8 @@ import {
   AttributeOwner,
   createAttributeRecord,
 } from "../../domain/schema/resource-attribute-records.ts";
-export function createResourceAttributesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createResourceAttributesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   /** The owning resource; for user attributes undefined until the first write creates it. */
   async function ownerForRead(
@@ -69,12 +67,12 @@ export function createResourceAttributesService(deps: { db: Kysely<Database>; sc
 
   return {
     async list(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       owner: AttributeOwner,
       page: PageRequest,
     ): Promise<ResourceAttributeRead[]> {
-      const { environment } = await envScope(principal, path, "read");
+      const { environment } = env;
       const resource = await ownerForRead(db, environment.id, owner);
       if (!resource) return [];
       const rows = await listAttributes(db, environment.id, resource.id, {
@@ -85,24 +83,23 @@ export function createResourceAttributesService(deps: { db: Kysely<Database>; sc
     },
 
     async get(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       owner: AttributeOwner,
       attributeRef: string,
     ): Promise<ResourceAttributeRead> {
-      const { environment } = await envScope(principal, path, "read");
+      const { environment } = env;
       const resource = await ownerForRead(db, environment.id, owner);
       const row = await requireAttribute(db, environment.id, resource, attributeRef);
       return attributeRead(row, resource?.key ?? USER_RESOURCE_KEY);
     },
 
     async create(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       owner: AttributeOwner,
       input: ResourceAttributeCreate,
     ): Promise<ResourceAttributeRead> {
-      const env = await envScope(principal, path, "write");
       return schemaWrite(db, env.environment.id, async (trx, changes) => {
         const resource = await ownerForWrite(trx, env, owner);
         const row = await createAttributeRecord(trx, env, resource, input.key, input);
@@ -112,13 +109,12 @@ export function createResourceAttributesService(deps: { db: Kysely<Database>; sc
     },
 
     async update(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       owner: AttributeOwner,
       attributeRef: string,
       input: ResourceAttributeUpdate,
     ): Promise<ResourceAttributeRead> {
-      const env = await envScope(principal, path, "write");
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const resource = await ownerForRead(trx, envId, owner);
@@ -133,13 +129,7 @@ export function createResourceAttributesService(deps: { db: Kysely<Database>; sc
       });
     },
 
-    async remove(
-      principal: Principal,
-      path: EnvPath,
-      owner: AttributeOwner,
-      attributeRef: string,
-    ): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: EnvPath, owner: AttributeOwner, attributeRef: string): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const resource = await ownerForRead(trx, envId, owner);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
 import {
@@ -34,9 +34,8 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       instances.list(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -54,9 +53,8 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       instances.listDetailed(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -74,9 +72,8 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
     },
     async (req, reply) => {
       const created = await instances.create(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.body,
       );
       return reply.code(201).send(created);
@@ -95,9 +92,8 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       instances.get(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.instance_id,
         req.query.detailed === true,
       ),
@@ -115,9 +111,8 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       instances.update(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.instance_id,
         req.body,
       ),
@@ -133,7 +128,7 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await instances.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.params.instance_id);
+      await instances.remove(envOf(req), req.params.instance_id);
       return reply.code(204).send(null);
     },
   );

@@ -1,12 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 import type { Db } from "../../changes/feed.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
 import { instanceChange, Resolver, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import {
@@ -63,8 +63,8 @@ async function detailedReads(
   );
 }
 
-export function createResourceInstancesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   /** Filters to ids; null when a named tenant or resource does not exist, so nothing can match. */
   async function resolveFilter(env: Env, q: ResourceInstanceListQuery): Promise<InstanceFilter | null> {
@@ -98,37 +98,34 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; sco
 
   return {
     async list(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: ResourceInstanceListQuery,
       p: PageRequest,
     ): Promise<ResourceInstanceRead[] | Page<ResourceInstanceRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const { data, total } = await page(environment, q, p, q.detailed === true);
       return q.include_total_count ? envelope(data, await total(), p) : data;
     },
 
     async listDetailed(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: ResourceInstanceListQuery,
       p: PageRequest,
     ): Promise<Page<ResourceInstanceRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const { data, total } = await page(environment, q, p, true);
       return envelope(data, await total(), p);
     },
 
     async get(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       instanceRef: string,
       detailed: boolean,
     ): Promise<ResourceInstanceRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const row = await new Resolver(db, environment).requireInstance(instanceRef);
       if (!detailed) return instanceRead(row);
       const [read] = await detailedReads(db, environment.id, [row]);
@@ -137,12 +134,11 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; sco
     },
 
     async create(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: ResourceInstanceCreate,
     ): Promise<ResourceInstanceRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       const [written] = await writeFacts(db, environment, (resolver, changes) =>
         writeInstanceRecords(resolver, [input], changes, "fail"),
       );
@@ -151,13 +147,12 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; sco
     },
 
     async update(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       instanceRef: string,
       input: ResourceInstanceUpdate,
     ): Promise<ResourceInstanceRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return writeFacts(db, environment, async (resolver, changes) => {
         const existing = await resolver.requireInstance(instanceRef);
         if (input.attributes === undefined) return instanceRead(existing);
@@ -171,8 +166,8 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; sco
       });
     },
 
-    async remove(principal: Principal, projRef: string, envRef: string, instanceRef: string): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+    async remove(env: EnvScope, instanceRef: string): Promise<void> {
+      const { environment } = env;
       await writeFacts(db, environment, async (resolver, changes) =>
         deleteInstanceRecords(resolver, [await resolver.requireInstance(instanceRef)], changes),
       );

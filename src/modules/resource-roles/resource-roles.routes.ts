@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import {
@@ -38,7 +38,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Type.Array(ResourceRoleRead), ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.list(principalOf(req), req.params, pageRequest(req.query)),
+    (req) => resourceRoles.list(envOf(req), req.params, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -51,7 +51,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => resourceRoles.create(principalOf(req), req.params, req.body),
+    (req) => resourceRoles.create(envOf(req), req.params, req.body),
   );
   app.get(
     one,
@@ -63,7 +63,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleRead, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.get(principalOf(req), req.params),
+    (req) => resourceRoles.get(envOf(req), req.params),
   );
   app.patch(
     one,
@@ -76,7 +76,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleRead, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.update(principalOf(req), req.params, req.body),
+    (req) => resourceRoles.update(envOf(req), req.params, req.body),
   );
   app.delete(
     one,
@@ -89,7 +89,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await resourceRoles.remove(principalOf(req), req.params);
+      await resourceRoles.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );
@@ -104,7 +104,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleRead, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.assignPermissions(principalOf(req), req.params, req.body.permissions),
+    (req) => resourceRoles.assignPermissions(envOf(req), req.params, req.body.permissions),
   );
   app.delete(
     `${one}/permissions`,
@@ -117,7 +117,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleRead, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.removePermissions(principalOf(req), req.params, req.body.permissions),
+    (req) => resourceRoles.removePermissions(envOf(req), req.params, req.body.permissions),
   );
   app.get(
     `${one}/ancestors`,
@@ -129,7 +129,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleList, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.ancestors(principalOf(req), req.params),
+    (req) => resourceRoles.ancestors(envOf(req), req.params),
   );
   app.get(
     `${one}/descendants`,
@@ -141,7 +141,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRoleList, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.descendants(principalOf(req), req.params),
+    (req) => resourceRoles.descendants(envOf(req), req.params),
   );
   app.post(
     `${one}/implicit_grants`,
@@ -154,7 +154,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: DerivedRoleRuleRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => resourceRoles.createImplicitGrant(principalOf(req), req.params, req.body),
+    (req) => resourceRoles.createImplicitGrant(envOf(req), req.params, req.body),
   );
   app.delete(
     `${one}/implicit_grants`,
@@ -168,7 +168,7 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await resourceRoles.deleteImplicitGrant(principalOf(req), req.params, req.body);
+      await resourceRoles.deleteImplicitGrant(envOf(req), req.params, req.body);
       return reply.code(204).send(null);
     },
   );
@@ -183,6 +183,6 @@ export const resourceRolesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: DerivationSettings, ...errorResponses(404) },
       },
     },
-    (req) => resourceRoles.updateImplicitGrantConditions(principalOf(req), req.params, req.body),
+    (req) => resourceRoles.updateImplicitGrantConditions(envOf(req), req.params, req.body),
   );
 };

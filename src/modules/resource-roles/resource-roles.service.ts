@@ -1,12 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { duplicate, notFound } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import {
   findRole,
@@ -19,7 +19,6 @@ import {
 import type {
   DerivationSettings,
   DerivedRoleRuleCreate,
-  EnvPath,
   ResourcePath,
 } from "../../domain/schema/schema.schemas.ts";
 import {
@@ -50,10 +49,8 @@ import {
   writeResourceRoleLinks,
   resolveDerivation,
 } from "../../domain/schema/resource-role-records.ts";
-export function createResourceRolesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createResourceRolesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function requireRole(db: Db, envId: string, resource: ResourceRow, ref: string): Promise<RoleRow> {
     const row = await findRole(db, envId, resource.id, ref);
@@ -68,11 +65,10 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
 
   /** One write to one role of a resource: the transaction, the lookups and the change record around `fn`. */
   async function writeRole<T>(
-    principal: Principal,
+    env: EnvScope,
     path: ResourceRolePath,
     fn: (trx: Db, envId: string, resource: ResourceRow, role: RoleRow) => Promise<T>,
   ): Promise<T> {
-    const env = await envScope(principal, path, "write");
     const envId = env.environment.id;
     return schemaWrite(db, envId, async (trx, changes) => {
       const resource = await writableResource(trx, envId, path.resource_id);
@@ -83,12 +79,8 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
     });
   }
 
-  async function related(
-    principal: Principal,
-    path: ResourceRolePath,
-    direction: "ancestors" | "descendants",
-  ) {
-    const { environment } = await envScope(principal, path, "read");
+  async function related(env: EnvScope, path: ResourceRolePath, direction: "ancestors" | "descendants") {
+    const { environment } = env;
     const resource = await requireResource(db, environment.id, path.resource_id);
     const role = await requireRole(db, environment.id, resource, path.role_id);
     const ids = walkRoles(await listExtendsEdges(db, environment.id, resource.id), role.id, direction);
@@ -96,8 +88,8 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
   }
 
   return {
-    async list(principal: Principal, path: ResourcePath, page: PageRequest): Promise<ResourceRoleRead[]> {
-      const { environment } = await envScope(principal, path, "read");
+    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<ResourceRoleRead[]> {
+      const { environment } = env;
       const resource = await requireResource(db, environment.id, path.resource_id);
       const ids = await listResourceRoleIdsPage(
         db,
@@ -109,18 +101,13 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
       return (await loadRoleGraphs(db, environment.id, ids)).map(resourceRoleRead);
     },
 
-    async get(principal: Principal, path: ResourceRolePath): Promise<ResourceRoleRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: ResourceRolePath): Promise<ResourceRoleRead> {
+      const { environment } = env;
       const resource = await requireResource(db, environment.id, path.resource_id);
       return read(db, environment.id, (await requireRole(db, environment.id, resource, path.role_id)).id);
     },
 
-    async create(
-      principal: Principal,
-      path: ResourcePath,
-      input: ResourceRoleCreate,
-    ): Promise<ResourceRoleRead> {
-      const env = await envScope(principal, path, "write");
+    async create(env: EnvScope, path: ResourcePath, input: ResourceRoleCreate): Promise<ResourceRoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);
@@ -131,8 +118,8 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
       });
     },
 
-    update: (principal: Principal, path: ResourceRolePath, input: ResourceRoleUpdate) =>
-      writeRole(principal, path, async (trx, envId, resource, role) => {
+    update: (env: EnvScope, path: ResourceRolePath, input: ResourceRoleUpdate) =>
+      writeRole(env, path, async (trx, envId, resource, role) => {
         await writeResourceRoleLinks(trx, envId, resource, role, input, ["body"]);
         await updateRole(trx, role.id, {
           ...(input.name !== undefined && { name: input.name }),
@@ -144,8 +131,7 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
       }),
 
     /** Removes the role with its assignments and the derivations from or to it. */
-    async remove(principal: Principal, path: ResourceRolePath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: ResourceRolePath): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);
@@ -157,26 +143,26 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
     },
 
     /** Grants actions of the role's resource; ones already granted are skipped. */
-    assignPermissions: (principal: Principal, path: ResourceRolePath, permissions: string[]) =>
-      writeRole(principal, path, async (trx, envId, resource, role) => {
+    assignPermissions: (env: EnvScope, path: ResourceRolePath, permissions: string[]) =>
+      writeRole(env, path, async (trx, envId, resource, role) => {
         const ids = await resolveResourceActions(trx, envId, resource, permissions, ["body", "permissions"]);
         await addRolePermissions(trx, envId, role.id, ids);
         return read(trx, envId, role.id);
       }),
 
     /** Revokes actions; ones not granted are skipped, unknown actions are a 404. */
-    removePermissions: (principal: Principal, path: ResourceRolePath, permissions: string[]) =>
-      writeRole(principal, path, async (trx, envId, resource, role) => {
+    removePermissions: (env: EnvScope, path: ResourceRolePath, permissions: string[]) =>
+      writeRole(env, path, async (trx, envId, resource, role) => {
         const ids = await resolveResourceActions(trx, envId, resource, permissions, ["body", "permissions"]);
         await removeRolePermissions(trx, envId, role.id, ids);
         return read(trx, envId, role.id);
       }),
 
-    ancestors: (principal: Principal, path: ResourceRolePath) => related(principal, path, "ancestors"),
-    descendants: (principal: Principal, path: ResourceRolePath) => related(principal, path, "descendants"),
+    ancestors: (env: EnvScope, path: ResourceRolePath) => related(env, path, "ancestors"),
+    descendants: (env: EnvScope, path: ResourceRolePath) => related(env, path, "descendants"),
 
-    createImplicitGrant: (principal: Principal, path: ResourceRolePath, rule: DerivedRoleRuleCreate) =>
-      writeRole(principal, path, async (trx, envId, resource, role) => {
+    createImplicitGrant: (env: EnvScope, path: ResourceRolePath, rule: DerivedRoleRuleCreate) =>
+      writeRole(env, path, async (trx, envId, resource, role) => {
         const resolved = await resolveDerivation(trx, envId, resource, rule, ["body"]);
         if (await findDerivation(trx, envId, role.id, resolved)) {
           throw duplicate("implicit grant", `${resolved.read.on_resource}:${resolved.read.role}`);
@@ -185,8 +171,8 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
         return resolved.read;
       }),
 
-    deleteImplicitGrant: (principal: Principal, path: ResourceRolePath, rule: DerivedRoleRuleCreate) =>
-      writeRole(principal, path, async (trx, envId, resource, role) => {
+    deleteImplicitGrant: (env: EnvScope, path: ResourceRolePath, rule: DerivedRoleRuleCreate) =>
+      writeRole(env, path, async (trx, envId, resource, role) => {
         const resolved = await resolveDerivation(trx, envId, resource, rule, ["body"]);
         const existing = await findDerivation(trx, envId, role.id, resolved);
         if (!existing) {
@@ -199,12 +185,8 @@ export function createResourceRolesService(deps: { db: Kysely<Database>; scope: 
       }),
 
     /** Sets the role-wide `no_direct_roles_on_object` of its derivations. */
-    updateImplicitGrantConditions: (
-      principal: Principal,
-      path: ResourceRolePath,
-      settings: DerivationSettings,
-    ) =>
-      writeRole(principal, path, async (trx, _envId, _resource, role) => {
+    updateImplicitGrantConditions: (env: EnvScope, path: ResourceRolePath, settings: DerivationSettings) =>
+      writeRole(env, path, async (trx, _envId, _resource, role) => {
         const value = settings.no_direct_roles_on_object ?? false;
         await updateRole(trx, role.id, { no_direct_roles_on_object: value ? 1 : 0, updated_at: now() });
         return { no_direct_roles_on_object: value };

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
@@ -33,7 +33,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<
         },
       },
     },
-    (req) => resources.list(principalOf(req), req.params, req.query, pageRequest(req.query)),
+    (req) => resources.list(envOf(req), req.params, req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -46,7 +46,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => resources.create(principalOf(req), req.params, req.body),
+    (req) => resources.create(envOf(req), req.params, req.body),
   );
   app.get(
     `${base}/:resource_id`,
@@ -58,7 +58,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRead, ...errorResponses(404) },
       },
     },
-    (req) => resources.get(principalOf(req), req.params),
+    (req) => resources.get(envOf(req), req.params),
   );
   app.put(
     `${base}/:resource_id`,
@@ -71,7 +71,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => resources.replace(principalOf(req), req.params, req.body),
+    (req) => resources.replace(envOf(req), req.params, req.body),
   );
   app.patch(
     `${base}/:resource_id`,
@@ -84,7 +84,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => resources.update(principalOf(req), req.params, req.body),
+    (req) => resources.update(envOf(req), req.params, req.body),
   );
   app.delete(
     `${base}/:resource_id`,
@@ -97,7 +97,7 @@ export const resourcesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      await resources.remove(principalOf(req), req.params);
+      await resources.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );

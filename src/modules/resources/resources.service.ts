@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { notFound } from "../../lib/errors.ts";
 import { isUuid } from "../../lib/ids.ts";
 import { toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findResource, loadResourceGraphs, type ResourceGraph } from "../../domain/schema/schema.repo.ts";
 import type { EnvPath, ResourcePath } from "../../domain/schema/schema.schemas.ts";
@@ -15,10 +15,8 @@ import { assertKey, requireResource, writableResource } from "../../domain/schem
 import { deleteResource, listResourceIdsPage, updateResource } from "./resources.repo.ts";
 import type { ResourceCreate, ResourceRead, ResourceReplace, ResourceUpdate } from "./resources.schemas.ts";
 import { resourceRead, createResourceRecords, replaceBlocks } from "../../domain/schema/resource-records.ts";
-export function createResourcesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createResourcesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function read(db: Db, envId: string, id: string): Promise<ResourceRead> {
     const [graph] = await loadResourceGraphs(db, envId, [id]);
@@ -27,7 +25,7 @@ export function createResourcesService(deps: { db: Kysely<Database>; scope: Scop
 
   return {
     async list(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       query: {
         search?: string | undefined;
@@ -36,7 +34,7 @@ export function createResourcesService(deps: { db: Kysely<Database>; scope: Scop
       },
       page: PageRequest,
     ): Promise<ResourceRead[] | Page<ResourceRead>> {
-      const { environment } = await envScope(principal, path, "read");
+      const { environment } = env;
       const { ids, total } = await listResourceIdsPage(
         db,
         environment.id,
@@ -48,14 +46,13 @@ export function createResourcesService(deps: { db: Kysely<Database>; scope: Scop
       return query.include_total_count ? envelope(resources, total, page) : resources;
     },
 
-    async get(principal: Principal, path: ResourcePath): Promise<ResourceRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: ResourcePath): Promise<ResourceRead> {
+      const { environment } = env;
       return read(db, environment.id, (await requireResource(db, environment.id, path.resource_id)).id);
     },
 
     /** Creates the resource with its actions, attributes, relations and roles, all or nothing. */
-    async create(principal: Principal, path: EnvPath, input: ResourceCreate): Promise<ResourceRead> {
-      const env = await envScope(principal, path, "write");
+    async create(env: EnvScope, path: EnvPath, input: ResourceCreate): Promise<ResourceRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const row = await createResourceRecords(trx, env, changes, input.key, input);
@@ -67,8 +64,7 @@ export function createResourcesService(deps: { db: Kysely<Database>; scope: Scop
      * Replaces the whole definition, or creates the resource under the key in the path when there is none.
      * Actions, attributes, relations and roles left out of the body are removed.
      */
-    async replace(principal: Principal, path: ResourcePath, input: ResourceReplace): Promise<ResourceRead> {
-      const env = await envScope(principal, path, "write");
+    async replace(env: EnvScope, path: ResourcePath, input: ResourceReplace): Promise<ResourceRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const existing = await findResource(trx, envId, path.resource_id);
@@ -96,8 +92,7 @@ export function createResourcesService(deps: { db: Kysely<Database>; scope: Scop
       });
     },
 
-    async update(principal: Principal, path: ResourcePath, input: ResourceUpdate): Promise<ResourceRead> {
-      const env = await envScope(principal, path, "write");
+    async update(env: EnvScope, path: ResourcePath, input: ResourceUpdate): Promise<ResourceRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);
@@ -118,8 +113,7 @@ export function createResourcesService(deps: { db: Kysely<Database>; scope: Scop
      * groups, roles, relations on either end, derivations, instances, tuples, role assignments, the condition
      * sets bound to it and set rules on its actions. The change feed says what that did elsewhere.
      */
-    async remove(principal: Principal, path: ResourcePath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: ResourcePath): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const resource = await writableResource(trx, envId, path.resource_id);

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { schedulePeriodic } from "../../lib/periodic.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
@@ -50,9 +50,8 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       roleAssignments.list(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -70,9 +69,8 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       roleAssignments.listDetailed(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -88,7 +86,7 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: RoleAssignmentRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => roleAssignments.assign(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+    (req) => roleAssignments.assign(envOf(req), req.body),
   );
   app.delete(
     base,
@@ -104,9 +102,8 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
     },
     async (req, reply) => {
       const removed = await roleAssignments.unassign(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.body,
       );
       return req.query.return_deleted ? removed : reply.code(204).send(null);
@@ -126,9 +123,8 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
     },
     (req) =>
       roleAssignments.bulkAssign(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.body,
         req.query.missing_user_policy ?? "fail",
       ),
@@ -144,6 +140,6 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: BulkUnassignReport, ...errorResponses(404) },
       },
     },
-    (req) => roleAssignments.bulkUnassign(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+    (req) => roleAssignments.bulkUnassign(envOf(req), req.body),
   );
 };

@@ -1,14 +1,14 @@
 import type { Kysely } from "kysely";
 import { appendChanges, type ChangeNotifier } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { invalid, notFound } from "../../lib/errors.ts";
 import { isUuid, newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import type { UserRow } from "../../domain/facts/facts.repo.ts";
 import { Resolver, scopedIds, userChange, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import { insertUsers } from "../users/users.repo.ts";
@@ -131,8 +131,8 @@ export type RoleAssignmentList =
   | Page<RoleAssignmentRead>
   | Page<RoleAssignmentDetailedRead>;
 
-export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function page(
     env: Env,
@@ -154,13 +154,12 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope
 
   return {
     async list(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: RoleAssignmentListQuery,
       p: PageRequest,
     ): Promise<RoleAssignmentList> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const { data, total } = await page(environment, q, p, q.detailed === true);
       if (!q.include_total_count) return data;
       return envelope<RoleAssignmentRead | RoleAssignmentDetailedRead>(
@@ -171,24 +170,22 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope
     },
 
     async listDetailed(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: RoleAssignmentListQuery,
       p: PageRequest,
     ) {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const { data, total } = await page(environment, q, p, true);
       return envelope(data as RoleAssignmentDetailedRead[], await total(), p);
     },
 
     async assign(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: RoleAssignmentCreate,
     ): Promise<RoleAssignmentRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(input.user);
         const [written] = await assignRoles(resolver, user, [input], changes, "fail");
@@ -198,12 +195,11 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope
     },
 
     async unassign(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: RoleAssignmentRemove,
     ): Promise<RoleAssignmentRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(input.user);
         const removed = await unassignRole(resolver, user, input, changes, "fail");
@@ -214,13 +210,12 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope
 
     /** All or nothing: one unknown role or tenant (or user, under the "fail" policy) writes nothing. */
     async bulkAssign(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       inputs: RoleAssignmentCreate[],
       policy: "fail" | "ignore" | "create",
     ): Promise<{ assignments_created: number }> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         let created = 0;
         for (const [i, input] of inputs.entries()) {
@@ -237,12 +232,11 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; scope
     },
 
     async bulkUnassign(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       inputs: RoleAssignmentRemove[],
     ): Promise<{ assignments_removed: number }> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         let removed = 0;
         for (const [i, input] of inputs.entries()) {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses, Paginated } from "../../lib/schemas.ts";
 import {
@@ -36,7 +36,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: Type.Union([Type.Array(RoleRead), Paginated(RoleRead)]), ...errorResponses(404) },
       },
     },
-    (req) => roles.list(principalOf(req), req.params, req.query, pageRequest(req.query)),
+    (req) => roles.list(envOf(req), req.params, req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -49,7 +49,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => roles.create(principalOf(req), req.params, req.body),
+    (req) => roles.create(envOf(req), req.params, req.body),
   );
   app.get(
     one,
@@ -61,7 +61,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404) },
       },
     },
-    (req) => roles.get(principalOf(req), req.params),
+    (req) => roles.get(envOf(req), req.params),
   );
   app.patch(
     one,
@@ -74,7 +74,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404) },
       },
     },
-    (req) => roles.update(principalOf(req), req.params, req.body),
+    (req) => roles.update(envOf(req), req.params, req.body),
   );
   app.delete(
     one,
@@ -87,7 +87,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
       },
     },
     async (req, reply) => {
-      await roles.remove(principalOf(req), req.params);
+      await roles.remove(envOf(req), req.params);
       return reply.code(204).send(null);
     },
   );
@@ -102,7 +102,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404) },
       },
     },
-    (req) => roles.assignPermissions(principalOf(req), req.params, req.body.permissions),
+    (req) => roles.assignPermissions(envOf(req), req.params, req.body.permissions),
   );
   app.delete(
     `${one}/permissions`,
@@ -115,7 +115,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404) },
       },
     },
-    (req) => roles.removePermissions(principalOf(req), req.params, req.body.permissions),
+    (req) => roles.removePermissions(envOf(req), req.params, req.body.permissions),
   );
   app.put(
     `${one}/parents/:parent_role_id`,
@@ -127,7 +127,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404) },
       },
     },
-    (req) => roles.addParent(principalOf(req), req.params),
+    (req) => roles.addParent(envOf(req), req.params),
   );
   app.delete(
     `${one}/parents/:parent_role_id`,
@@ -139,7 +139,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleRead, ...errorResponses(404) },
       },
     },
-    (req) => roles.removeParent(principalOf(req), req.params),
+    (req) => roles.removeParent(envOf(req), req.params),
   );
   app.get(
     `${one}/ancestors`,
@@ -151,7 +151,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleList, ...errorResponses(404) },
       },
     },
-    (req) => roles.ancestors(principalOf(req), req.params),
+    (req) => roles.ancestors(envOf(req), req.params),
   );
   app.get(
     `${one}/descendants`,
@@ -163,7 +163,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleList, ...errorResponses(404) },
       },
     },
-    (req) => roles.descendants(principalOf(req), req.params),
+    (req) => roles.descendants(envOf(req), req.params),
   );
   app.put(
     "/v2/schema/:proj_id/:env_id/bulk/roles",
@@ -176,6 +176,6 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
         response: { 200: RoleCreateBulkOperationResult, ...errorResponses(404) },
       },
     },
-    (req) => roles.bulkReplace(principalOf(req), req.params, req.body.operations),
+    (req) => roles.bulkReplace(envOf(req), req.params, req.body.operations),
   );
 };

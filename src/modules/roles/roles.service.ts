@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { invalid, notFound } from "../../lib/errors.ts";
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import {
   findRole,
@@ -140,10 +140,8 @@ async function writeTenantRoleLinks(trx: Db, envId: string, role: RoleRow, body:
   }
 }
 
-export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
-  const envScope = (principal: Principal, path: EnvPath, access: "read" | "write") =>
-    scope.environment(principal, path.proj_id, path.env_id, { access });
+export function createRolesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function requireRole(db: Db, envId: string, ref: string): Promise<RoleRow> {
     const row = await findRole(db, envId, null, ref);
@@ -157,11 +155,11 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
   }
 
   async function related(
-    principal: Principal,
+    env: EnvScope,
     path: RolePath,
     direction: "ancestors" | "descendants",
   ): Promise<{ roles: RoleRead[] }> {
-    const { environment } = await envScope(principal, path, "read");
+    const { environment } = env;
     const role = await requireRole(db, environment.id, path.role_id);
     const ids = walkRoles(await listExtendsEdges(db, environment.id, null), role.id, direction);
     return { roles: (await loadRoleGraphs(db, environment.id, ids)).map(roleRead) };
@@ -169,12 +167,12 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
 
   return {
     async list(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       query: { search?: string | undefined; include_total_count?: boolean | undefined },
       page: PageRequest,
     ): Promise<RoleRead[] | Page<RoleRead>> {
-      const { environment } = await envScope(principal, path, "read");
+      const { environment } = env;
       const { ids, total } = await listTenantRolesPage(
         db,
         environment.id,
@@ -186,13 +184,12 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
       return query.include_total_count ? envelope(roles, total, page) : roles;
     },
 
-    async get(principal: Principal, path: RolePath): Promise<RoleRead> {
-      const { environment } = await envScope(principal, path, "read");
+    async get(env: EnvScope, path: RolePath): Promise<RoleRead> {
+      const { environment } = env;
       return read(db, environment.id, (await requireRole(db, environment.id, path.role_id)).id);
     },
 
-    async create(principal: Principal, path: EnvPath, input: RoleCreate): Promise<RoleRead> {
-      const env = await envScope(principal, path, "write");
+    async create(env: EnvScope, path: EnvPath, input: RoleCreate): Promise<RoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         assertNoDerivations(input.granted_to, ["body"]);
@@ -204,8 +201,7 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
       });
     },
 
-    async update(principal: Principal, path: RolePath, input: RoleUpdate): Promise<RoleRead> {
-      const env = await envScope(principal, path, "write");
+    async update(env: EnvScope, path: RolePath, input: RoleUpdate): Promise<RoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const role = await requireRole(trx, envId, path.role_id);
@@ -223,8 +219,7 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     /** Removes the role with its assignments; roles extending it stop inheriting from it. */
-    async remove(principal: Principal, path: RolePath): Promise<void> {
-      const env = await envScope(principal, path, "write");
+    async remove(env: EnvScope, path: RolePath): Promise<void> {
       const envId = env.environment.id;
       await schemaWrite(db, envId, async (trx, changes) => {
         const role = await requireRole(trx, envId, path.role_id);
@@ -234,8 +229,7 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     /** Grants "resource:action" permissions; ones already granted are skipped. */
-    async assignPermissions(principal: Principal, path: RolePath, permissions: string[]): Promise<RoleRead> {
-      const env = await envScope(principal, path, "write");
+    async assignPermissions(env: EnvScope, path: RolePath, permissions: string[]): Promise<RoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const role = await requireRole(trx, envId, path.role_id);
@@ -247,8 +241,7 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     /** Revokes permissions; ones not granted are skipped, unknown resources or actions are a 404. */
-    async removePermissions(principal: Principal, path: RolePath, permissions: string[]): Promise<RoleRead> {
-      const env = await envScope(principal, path, "write");
+    async removePermissions(env: EnvScope, path: RolePath, permissions: string[]): Promise<RoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const role = await requireRole(trx, envId, path.role_id);
@@ -260,8 +253,7 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     /** Makes the role extend (inherit the permissions of) the parent role. */
-    async addParent(principal: Principal, path: RoleParentPath): Promise<RoleRead> {
-      const env = await envScope(principal, path, "write");
+    async addParent(env: EnvScope, path: RoleParentPath): Promise<RoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const role = await requireRole(trx, envId, path.role_id);
@@ -273,8 +265,7 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
       });
     },
 
-    async removeParent(principal: Principal, path: RoleParentPath): Promise<RoleRead> {
-      const env = await envScope(principal, path, "write");
+    async removeParent(env: EnvScope, path: RoleParentPath): Promise<RoleRead> {
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const role = await requireRole(trx, envId, path.role_id);
@@ -285,19 +276,18 @@ export function createRolesService(deps: { db: Kysely<Database>; scope: ScopeSer
       });
     },
 
-    ancestors: (principal: Principal, path: RolePath) => related(principal, path, "ancestors"),
-    descendants: (principal: Principal, path: RolePath) => related(principal, path, "descendants"),
+    ancestors: (env: EnvScope, path: RolePath) => related(env, path, "ancestors"),
+    descendants: (env: EnvScope, path: RolePath) => related(env, path, "descendants"),
 
     /**
      * Creates or replaces tenant roles, and resource roles where `resource` is given, in one transaction. Every
      * role row is written before any extends, so roles in one request may extend each other.
      */
     async bulkReplace(
-      principal: Principal,
+      env: EnvScope,
       path: EnvPath,
       operations: RoleCreateBulk[],
     ): Promise<RoleCreateBulkOperationResult> {
-      const env = await envScope(principal, path, "write");
       const envId = env.environment.id;
       return schemaWrite(db, envId, async (trx, changes) => {
         const created: string[] = [];

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { ConditionSetRuleCreate, ConditionSetRuleRead, SetRuleListQuery } from "./set-rules.schemas.ts";
@@ -26,9 +26,8 @@ export const setRulesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createS
     },
     (req) =>
       setRules.list(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -44,7 +43,7 @@ export const setRulesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createS
         response: { 200: Type.Array(ConditionSetRuleRead), ...errorResponses(404, 409) },
       },
     },
-    (req) => setRules.create(principalOf(req), req.params.proj_id, req.params.env_id, req.body),
+    (req) => setRules.create(envOf(req), req.body),
   );
   app.delete(
     base,
@@ -58,7 +57,7 @@ export const setRulesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createS
       },
     },
     async (req, reply) => {
-      await setRules.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.body);
+      await setRules.remove(envOf(req), req.body);
       return reply.code(204).send(null);
     },
   );

@@ -1,12 +1,12 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { AppError, invalid, notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import {
   findAction,
   findConditionSet,
@@ -103,8 +103,8 @@ const keysOf = (r: ResolvedRule) => ({
   action_key: r.action.key,
 });
 
-export function createSetRulesService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createSetRulesService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   async function resolveFilter(env: Env, q: SetRuleListQuery): Promise<SetRuleFilter | null> {
     const filter: SetRuleFilter = {};
@@ -129,13 +129,12 @@ export function createSetRulesService(deps: { db: Kysely<Database>; scope: Scope
 
   return {
     async list(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: SetRuleListQuery,
       p: PageRequest,
     ): Promise<ConditionSetRuleRead[]> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const filter = await resolveFilter(environment, q);
       if (!filter) return [];
       const rows = await listSetRulesQuery(db, environment.id, filter, offsetOf(p), p.perPage).execute();
@@ -144,12 +143,11 @@ export function createSetRulesService(deps: { db: Kysely<Database>; scope: Scope
 
     /** Returns an array holding the rule, as Permit does. */
     async create(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: ConditionSetRuleCreate,
     ): Promise<ConditionSetRuleRead[]> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return writeFacts(db, environment, async (resolver, changes) => {
         const resolved = await resolveRule(resolver, input);
         const keys = keysOf(resolved);
@@ -188,12 +186,11 @@ export function createSetRulesService(deps: { db: Kysely<Database>; scope: Scope
     },
 
     async remove(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: ConditionSetRuleCreate,
     ): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       await writeFacts(db, environment, async (resolver, changes) => {
         const resolved = await resolveRule(resolver, input);
         const keys = keysOf(resolved);

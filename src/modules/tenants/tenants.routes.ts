@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { UserCreate, UserPage, UserRead } from "../users/users.schemas.ts";
@@ -36,9 +36,8 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
     },
     (req) =>
       tenants.list(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.query,
         pageRequest(req.query),
       ),
@@ -55,7 +54,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
       },
     },
     async (req, reply) => {
-      const tenant = await tenants.create(principalOf(req), req.params.proj_id, req.params.env_id, req.body);
+      const tenant = await tenants.create(envOf(req), req.body);
       return reply.code(201).send(tenant);
     },
   );
@@ -69,7 +68,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
         response: { 200: TenantRead, ...errorResponses(404) },
       },
     },
-    (req) => tenants.get(principalOf(req), req.params.proj_id, req.params.env_id, req.params.tenant_id),
+    (req) => tenants.get(envOf(req), req.params.tenant_id),
   );
   app.patch(
     `${base}/:tenant_id`,
@@ -82,8 +81,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
         response: { 200: TenantRead, ...errorResponses(404) },
       },
     },
-    (req) =>
-      tenants.update(principalOf(req), req.params.proj_id, req.params.env_id, req.params.tenant_id, req.body),
+    (req) => tenants.update(envOf(req), req.params.tenant_id, req.body),
   );
   app.delete(
     `${base}/:tenant_id`,
@@ -96,7 +94,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
       },
     },
     async (req, reply) => {
-      await tenants.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.params.tenant_id);
+      await tenants.remove(envOf(req), req.params.tenant_id);
       return reply.code(204).send(null);
     },
   );
@@ -113,9 +111,8 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
     },
     (req) =>
       tenants.listUsers(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.tenant_id,
         req.query,
         pageRequest(req.query),
@@ -134,9 +131,8 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
     },
     (req) =>
       tenants.addUser(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.tenant_id,
         req.body,
       ),
@@ -153,9 +149,8 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
     },
     async (req, reply) => {
       await tenants.removeUser(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.tenant_id,
         req.params.user_id,
       );

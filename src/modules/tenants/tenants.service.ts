@@ -1,11 +1,11 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { invalid } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import type { TenantRow } from "../../domain/facts/facts.repo.ts";
 import {
   attributesOrNull,
@@ -44,36 +44,34 @@ export const tenantRead = (row: TenantRow): TenantRead => ({
   last_action_at: row.last_action_at,
 });
 
-export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createTenantsService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   return {
     async list(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       q: TenantListQuery,
       p: PageRequest,
     ): Promise<TenantRead[] | Page<TenantRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const rows = await listTenantsQuery(db, environment.id, q.search, offsetOf(p), p.perPage).execute();
       const data = rows.map(tenantRead);
       if (!q.include_total_count) return data;
       return envelope(data, await countTenants(db, environment.id, q.search), p);
     },
 
-    async get(principal: Principal, projRef: string, envRef: string, tenantRef: string): Promise<TenantRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+    async get(env: EnvScope, tenantRef: string): Promise<TenantRead> {
+      const { environment } = env;
       return tenantRead(await new Resolver(db, environment).requireTenant(tenantRef));
     },
 
     async create(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: TenantCreate,
     ): Promise<TenantRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       const [row] = await writeFacts(db, environment, (resolver, changes) =>
         createTenantRecords(resolver, [input], changes),
       );
@@ -82,13 +80,12 @@ export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeS
     },
 
     async update(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       tenantRef: string,
       input: TenantUpdate,
     ): Promise<TenantRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
         const row = await updateTenant(resolver.db, environment.id, tenant.id, {
@@ -102,8 +99,8 @@ export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeS
       });
     },
 
-    async remove(principal: Principal, projRef: string, envRef: string, tenantRef: string): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+    async remove(env: EnvScope, tenantRef: string): Promise<void> {
+      const { environment } = env;
       await writeFacts(db, environment, async (resolver, changes) =>
         deleteTenantRecords(resolver, [await resolver.requireTenant(tenantRef)], changes),
       );
@@ -111,14 +108,13 @@ export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeS
 
     /** Users holding any role in the tenant; always paginated. */
     async listUsers(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       tenantRef: string,
       q: TenantUsersQuery,
       p: PageRequest,
     ): Promise<Page<UserRead>> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+      const { environment } = env;
       const tenant = await new Resolver(db, environment).requireTenant(tenantRef);
       return listUserPage(
         db,
@@ -138,13 +134,12 @@ export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeS
      * `role_assignments` in this tenant.
      */
     async addUser(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       tenantRef: string,
       input: UserCreate,
     ): Promise<UserRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
         const assignments = (input.role_assignments ?? []).map((a, i) => {
@@ -189,13 +184,12 @@ export function createTenantsService(deps: { db: Kysely<Database>; scope: ScopeS
 
     /** Removes every role the user holds in the tenant (tenant roles and roles on the tenant's instances). */
     async removeUser(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       tenantRef: string,
       userRef: string,
     ): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       await writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
         const user = await resolver.requireUser(userRef);

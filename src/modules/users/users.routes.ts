@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../../plugins/auth.ts";
+import { envOf } from "../../plugins/auth.ts";
 import { pageRequest } from "../../lib/pagination.ts";
 import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { RoleAssignmentRead } from "../role-assignments/role-assignments.schemas.ts";
@@ -36,8 +36,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
         response: { 200: UserPage, ...errorResponses(404) },
       },
     },
-    (req) =>
-      users.list(principalOf(req), req.params.proj_id, req.params.env_id, req.query, pageRequest(req.query)),
+    (req) => users.list(envOf(req), req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -51,7 +50,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
       },
     },
     async (req, reply) => {
-      const user = await users.create(principalOf(req), req.params.proj_id, req.params.env_id, req.body);
+      const user = await users.create(envOf(req), req.body);
       return reply.code(201).send(user);
     },
   );
@@ -65,7 +64,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
         response: { 200: UserRead, ...errorResponses(404) },
       },
     },
-    (req) => users.get(principalOf(req), req.params.proj_id, req.params.env_id, req.params.user_id),
+    (req) => users.get(envOf(req), req.params.user_id),
   );
   app.put(
     `${base}/:user_id`,
@@ -80,9 +79,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
     },
     async (req, reply) => {
       const { user, created } = await users.replace(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.user_id,
         req.body,
       );
@@ -100,8 +98,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
         response: { 200: UserRead, ...errorResponses(404) },
       },
     },
-    (req) =>
-      users.update(principalOf(req), req.params.proj_id, req.params.env_id, req.params.user_id, req.body),
+    (req) => users.update(envOf(req), req.params.user_id, req.body),
   );
   app.delete(
     `${base}/:user_id`,
@@ -114,7 +111,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
       },
     },
     async (req, reply) => {
-      await users.remove(principalOf(req), req.params.proj_id, req.params.env_id, req.params.user_id);
+      await users.remove(envOf(req), req.params.user_id);
       return reply.code(204).send(null);
     },
   );
@@ -129,8 +126,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
         response: { 200: RoleAssignmentRead, ...errorResponses(404, 409) },
       },
     },
-    (req) =>
-      users.assignRole(principalOf(req), req.params.proj_id, req.params.env_id, req.params.user_id, req.body),
+    (req) => users.assignRole(envOf(req), req.params.user_id, req.body),
   );
   app.delete(
     `${base}/:user_id/roles`,
@@ -146,9 +142,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
     },
     async (req, reply) => {
       const removed = await users.unassignRole(
-        principalOf(req),
-        req.params.proj_id,
-        req.params.env_id,
+        envOf(req),
+
         req.params.user_id,
         req.body,
       );

@@ -1,13 +1,13 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 import type { Db } from "../../changes/feed.ts";
-import type { Principal } from "../../lib/access.ts";
+
 import { invalid } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import type { ScopeService } from "../../domain/path-scope.ts";
+import type { EnvScope } from "../../domain/path-scope.ts";
 import type { UserRow } from "../../domain/facts/facts.repo.ts";
 import { Resolver, userChange, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import { assignmentRead, assignRoles, unassignRole } from "../../domain/facts/role-assignment-records.ts";
@@ -33,8 +33,8 @@ import {
 
 const USER_KEY_RE = new RegExp(USER_KEY_PATTERN);
 
-export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeService }) {
-  const { db, scope } = deps;
+export function createUsersService(deps: { db: Kysely<Database> }) {
+  const { db } = deps;
 
   const write = <T>(env: Env, fn: (resolver: Resolver, changes: Change[]) => Promise<T>): Promise<T> =>
     writeFacts(db, env, fn);
@@ -46,8 +46,8 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
   };
 
   return {
-    async list(principal: Principal, projRef: string, envRef: string, q: UserListQuery, p: PageRequest) {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+    async list(env: EnvScope, q: UserListQuery, p: PageRequest) {
+      const { environment } = env;
       return listUserPage(
         db,
         environment.id,
@@ -61,19 +61,18 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
       );
     },
 
-    async get(principal: Principal, projRef: string, envRef: string, userRef: string): Promise<UserRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "read" });
+    async get(env: EnvScope, userRef: string): Promise<UserRead> {
+      const { environment } = env;
       const user = await new Resolver(db, environment).requireUser(userRef);
       return readOne(db, environment, user);
     },
 
     async create(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       input: UserCreate,
     ): Promise<UserRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) =>
         readOne(resolver.db, environment, await createUserRecord(resolver, input, changes)),
       );
@@ -81,13 +80,12 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
 
     /** Creates (201) or replaces (200) the user the path names. */
     async replace(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       userRef: string,
       input: UserReplace,
     ): Promise<{ user: UserRead; created: boolean }> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const existing = await resolver.user(userRef);
         if (existing) {
@@ -112,13 +110,12 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     async update(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       userRef: string,
       input: UserUpdate,
     ): Promise<UserRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const existing = await resolver.requireUser(userRef);
         const row = await updateUser(resolver.db, environment.id, existing.id, {
@@ -134,8 +131,8 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     /** The user's role assignments go with it. */
-    async remove(principal: Principal, projRef: string, envRef: string, userRef: string): Promise<void> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+    async remove(env: EnvScope, userRef: string): Promise<void> {
+      const { environment } = env;
       await write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(userRef);
         await deleteUsers(resolver.db, environment.id, [user.id]);
@@ -144,13 +141,12 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     async assignRole(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       userRef: string,
       input: UserRoleCreate,
     ): Promise<RoleAssignmentRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(userRef);
         const [written] = await assignRoles(resolver, user, [input], changes, "fail");
@@ -160,13 +156,12 @@ export function createUsersService(deps: { db: Kysely<Database>; scope: ScopeSer
     },
 
     async unassignRole(
-      principal: Principal,
-      projRef: string,
-      envRef: string,
+      env: EnvScope,
+
       userRef: string,
       input: UserRoleRemove,
     ): Promise<RoleAssignmentRead> {
-      const { environment } = await scope.environment(principal, projRef, envRef, { access: "write" });
+      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(userRef);
         const removed = await unassignRole(resolver, user, input, changes, "fail");
