@@ -12,14 +12,19 @@ export const JsonObject = Type.Record(Type.String(), Type.Unknown());
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const Ref = (description: string) => Type.String({ minLength: 1, maxLength: 512, description });
 
+/** The fields of an error: of every non-2xx body, and of a failed task. */
+export const ErrorFields = {
+  id: Type.String(),
+  error_code: Type.String(),
+  title: Type.String(),
+  message: Type.String(),
+  support_link: Type.String(),
+  additional_info: Type.Optional(JsonObject),
+};
+
 export const ErrorBodySchema = Type.Object(
   {
-    id: Type.String(),
-    error_code: Type.String(),
-    title: Type.String(),
-    message: Type.String(),
-    support_link: Type.String(),
-    additional_info: Type.Optional(JsonObject),
+    ...ErrorFields,
     detail: Type.Optional(
       Type.Array(
         Type.Object({

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from "typebox";
-import { EnvParams, JsonObject, Ref } from "../lib/schemas.ts";
+import { EnvParams, ErrorFields, Ref } from "../lib/schemas.ts";
 import { MAX_WAIT_SECONDS } from "./tasks.service.ts";
 
 export const WaitQuery = Type.Object({
@@ -20,17 +20,7 @@ export const TaskPathParams = Type.Object({
   task_id: Ref("task id (UUID)"),
 });
 
-export const TaskError = Type.Object(
-  {
-    id: Type.String(),
-    error_code: Type.String(),
-    title: Type.String(),
-    message: Type.String(),
-    support_link: Type.String(),
-    additional_info: Type.Optional(JsonObject),
-  },
-  { description: "the task error object" },
-);
+export const TaskError = Type.Object(ErrorFields, { description: "the task error object" });
 
 /** The background task record: `result` is filled when `status` is success, `error` when it is failed. */
 export const TaskRecordOf = <T extends TSchema>(result: T) =>

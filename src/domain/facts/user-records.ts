@@ -126,12 +126,42 @@ export async function createUserRecord(
     if (isUniqueViolation(e)) throw duplicate("user", input.key);
     throw e;
   }
+  return wrote(resolver, row, input, changes, loc);
+}
+
+/** A user row just written: remembered, fed to the PDP, and given the role assignments of the body. */
+async function wrote(
+  resolver: Resolver,
+  row: UserRow,
+  input: Pick<UserCreate, "role_assignments">,
+  changes: Change[],
+  loc: (string | number)[],
+): Promise<UserRow> {
   resolver.remember("user", row.key, row);
   changes.push(userChange(row));
   await assignRoles(resolver, row, input.role_assignments ?? [], changes, "skip", [
     ...loc,
     "role_assignments",
   ]);
+  return row;
+}
+
+/** PATCH semantics: the profile fields the input names are set, the others stay. */
+export async function patchUserRecord(
+  resolver: Resolver,
+  existing: UserRow,
+  input: Pick<UserCreate, "email" | "first_name" | "last_name" | "attributes">,
+  changes: Change[],
+): Promise<UserRow> {
+  const row = await updateUser(resolver.db, resolver.env.id, existing.id, {
+    ...(input.email !== undefined && { email: input.email }),
+    ...(input.first_name !== undefined && { first_name: input.first_name }),
+    ...(input.last_name !== undefined && { last_name: input.last_name }),
+    ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
+    updated_at: now(),
+  });
+  resolver.remember("user", row.key, row);
+  changes.push(userChange(row));
   return row;
 }
 
@@ -150,13 +180,7 @@ export async function replaceUserRecord(
     attributes: toJson(input.attributes),
     updated_at: now(),
   });
-  resolver.remember("user", row.key, row);
-  changes.push(userChange(row));
-  await assignRoles(resolver, row, input.role_assignments ?? [], changes, "skip", [
-    ...loc,
-    "role_assignments",
-  ]);
-  return row;
+  return wrote(resolver, row, input, changes, loc);
 }
 
 export const userDeleteChange = (key: string): Change => ({ kind: "user", op: "delete", data: { key } });

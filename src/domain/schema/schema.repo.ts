@@ -1,6 +1,7 @@
-import { sql, type Expression, type Selectable, type SqlBool } from "kysely";
+import { sql, type Expression, type Selectable, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type {
+  Database,
   ActionGroupsTable,
   ConditionSetsTable,
   RelationsTable,
@@ -29,6 +30,18 @@ export function matchesSearch(columns: string[], search: string): Expression<Sql
   const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const parts = columns.map((c) => sql<SqlBool>`lower(${sql.ref(c)}) like ${pattern} escape '\\'`);
   return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
+}
+
+/** A page of ids in creation order (then key), and the total the filtered query `q` matches. */
+export async function pageOfIds<TB extends "resources" | "condition_sets" | "roles">(
+  q: SelectQueryBuilder<Database, TB, object>,
+  offset: number,
+  limit: number,
+): Promise<{ ids: string[]; total: number }> {
+  const page = q.select("id").orderBy("created_at").orderBy("key").offset(offset).limit(limit);
+  const rows = (await page.execute()) as { id: string }[];
+  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
+  return { ids: rows.map((r) => r.id), total: Number(count.n) };
 }
 
 export const findResource = (db: Db, envId: string, ref: string): Promise<ResourceRow | undefined> => {

@@ -64,8 +64,11 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
   }
 
   return {
-    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<ResourceActionGroupRead[]> {
-      const { environment } = env;
+    async list(
+      { environment }: EnvScope,
+      path: ResourcePath,
+      page: PageRequest,
+    ): Promise<ResourceActionGroupRead[]> {
       const resource = await requireResource(db, environment.id, path.resource_id);
       const rows = await listActionGroupsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
       const members = await actionGroupMembers(
@@ -76,8 +79,7 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
       return rows.map((r) => actionGroupRead(r, members.get(r.id) ?? []));
     },
 
-    async get(env: EnvScope, path: ActionGroupPath): Promise<ResourceActionGroupRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: ActionGroupPath): Promise<ResourceActionGroupRead> {
       const resource = await requireResource(db, environment.id, path.resource_id);
       return read(db, environment.id, await requireGroup(db, environment.id, resource, path.action_group_id));
     },

@@ -131,8 +131,7 @@ export function createAuditLogsService(deps: {
 }) {
   const { db, readDb, dialect } = deps;
   return {
-    async list(envScope: EnvScope, q: AuditLogQueryInput, page: PageRequest) {
-      const { environment } = envScope;
+    async list({ environment }: EnvScope, q: AuditLogQueryInput, page: PageRequest) {
       const filter: DecisionLogFilter = {
         pdpId: q.pdp_id,
         users: q.users,
@@ -160,8 +159,7 @@ export function createAuditLogsService(deps: {
       return { ...result, pagination_count: result.page_count };
     },
 
-    async get(envScope: EnvScope, id: string) {
-      const { environment } = envScope;
+    async get({ environment }: EnvScope, id: string) {
       const row = await findDecisionLog(readDb, dialect, environment.id, id);
       if (!row) throw notFound("decision log", id);
       return readLog(row, environment);
@@ -171,8 +169,7 @@ export function createAuditLogsService(deps: {
      * Standalone PDPs ship their decisions here, one environment's chunk at a time: stored as one chunk of the
      * path's environment, whatever environment the entries name.
      */
-    async ingest(envScope: EnvScope, entries: DecisionLogEntry[]) {
-      const { environment } = envScope;
+    async ingest({ environment }: EnvScope, entries: DecisionLogEntry[]) {
       if (entries.length === 0) return { accepted: 0 };
       const ids = entries.map((e) => e.id).sort();
       await insertDecisionLogChunk(

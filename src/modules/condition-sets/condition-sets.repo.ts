@@ -1,7 +1,7 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ConditionSetsTable } from "../../db/types.ts";
-import { matchesSearch } from "../../domain/schema/schema.repo.ts";
+import { matchesSearch, pageOfIds } from "../../domain/schema/schema.repo.ts";
 
 export async function listConditionSetIdsPage(
   db: Db,
@@ -13,15 +13,7 @@ export async function listConditionSetIdsPage(
   let q = db.selectFrom("condition_sets").where("environment_id", "=", envId);
   if (filter.type) q = q.where("type", "=", filter.type);
   if (filter.search) q = q.where(matchesSearch(["key", "name"], filter.search));
-  const rows = await q
-    .select("id")
-    .orderBy("created_at")
-    .orderBy("key")
-    .offset(offset)
-    .limit(limit)
-    .execute();
-  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return { ids: rows.map((r) => r.id), total: Number(count.n) };
+  return pageOfIds(q, offset, limit);
 }
 
 export const insertConditionSet = (db: Db, row: Insertable<ConditionSetsTable>) =>

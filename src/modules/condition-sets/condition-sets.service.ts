@@ -115,12 +115,11 @@ export function createConditionSetsService(deps: { db: Kysely<Database> }) {
   }
 
   async function relatives(
-    env: EnvScope,
+    { environment }: EnvScope,
     path: ConditionSetPath,
     direction: "ancestors" | "descendants",
     page: PageRequest,
   ): Promise<ConditionSetRead[]> {
-    const { environment } = env;
     const set = await requireSet(db, environment.id, path.condition_set_id);
     const all = await listConditionSetParents(db, environment.id);
     const ids: string[] = [];
@@ -138,7 +137,7 @@ export function createConditionSetsService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
+      { environment }: EnvScope,
       path: EnvPath,
       query: {
         search?: string | undefined;
@@ -147,7 +146,6 @@ export function createConditionSetsService(deps: { db: Kysely<Database> }) {
       },
       page: PageRequest,
     ): Promise<ConditionSetRead[] | Page<ConditionSetRead>> {
-      const { environment } = env;
       const { ids, total } = await listConditionSetIdsPage(
         db,
         environment.id,
@@ -159,8 +157,7 @@ export function createConditionSetsService(deps: { db: Kysely<Database> }) {
       return query.include_total_count ? envelope(sets, total, page) : sets;
     },
 
-    async get(env: EnvScope, path: ConditionSetPath): Promise<ConditionSetRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: ConditionSetPath): Promise<ConditionSetRead> {
       return read(db, environment.id, (await requireSet(db, environment.id, path.condition_set_id)).id);
     },
 

@@ -305,12 +305,10 @@ export function createEnvironmentCopyService(deps: {
 
     /** The task as it is, or (with `wait`) as soon as it finishes. Only under its source environment. */
     async result(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       taskId: string,
       wait: number,
     ): Promise<TaskRecord<EnvironmentRead>> {
-      const { environment } = env;
       const row = await tasks.wait(environment.id, taskId, COPY_TASK, wait);
       return taskRecord<EnvironmentRead>(row);
     },

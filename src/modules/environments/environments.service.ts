@@ -39,12 +39,7 @@ export function createEnvironmentsService(deps: {
 
     get: ({ environment }: EnvScope): EnvironmentRead => environmentRead(environment),
 
-    async update(
-      env: EnvScope,
-
-      input: EnvironmentUpdate,
-    ): Promise<EnvironmentRead> {
-      const { environment } = env;
+    async update({ environment }: EnvScope, input: EnvironmentUpdate): Promise<EnvironmentRead> {
       const row = await updateEnvironment(db, environment.id, {
         ...(input.name !== undefined && { name: input.name }),
         ...(input.description !== undefined && { description: input.description }),
@@ -57,8 +52,7 @@ export function createEnvironmentsService(deps: {
     },
 
     /** Removes the environment and, through the foreign keys, everything in it. */
-    async remove(env: EnvScope): Promise<void> {
-      const { environment } = env;
+    async remove({ environment }: EnvScope): Promise<void> {
       await deleteEnvironment(db, environment.id);
       deps.onDeleted?.(environment.id);
     },

@@ -45,8 +45,7 @@ export function createPdpSyncService(deps: { store: Store; notifier: ChangeNotif
   }
 
   return {
-    async snapshot(envScope: EnvScope) {
-      const { environment } = envScope;
+    async snapshot({ environment }: EnvScope) {
       const snap = await databaseFeed(store, environment.id).snapshot();
       return {
         environment_id: environment.id,
@@ -56,8 +55,7 @@ export function createPdpSyncService(deps: { store: Store; notifier: ChangeNotif
       };
     },
 
-    async changes(envScope: EnvScope, after: number, waitSeconds: number) {
-      const { environment } = envScope;
+    async changes({ environment }: EnvScope, after: number, waitSeconds: number) {
       await waitForChange(environment.id, after, waitSeconds * 1000);
       const { changes, revision } = await databaseFeed(store, environment.id).changesAfter(after);
       return { revision, head: await headOf(environment.id), changes };

@@ -30,8 +30,11 @@ export function createRelationsService(deps: { db: Kysely<Database> }) {
     relationRead((await findRelationWithKeys(db, envId, id)) as RelationWithKeys);
 
   return {
-    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<Page<RelationRead>> {
-      const { environment } = env;
+    async list(
+      { environment }: EnvScope,
+      path: ResourcePath,
+      page: PageRequest,
+    ): Promise<Page<RelationRead>> {
       const object = await requireResource(db, environment.id, path.resource_id);
       const { rows, total } = await listRelationsPage(
         db,
@@ -43,8 +46,7 @@ export function createRelationsService(deps: { db: Kysely<Database> }) {
       return envelope(rows.map(relationRead), total, page);
     },
 
-    async get(env: EnvScope, path: RelationPath): Promise<RelationRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: RelationPath): Promise<RelationRead> {
       const object = await requireResource(db, environment.id, path.resource_id);
       const relation = await requireRelation(db, environment.id, object, path.relation_id);
       return read(db, environment.id, relation.id);

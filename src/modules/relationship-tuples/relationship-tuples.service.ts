@@ -306,33 +306,24 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
 
   return {
     async list(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: RelationshipTupleListQuery,
       p: PageRequest,
     ): Promise<RelationshipTupleRead[] | Page<RelationshipTupleRead>> {
-      const { environment } = env;
       const { data, total } = await page(environment, q, p, q.detailed === true);
       return q.include_total_count ? envelope(data, await total(), p) : data;
     },
 
     async listDetailed(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: RelationshipTupleListQuery,
       p: PageRequest,
     ): Promise<Page<RelationshipTupleRead>> {
-      const { environment } = env;
       const { data, total } = await page(environment, q, p, true);
       return envelope(data, await total(), p);
     },
 
-    async create(
-      env: EnvScope,
-
-      input: RelationshipTupleCreate,
-    ): Promise<RelationshipTupleRead> {
-      const { environment } = env;
+    async create({ environment }: EnvScope, input: RelationshipTupleCreate): Promise<RelationshipTupleRead> {
       const [written] = await writeFacts(db, environment, (resolver, changes) =>
         createTupleRecords(resolver, [input], changes, "fail"),
       );
@@ -340,12 +331,7 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
       return tupleRead(written, false);
     },
 
-    async remove(
-      env: EnvScope,
-
-      input: RelationshipTupleDelete,
-    ): Promise<void> {
-      const { environment } = env;
+    async remove({ environment }: EnvScope, input: RelationshipTupleDelete): Promise<void> {
       await writeFacts(db, environment, (resolver, changes) =>
         deleteTupleRecords(resolver, [input], changes),
       );
@@ -353,11 +339,9 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
 
     /** All or nothing; a tuple that already exists is left as it is. */
     async bulkCreate(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       inputs: RelationshipTupleCreate[],
     ): Promise<Record<string, never>> {
-      const { environment } = env;
       await writeFacts(db, environment, (resolver, changes) =>
         createTupleRecords(resolver, inputs, changes, "skip", ["body", "operations"]),
       );
@@ -366,11 +350,9 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
 
     /** All or nothing: one tuple that does not exist deletes none. */
     async bulkDelete(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       idents: RelationshipTupleDelete[],
     ): Promise<Record<string, never>> {
-      const { environment } = env;
       await writeFacts(db, environment, (resolver, changes) => deleteTupleRecords(resolver, idents, changes));
       return {};
     },

@@ -34,15 +34,17 @@ export function createResourceActionsService(deps: { db: Kysely<Database> }) {
   }
 
   return {
-    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<ResourceActionRead[]> {
-      const { environment } = env;
+    async list(
+      { environment }: EnvScope,
+      path: ResourcePath,
+      page: PageRequest,
+    ): Promise<ResourceActionRead[]> {
       const resource = await requireResource(db, environment.id, path.resource_id);
       const rows = await listActionsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
       return rows.map((r) => actionRead(r, resource.key));
     },
 
-    async get(env: EnvScope, path: ActionPath): Promise<ResourceActionRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: ActionPath): Promise<ResourceActionRead> {
       const resource = await requireResource(db, environment.id, path.resource_id);
       return actionRead(await requireAction(db, environment.id, resource, path.action_id), resource.key);
     },

@@ -67,12 +67,11 @@ export function createResourceAttributesService(deps: { db: Kysely<Database> }) 
 
   return {
     async list(
-      env: EnvScope,
+      { environment }: EnvScope,
       path: EnvPath,
       owner: AttributeOwner,
       page: PageRequest,
     ): Promise<ResourceAttributeRead[]> {
-      const { environment } = env;
       const resource = await ownerForRead(db, environment.id, owner);
       if (!resource) return [];
       const rows = await listAttributes(db, environment.id, resource.id, {
@@ -83,12 +82,11 @@ export function createResourceAttributesService(deps: { db: Kysely<Database> }) 
     },
 
     async get(
-      env: EnvScope,
+      { environment }: EnvScope,
       path: EnvPath,
       owner: AttributeOwner,
       attributeRef: string,
     ): Promise<ResourceAttributeRead> {
-      const { environment } = env;
       const resource = await ownerForRead(db, environment.id, owner);
       const row = await requireAttribute(db, environment.id, resource, attributeRef);
       return attributeRead(row, resource?.key ?? USER_RESOURCE_KEY);

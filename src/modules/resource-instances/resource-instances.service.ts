@@ -98,34 +98,28 @@ export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: ResourceInstanceListQuery,
       p: PageRequest,
     ): Promise<ResourceInstanceRead[] | Page<ResourceInstanceRead>> {
-      const { environment } = env;
       const { data, total } = await page(environment, q, p, q.detailed === true);
       return q.include_total_count ? envelope(data, await total(), p) : data;
     },
 
     async listDetailed(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: ResourceInstanceListQuery,
       p: PageRequest,
     ): Promise<Page<ResourceInstanceRead>> {
-      const { environment } = env;
       const { data, total } = await page(environment, q, p, true);
       return envelope(data, await total(), p);
     },
 
     async get(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       instanceRef: string,
       detailed: boolean,
     ): Promise<ResourceInstanceRead> {
-      const { environment } = env;
       const row = await new Resolver(db, environment).requireInstance(instanceRef);
       if (!detailed) return instanceRead(row);
       const [read] = await detailedReads(db, environment.id, [row]);
@@ -133,12 +127,7 @@ export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
       return read;
     },
 
-    async create(
-      env: EnvScope,
-
-      input: ResourceInstanceCreate,
-    ): Promise<ResourceInstanceRead> {
-      const { environment } = env;
+    async create({ environment }: EnvScope, input: ResourceInstanceCreate): Promise<ResourceInstanceRead> {
       const [written] = await writeFacts(db, environment, (resolver, changes) =>
         writeInstanceRecords(resolver, [input], changes, "fail"),
       );
@@ -147,12 +136,10 @@ export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
     },
 
     async update(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       instanceRef: string,
       input: ResourceInstanceUpdate,
     ): Promise<ResourceInstanceRead> {
-      const { environment } = env;
       return writeFacts(db, environment, async (resolver, changes) => {
         const existing = await resolver.requireInstance(instanceRef);
         if (input.attributes === undefined) return instanceRead(existing);
@@ -166,8 +153,7 @@ export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
       });
     },
 
-    async remove(env: EnvScope, instanceRef: string): Promise<void> {
-      const { environment } = env;
+    async remove({ environment }: EnvScope, instanceRef: string): Promise<void> {
       await writeFacts(db, environment, async (resolver, changes) =>
         deleteInstanceRecords(resolver, [await resolver.requireInstance(instanceRef)], changes),
       );

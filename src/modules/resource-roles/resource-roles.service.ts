@@ -79,8 +79,11 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
     });
   }
 
-  async function related(env: EnvScope, path: ResourceRolePath, direction: "ancestors" | "descendants") {
-    const { environment } = env;
+  async function related(
+    { environment }: EnvScope,
+    path: ResourceRolePath,
+    direction: "ancestors" | "descendants",
+  ) {
     const resource = await requireResource(db, environment.id, path.resource_id);
     const role = await requireRole(db, environment.id, resource, path.role_id);
     const ids = walkRoles(await listExtendsEdges(db, environment.id, resource.id), role.id, direction);
@@ -88,8 +91,11 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
   }
 
   return {
-    async list(env: EnvScope, path: ResourcePath, page: PageRequest): Promise<ResourceRoleRead[]> {
-      const { environment } = env;
+    async list(
+      { environment }: EnvScope,
+      path: ResourcePath,
+      page: PageRequest,
+    ): Promise<ResourceRoleRead[]> {
       const resource = await requireResource(db, environment.id, path.resource_id);
       const ids = await listResourceRoleIdsPage(
         db,
@@ -101,8 +107,7 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
       return (await loadRoleGraphs(db, environment.id, ids)).map(resourceRoleRead);
     },
 
-    async get(env: EnvScope, path: ResourceRolePath): Promise<ResourceRoleRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: ResourceRolePath): Promise<ResourceRoleRead> {
       const resource = await requireResource(db, environment.id, path.resource_id);
       return read(db, environment.id, (await requireRole(db, environment.id, resource, path.role_id)).id);
     },

@@ -1,7 +1,7 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ResourcesTable } from "../../db/types.ts";
-import { matchesSearch, type ResourceRow } from "../../domain/schema/schema.repo.ts";
+import { matchesSearch, pageOfIds, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 
 export async function listResourceIdsPage(
   db: Db,
@@ -13,15 +13,7 @@ export async function listResourceIdsPage(
   let q = db.selectFrom("resources").where("environment_id", "=", envId);
   if (!filter.includeBuiltIn) q = q.where("built_in", "=", 0);
   if (filter.search) q = q.where(matchesSearch(["key", "name"], filter.search));
-  const rows = await q
-    .select("id")
-    .orderBy("created_at")
-    .orderBy("key")
-    .offset(offset)
-    .limit(limit)
-    .execute();
-  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return { ids: rows.map((r) => r.id), total: Number(count.n) };
+  return pageOfIds(q, offset, limit);
 }
 
 export const insertResource = (db: Db, row: Insertable<ResourcesTable>) =>

@@ -25,7 +25,7 @@ export function createResourcesService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
+      { environment }: EnvScope,
       path: EnvPath,
       query: {
         search?: string | undefined;
@@ -34,7 +34,6 @@ export function createResourcesService(deps: { db: Kysely<Database> }) {
       },
       page: PageRequest,
     ): Promise<ResourceRead[] | Page<ResourceRead>> {
-      const { environment } = env;
       const { ids, total } = await listResourceIdsPage(
         db,
         environment.id,
@@ -46,8 +45,7 @@ export function createResourcesService(deps: { db: Kysely<Database> }) {
       return query.include_total_count ? envelope(resources, total, page) : resources;
     },
 
-    async get(env: EnvScope, path: ResourcePath): Promise<ResourceRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: ResourcePath): Promise<ResourceRead> {
       return read(db, environment.id, (await requireResource(db, environment.id, path.resource_id)).id);
     },
 

@@ -154,12 +154,10 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: RoleAssignmentListQuery,
       p: PageRequest,
     ): Promise<RoleAssignmentList> {
-      const { environment } = env;
       const { data, total } = await page(environment, q, p, q.detailed === true);
       if (!q.include_total_count) return data;
       return envelope<RoleAssignmentRead | RoleAssignmentDetailedRead>(
@@ -169,23 +167,12 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
       ) as RoleAssignmentList;
     },
 
-    async listDetailed(
-      env: EnvScope,
-
-      q: RoleAssignmentListQuery,
-      p: PageRequest,
-    ) {
-      const { environment } = env;
+    async listDetailed({ environment }: EnvScope, q: RoleAssignmentListQuery, p: PageRequest) {
       const { data, total } = await page(environment, q, p, true);
       return envelope(data as RoleAssignmentDetailedRead[], await total(), p);
     },
 
-    async assign(
-      env: EnvScope,
-
-      input: RoleAssignmentCreate,
-    ): Promise<RoleAssignmentRead> {
-      const { environment } = env;
+    async assign({ environment }: EnvScope, input: RoleAssignmentCreate): Promise<RoleAssignmentRead> {
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(input.user);
         const [written] = await assignRoles(resolver, user, [input], changes, "fail");
@@ -194,12 +181,7 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
       });
     },
 
-    async unassign(
-      env: EnvScope,
-
-      input: RoleAssignmentRemove,
-    ): Promise<RoleAssignmentRead> {
-      const { environment } = env;
+    async unassign({ environment }: EnvScope, input: RoleAssignmentRemove): Promise<RoleAssignmentRead> {
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(input.user);
         const removed = await unassignRole(resolver, user, input, changes, "fail");
@@ -211,7 +193,6 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
     /** All or nothing: one unknown role or tenant (or user, under the "fail" policy) writes nothing. */
     async bulkAssign(
       env: EnvScope,
-
       inputs: RoleAssignmentCreate[],
       policy: "fail" | "ignore" | "create",
     ): Promise<{ assignments_created: number }> {
@@ -233,7 +214,6 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
 
     async bulkUnassign(
       env: EnvScope,
-
       inputs: RoleAssignmentRemove[],
     ): Promise<{ assignments_removed: number }> {
       const { environment } = env;

@@ -3,7 +3,7 @@ import type { Db } from "../../changes/feed.ts";
 import type { RolesTable } from "../../db/types.ts";
 import { newId } from "../../lib/ids.ts";
 import { now } from "../../lib/time.ts";
-import { matchesSearch, type RoleRow } from "../../domain/schema/schema.repo.ts";
+import { matchesSearch, pageOfIds, type RoleRow } from "../../domain/schema/schema.repo.ts";
 
 /** SQL of the roles table and what hangs off a role; tenant roles and resource roles share it. */
 
@@ -26,15 +26,7 @@ export async function listTenantRolesPage(
 ): Promise<{ ids: string[]; total: number }> {
   let q = db.selectFrom("roles").where("environment_id", "=", envId).where("resource_id", "is", null);
   if (search) q = q.where(matchesSearch(["key", "name"], search));
-  const rows = await q
-    .select("id")
-    .orderBy("created_at")
-    .orderBy("key")
-    .offset(offset)
-    .limit(limit)
-    .execute();
-  const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
-  return { ids: rows.map((r) => r.id), total: Number(count.n) };
+  return pageOfIds(q, offset, limit);
 }
 
 export async function listResourceRoleIdsPage(

@@ -167,12 +167,11 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
+      { environment }: EnvScope,
       path: EnvPath,
       query: { search?: string | undefined; include_total_count?: boolean | undefined },
       page: PageRequest,
     ): Promise<RoleRead[] | Page<RoleRead>> {
-      const { environment } = env;
       const { ids, total } = await listTenantRolesPage(
         db,
         environment.id,
@@ -184,8 +183,7 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
       return query.include_total_count ? envelope(roles, total, page) : roles;
     },
 
-    async get(env: EnvScope, path: RolePath): Promise<RoleRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, path: RolePath): Promise<RoleRead> {
       return read(db, environment.id, (await requireRole(db, environment.id, path.role_id)).id);
     },
 

@@ -129,12 +129,10 @@ export function createSetRulesService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: SetRuleListQuery,
       p: PageRequest,
     ): Promise<ConditionSetRuleRead[]> {
-      const { environment } = env;
       const filter = await resolveFilter(environment, q);
       if (!filter) return [];
       const rows = await listSetRulesQuery(db, environment.id, filter, offsetOf(p), p.perPage).execute();
@@ -142,12 +140,7 @@ export function createSetRulesService(deps: { db: Kysely<Database> }) {
     },
 
     /** Returns an array holding the rule, as Permit does. */
-    async create(
-      env: EnvScope,
-
-      input: ConditionSetRuleCreate,
-    ): Promise<ConditionSetRuleRead[]> {
-      const { environment } = env;
+    async create({ environment }: EnvScope, input: ConditionSetRuleCreate): Promise<ConditionSetRuleRead[]> {
       return writeFacts(db, environment, async (resolver, changes) => {
         const resolved = await resolveRule(resolver, input);
         const keys = keysOf(resolved);
@@ -185,12 +178,7 @@ export function createSetRulesService(deps: { db: Kysely<Database> }) {
       });
     },
 
-    async remove(
-      env: EnvScope,
-
-      input: ConditionSetRuleCreate,
-    ): Promise<void> {
-      const { environment } = env;
+    async remove({ environment }: EnvScope, input: ConditionSetRuleCreate): Promise<void> {
       await writeFacts(db, environment, async (resolver, changes) => {
         const resolved = await resolveRule(resolver, input);
         const keys = keysOf(resolved);

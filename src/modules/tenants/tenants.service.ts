@@ -7,17 +7,16 @@ import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagin
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { TenantRow } from "../../domain/facts/facts.repo.ts";
-import {
-  attributesOrNull,
-  Resolver,
-  tenantChange,
-  userChange,
-  writeFacts,
-} from "../../domain/facts/facts-write.ts";
+import { attributesOrNull, Resolver, tenantChange, writeFacts } from "../../domain/facts/facts-write.ts";
 import { assignmentChange, assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
-import { createUserRecord, listUserPage, userReads } from "../../domain/facts/user-records.ts";
-import { updateUser } from "../users/users.repo.ts";
+import {
+  createUserRecord,
+  listUserPage,
+  patchUserRecord,
+  userReads,
+} from "../../domain/facts/user-records.ts";
+
 import type { UserCreate, UserRead } from "../users/users.schemas.ts";
 import { countTenants, listTenantsQuery, updateTenant } from "./tenants.repo.ts";
 import type {
@@ -49,29 +48,21 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
 
   return {
     async list(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       q: TenantListQuery,
       p: PageRequest,
     ): Promise<TenantRead[] | Page<TenantRead>> {
-      const { environment } = env;
       const rows = await listTenantsQuery(db, environment.id, q.search, offsetOf(p), p.perPage).execute();
       const data = rows.map(tenantRead);
       if (!q.include_total_count) return data;
       return envelope(data, await countTenants(db, environment.id, q.search), p);
     },
 
-    async get(env: EnvScope, tenantRef: string): Promise<TenantRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, tenantRef: string): Promise<TenantRead> {
       return tenantRead(await new Resolver(db, environment).requireTenant(tenantRef));
     },
 
-    async create(
-      env: EnvScope,
-
-      input: TenantCreate,
-    ): Promise<TenantRead> {
-      const { environment } = env;
+    async create({ environment }: EnvScope, input: TenantCreate): Promise<TenantRead> {
       const [row] = await writeFacts(db, environment, (resolver, changes) =>
         createTenantRecords(resolver, [input], changes),
       );
@@ -79,13 +70,7 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
       return tenantRead(row);
     },
 
-    async update(
-      env: EnvScope,
-
-      tenantRef: string,
-      input: TenantUpdate,
-    ): Promise<TenantRead> {
-      const { environment } = env;
+    async update({ environment }: EnvScope, tenantRef: string, input: TenantUpdate): Promise<TenantRead> {
       return writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
         const row = await updateTenant(resolver.db, environment.id, tenant.id, {
@@ -99,8 +84,7 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
       });
     },
 
-    async remove(env: EnvScope, tenantRef: string): Promise<void> {
-      const { environment } = env;
+    async remove({ environment }: EnvScope, tenantRef: string): Promise<void> {
       await writeFacts(db, environment, async (resolver, changes) =>
         deleteTenantRecords(resolver, [await resolver.requireTenant(tenantRef)], changes),
       );
@@ -108,13 +92,11 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
 
     /** Users holding any role in the tenant; always paginated. */
     async listUsers(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       tenantRef: string,
       q: TenantUsersQuery,
       p: PageRequest,
     ): Promise<Page<UserRead>> {
-      const { environment } = env;
       const tenant = await new Resolver(db, environment).requireTenant(tenantRef);
       return listUserPage(
         db,
@@ -133,13 +115,7 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
      * Creates the user when it does not exist (or updates the profile fields the body names) and assigns its
      * `role_assignments` in this tenant.
      */
-    async addUser(
-      env: EnvScope,
-
-      tenantRef: string,
-      input: UserCreate,
-    ): Promise<UserRead> {
-      const { environment } = env;
+    async addUser({ environment }: EnvScope, tenantRef: string, input: UserCreate): Promise<UserRead> {
       return writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
         const assignments = (input.role_assignments ?? []).map((a, i) => {
@@ -165,14 +141,7 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
             input.last_name !== undefined ||
             input.attributes !== undefined
           ) {
-            user = await updateUser(resolver.db, environment.id, existing.id, {
-              ...(input.email !== undefined && { email: input.email }),
-              ...(input.first_name !== undefined && { first_name: input.first_name }),
-              ...(input.last_name !== undefined && { last_name: input.last_name }),
-              ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-              updated_at: now(),
-            });
-            changes.push(userChange(user));
+            user = await patchUserRecord(resolver, existing, input, changes);
           }
           await assignRoles(resolver, user, assignments, changes, "skip", ["body", "role_assignments"]);
         }
@@ -183,13 +152,7 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
     },
 
     /** Removes every role the user holds in the tenant (tenant roles and roles on the tenant's instances). */
-    async removeUser(
-      env: EnvScope,
-
-      tenantRef: string,
-      userRef: string,
-    ): Promise<void> {
-      const { environment } = env;
+    async removeUser({ environment }: EnvScope, tenantRef: string, userRef: string): Promise<void> {
       await writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
         const user = await resolver.requireUser(userRef);

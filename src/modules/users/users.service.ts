@@ -3,16 +3,16 @@ import type { Database } from "../../db/types.ts";
 import type { Db } from "../../changes/feed.ts";
 
 import { invalid } from "../../lib/errors.ts";
-import { toJson } from "../../lib/json.ts";
+
 import type { PageRequest } from "../../lib/pagination.ts";
-import { now } from "../../lib/time.ts";
+
 import type { Change } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { UserRow } from "../../domain/facts/facts.repo.ts";
-import { Resolver, userChange, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
+import { Resolver, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import { assignmentRead, assignRoles, unassignRole } from "../../domain/facts/role-assignment-records.ts";
 import type { RoleAssignmentRead } from "../role-assignments/role-assignments.schemas.ts";
-import { deleteUsers, updateUser } from "./users.repo.ts";
+import { deleteUsers } from "./users.repo.ts";
 import {
   USER_KEY_PATTERN,
   type UserCreate,
@@ -26,6 +26,7 @@ import {
 import {
   createUserRecord,
   listUserPage,
+  patchUserRecord,
   replaceUserRecord,
   userDeleteChange,
   userReads,
@@ -46,8 +47,7 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
   };
 
   return {
-    async list(env: EnvScope, q: UserListQuery, p: PageRequest) {
-      const { environment } = env;
+    async list({ environment }: EnvScope, q: UserListQuery, p: PageRequest) {
       return listUserPage(
         db,
         environment.id,
@@ -61,18 +61,12 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
       );
     },
 
-    async get(env: EnvScope, userRef: string): Promise<UserRead> {
-      const { environment } = env;
+    async get({ environment }: EnvScope, userRef: string): Promise<UserRead> {
       const user = await new Resolver(db, environment).requireUser(userRef);
       return readOne(db, environment, user);
     },
 
-    async create(
-      env: EnvScope,
-
-      input: UserCreate,
-    ): Promise<UserRead> {
-      const { environment } = env;
+    async create({ environment }: EnvScope, input: UserCreate): Promise<UserRead> {
       return write(environment, async (resolver, changes) =>
         readOne(resolver.db, environment, await createUserRecord(resolver, input, changes)),
       );
@@ -81,7 +75,6 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
     /** Creates (201) or replaces (200) the user the path names. */
     async replace(
       env: EnvScope,
-
       userRef: string,
       input: UserReplace,
     ): Promise<{ user: UserRead; created: boolean }> {
@@ -109,30 +102,16 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
       });
     },
 
-    async update(
-      env: EnvScope,
-
-      userRef: string,
-      input: UserUpdate,
-    ): Promise<UserRead> {
-      const { environment } = env;
+    async update({ environment }: EnvScope, userRef: string, input: UserUpdate): Promise<UserRead> {
       return write(environment, async (resolver, changes) => {
         const existing = await resolver.requireUser(userRef);
-        const row = await updateUser(resolver.db, environment.id, existing.id, {
-          ...(input.email !== undefined && { email: input.email }),
-          ...(input.first_name !== undefined && { first_name: input.first_name }),
-          ...(input.last_name !== undefined && { last_name: input.last_name }),
-          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-          updated_at: now(),
-        });
-        changes.push(userChange(row));
+        const row = await patchUserRecord(resolver, existing, input, changes);
         return readOne(resolver.db, environment, row);
       });
     },
 
     /** The user's role assignments go with it. */
-    async remove(env: EnvScope, userRef: string): Promise<void> {
-      const { environment } = env;
+    async remove({ environment }: EnvScope, userRef: string): Promise<void> {
       await write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(userRef);
         await deleteUsers(resolver.db, environment.id, [user.id]);
@@ -141,12 +120,10 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
     },
 
     async assignRole(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       userRef: string,
       input: UserRoleCreate,
     ): Promise<RoleAssignmentRead> {
-      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(userRef);
         const [written] = await assignRoles(resolver, user, [input], changes, "fail");
@@ -156,12 +133,10 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
     },
 
     async unassignRole(
-      env: EnvScope,
-
+      { environment }: EnvScope,
       userRef: string,
       input: UserRoleRemove,
     ): Promise<RoleAssignmentRead> {
-      const { environment } = env;
       return write(environment, async (resolver, changes) => {
         const user = await resolver.requireUser(userRef);
         const removed = await unassignRole(resolver, user, input, changes, "fail");
