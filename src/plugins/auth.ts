@@ -58,7 +58,7 @@ export const authPlugin = fp(
         request.routeOptions.config.need ?? { access: READ_METHODS.has(request.method) ? "read" : "write" },
       );
     });
-    // After validation, as before: a malformed body is a 422 even where the path names nothing (404).
+    // After validation: a malformed body is a 422 even where the path names nothing (404).
     app.addHook("preHandler", async (request: FastifyRequest) => {
       const principal = request.principal;
       const params = request.params as Record<string, string | undefined>;

@@ -21,45 +21,67 @@ import {
 } from "./api-keys.repo.ts";
 import type { APIKeyCreate, APIKeyRead } from "./api-keys.schemas.ts";
 
+async function keyRead(db: Kysely<Database>, row: ApiKeyRow, secret?: string): Promise<APIKeyRead> {
+  const out: APIKeyRead = {
+    id: row.id,
+    organization_id: row.organization_id,
+    ...(row.project_id !== null && { project_id: row.project_id }),
+    ...(row.environment_id !== null && { environment_id: row.environment_id }),
+    object_type: row.object_type as ScopeLevel,
+    access_level: row.access_level as AccessLevel,
+    owner_type: row.owner_type as APIKeyRead["owner_type"],
+    ...(row.name !== null && { name: row.name }),
+    created_at: row.created_at,
+    ...(row.last_used_at !== null && { last_used_at: row.last_used_at }),
+  };
+  if (secret !== undefined) out.secret = secret;
+  if (row.project_id) {
+    const p = await db.selectFrom("projects").selectAll().where("id", "=", row.project_id).executeTakeFirst();
+    if (p) out.project = projectRead(p);
+  }
+  if (row.environment_id) {
+    const e = await db
+      .selectFrom("environments")
+      .selectAll()
+      .where("id", "=", row.environment_id)
+      .executeTakeFirst();
+    if (e) out.env = environmentRead(e);
+  }
+  return out;
+}
+
+/** The scope a new key's body asks for, as ids: 422 for a body that does not fit its type, 404 for what is not there. */
+async function newKeyScope(db: Kysely<Database>, organizationId: string, body: APIKeyCreate) {
+  const objectType = body.object_type ?? "env";
+  if (objectType === "org") {
+    if (body.project_id || body.environment_id) {
+      throw invalid("an organization key takes neither project_id nor environment_id", [
+        "body",
+        "object_type",
+      ]);
+    }
+    return { objectType, projectId: null, environmentId: null };
+  }
+  if (!body.project_id) throw invalid(`a ${objectType} key needs project_id`, ["body", "project_id"]);
+  const project = await findProject(db, organizationId, body.project_id);
+  if (!project) throw notFound("project", body.project_id);
+  if (objectType === "project") {
+    if (body.environment_id)
+      throw invalid("a project key takes no environment_id", ["body", "environment_id"]);
+    return { objectType, projectId: project.id, environmentId: null };
+  }
+  if (!body.environment_id) throw invalid("an env key needs environment_id", ["body", "environment_id"]);
+  const environment = await findEnvironment(db, project.id, body.environment_id);
+  if (!environment) throw notFound("environment", body.environment_id);
+  return { objectType, projectId: project.id, environmentId: environment.id };
+}
+
 export function createApiKeysService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
   onKeysChanged?: () => void;
 }) {
   const { db, box } = deps;
-
-  async function read(row: ApiKeyRow, secret?: string): Promise<APIKeyRead> {
-    const out: APIKeyRead = {
-      id: row.id,
-      organization_id: row.organization_id,
-      ...(row.project_id !== null && { project_id: row.project_id }),
-      ...(row.environment_id !== null && { environment_id: row.environment_id }),
-      object_type: row.object_type as ScopeLevel,
-      access_level: row.access_level as AccessLevel,
-      owner_type: row.owner_type as APIKeyRead["owner_type"],
-      ...(row.name !== null && { name: row.name }),
-      created_at: row.created_at,
-      ...(row.last_used_at !== null && { last_used_at: row.last_used_at }),
-    };
-    if (secret !== undefined) out.secret = secret;
-    if (row.project_id) {
-      const p = await db
-        .selectFrom("projects")
-        .selectAll()
-        .where("id", "=", row.project_id)
-        .executeTakeFirst();
-      if (p) out.project = projectRead(p);
-    }
-    if (row.environment_id) {
-      const e = await db
-        .selectFrom("environments")
-        .selectAll()
-        .where("id", "=", row.environment_id)
-        .executeTakeFirst();
-      if (e) out.env = environmentRead(e);
-    }
-    return out;
-  }
 
   const reveal = (row: ApiKeyRow): string => {
     const secret = box.open(row.secret_sealed);
@@ -101,53 +123,26 @@ export function createApiKeysService(deps: {
         offsetOf(page),
         page.perPage,
       );
-      return envelope(await Promise.all(rows.map((r) => read(r))), total, page);
+      return envelope(await Promise.all(rows.map((r) => keyRead(db, r))), total, page);
     },
 
     async create(principal: Principal, body: APIKeyCreate): Promise<APIKeyRead> {
       if (body.organization_id && body.organization_id.toLowerCase() !== principal.organizationId) {
         throw forbidden("an API key can only create keys of its own organization");
       }
-      const objectType = body.object_type ?? "env";
-      let projectId: string | null = null;
-      let environmentId: string | null = null;
-      if (objectType === "org" && (body.project_id || body.environment_id)) {
-        throw invalid("an organization key takes neither project_id nor environment_id", [
-          "body",
-          "object_type",
-        ]);
-      }
-      if (objectType !== "org") {
-        if (!body.project_id) throw invalid(`a ${objectType} key needs project_id`, ["body", "project_id"]);
-        const p = await findProject(db, principal.organizationId, body.project_id);
-        if (!p) throw notFound("project", body.project_id);
-        projectId = p.id;
-        if (objectType === "project" && body.environment_id) {
-          throw invalid("a project key takes no environment_id", ["body", "environment_id"]);
-        }
-        if (objectType === "env") {
-          if (!body.environment_id)
-            throw invalid("an env key needs environment_id", ["body", "environment_id"]);
-          const e = await findEnvironment(db, p.id, body.environment_id);
-          if (!e) throw notFound("environment", body.environment_id);
-          environmentId = e.id;
-        }
-      }
       const row = await createKeyRecord(db, box, {
         organizationId: principal.organizationId,
-        projectId,
-        environmentId,
-        objectType,
+        ...(await newKeyScope(db, principal.organizationId, body)),
         accessLevel: body.access_level ?? "admin",
         ownerType: body.owner_type ?? "member",
         name: body.name ?? null,
       });
-      return read(row, row.secret);
+      return keyRead(db, row, row.secret);
     },
 
     async get(principal: Principal, id: string): Promise<APIKeyRead> {
       const row = await mustFind(principal, id);
-      return read(row, reveal(row));
+      return keyRead(db, row, reveal(row));
     },
 
     async remove(principal: Principal, id: string): Promise<void> {
@@ -177,7 +172,7 @@ export function createApiKeysService(deps: {
         sealed: box.seal(secret),
       });
       deps.onKeysChanged?.();
-      return read(updated, secret);
+      return keyRead(db, updated, secret);
     },
 
     /** The environment's own key (created with the environment), with its secret, for organization admins. */
@@ -191,7 +186,7 @@ export function createApiKeysService(deps: {
           objectType: "env",
           name: `${environment.key} environment key`,
         }));
-      return read(row, reveal(row));
+      return keyRead(db, row, reveal(row));
     },
   };
 }
