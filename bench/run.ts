@@ -6,48 +6,35 @@ import { closeAll, Resources } from "./lib/procs.ts";
 import { updateDocs } from "./lib/docs.ts";
 import { evaluateGoals } from "./lib/goals.ts";
 import { readResults, writeResult, type ScenarioResult } from "./lib/report.ts";
-import { makeContext, type Scenario } from "./lib/scenario.ts";
-import { controlPlaneScenario } from "./scenarios/control-plane.ts";
-import { decisionLogScenario } from "./scenarios/decision-log.ts";
-import { engineScenario } from "./scenarios/engine.ts";
-import { pdpScenario } from "./scenarios/pdp.ts";
-import { propagationScenario } from "./scenarios/propagation.ts";
-import { scaleScenario } from "./scenarios/scale.ts";
-
-const SCENARIOS: Scenario[] = [
-  pdpScenario,
-  engineScenario,
-  scaleScenario,
-  controlPlaneScenario,
-  propagationScenario,
-  decisionLogScenario,
-];
+import { makeContext } from "./lib/scenario.ts";
+import { SCENARIOS } from "./scenarios/index.ts";
 
 async function main(argv: string[]): Promise<number> {
-  const wanted = argv.filter((a) => !a.startsWith("-"));
+  const wanted = argv.filter((arg) => !arg.startsWith("-"));
   if (argv.includes("--list") || argv.includes("--help")) {
     console.log(
       "npm run bench [-- NAME ...]   scenarios: all by default; BENCH_SCALE=small for a quick check",
     );
     console.log("npm run bench -- --docs       only rewrite docs/benchmarks.md from bench/results\n");
-    for (const s of SCENARIOS) console.log(`${s.name.padEnd(14)} ${s.description}`);
+    for (const scenario of SCENARIOS) console.log(`${scenario.name.padEnd(14)} ${scenario.description}`);
     return 0;
   }
   if (argv.includes("--docs")) {
     console.log(`rewrote ${await updateDocs(readResults(RESULTS_DIR))}`);
     return 0;
   }
-  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+  const unknown = wanted.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name));
   if (unknown.length > 0) {
     console.error(
-      `unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
+      `unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((scenario) => scenario.name).join(", ")}`,
     );
     return 2;
   }
-  const selected = wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => wanted.includes(s.name));
+  const selected =
+    wanted.length === 0 ? SCENARIOS : SCENARIOS.filter((scenario) => wanted.includes(scenario.name));
   const machine = describeMachine();
   const command = `npm run bench${wanted.length ? ` -- ${wanted.join(" ")}` : ""}${SCALE === "small" ? " (BENCH_SCALE=small)" : ""}`;
-  console.log(`gatehouse bench: ${selected.map((s) => s.name).join(", ")} (scale ${SCALE})`);
+  console.log(`gatehouse bench: ${selected.map((scenario) => scenario.name).join(", ")} (scale ${SCALE})`);
   console.log(
     `machine: ${machine.cpu_model}, ${machine.cores} cores, ${machine.memory_gb} GB, ${machine.os}, Node ${machine.node}`,
   );
@@ -61,10 +48,11 @@ async function main(argv: string[]): Promise<number> {
     const t0 = Date.now();
     const machineNow = describeMachine();
     let error: string | undefined;
+    let data: unknown;
     try {
-      await scenario.run(ctx);
-    } catch (e) {
-      error = e instanceof Error ? (e.stack ?? e.message) : String(e);
+      data = await scenario.run(ctx);
+    } catch (caught) {
+      error = caught instanceof Error ? (caught.stack ?? caught.message) : String(caught);
       console.error(`\n!! ${scenario.name} FAILED: ${error}`);
       failed++;
     } finally {
@@ -83,7 +71,7 @@ async function main(argv: string[]): Promise<number> {
       load_average_after: loadAverage(),
       tables,
       notes,
-      data: ctx.data,
+      data,
     };
     const file = writeResult(RESULTS_DIR, result);
     console.log(`  ${scenario.name}: ${result.status} in ${result.elapsed_s} s -> ${file}`);
@@ -91,7 +79,8 @@ async function main(argv: string[]): Promise<number> {
   const total = (Date.now() - started) / 1000;
   const latest = readResults(RESULTS_DIR);
   console.log("\n== Goals (latest results of every scenario in " + RESULTS_DIR + ")");
-  for (const g of evaluateGoals(latest)) console.log(`  ${g.status.padEnd(12)} ${g.goal}: ${g.figure}`);
+  for (const goal of evaluateGoals(latest, SCENARIOS))
+    console.log(`  ${goal.status.padEnd(12)} ${goal.goal}: ${goal.figure}`);
   if (SCALE === "full" && process.env["BENCH_DOCS"] !== "0")
     console.log(`\nrewrote the results in ${await updateDocs(latest)}`);
   console.log(
@@ -110,8 +99,8 @@ process.once("SIGTERM", stop);
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (e: unknown) => {
-    console.error(e);
+  (caught: unknown) => {
+    console.error(caught);
     void closeAll().then(() => process.exit(1));
   },
 );

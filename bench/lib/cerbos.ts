@@ -58,8 +58,8 @@ export function cerbosPolicies(
       `    - actions: ["${action}"]`,
       "      effect: EFFECT_ALLOW",
       `      derivedRoles: [${roles
-        .filter((r) => rolePermissions[r]?.includes(action))
-        .map((r) => `"tenant_${r}"`)
+        .filter((role) => rolePermissions[role]?.includes(action))
+        .map((role) => `"tenant_${role}"`)
         .join(", ")}]`,
     ]),
   ].join("\n");

@@ -38,12 +38,12 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
  */
 export function loopShares(dir: string, moduleSuffix: string, fromUs: number, toUs: number): LoopShares {
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread, the others workers'.
-  const file = fs.readdirSync(dir).find((f) => /\.0\.\d+\.cpuprofile$/.test(f));
+  const file = fs.readdirSync(dir).find((name) => /\.0\.\d+\.cpuprofile$/.test(name));
   if (!file) throw new Error(`no main-thread .cpuprofile in ${dir}`);
   const profile = JSON.parse(fs.readFileSync(path.join(dir, file), "utf8")) as CpuProfile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
   // Whether a node, or one of its callers, is in the module (memoized per node).
   const inModule = new Map<number, boolean>();
   const underModule = (id: number): boolean => {
@@ -55,17 +55,17 @@ export function loopShares(dir: string, moduleSuffix: string, fromUs: number, to
     inModule.set(id, result);
     return result;
   };
-  let t = profile.startTime;
+  let time = profile.startTime;
   let first: number | undefined;
   let last = 0;
   let busy = 0;
   let module = 0;
   let gc = 0;
   for (const [i, id] of profile.samples.entries()) {
-    t += profile.timeDeltas[i] ?? 0;
-    if (t < fromUs || t > toUs) continue;
-    first ??= t;
-    last = t;
+    time += profile.timeDeltas[i] ?? 0;
+    if (time < fromUs || time > toUs) continue;
+    first ??= time;
+    last = time;
     const name = byId.get(id)?.callFrame.functionName;
     if (name === "(idle)") continue;
     busy += 1;

@@ -99,7 +99,7 @@ export const SCHEMA: {
   ],
   roles: ROLE_NAMES.map((key) => ({
     key,
-    permissions: (TENANT_ROLES[key] ?? []).map((a) => `document:${a}`),
+    permissions: (TENANT_ROLES[key] ?? []).map((action) => `document:${action}`),
   })),
   condition_sets: [
     {
@@ -154,33 +154,33 @@ export const SCHEMA: {
 };
 
 function abacAllows(
-  u: { level: number; department: string; region: string },
+  user: { level: number; department: string; region: string },
   action: string,
-  r: { classification: string; region: string },
+  resource: { classification: string; region: string },
 ) {
-  const senior = u.level >= 5 && (u.department === "eng" || u.department === "ops");
-  const auditor = u.department === "audit";
-  const euStaff = u.region === "eu" && u.level >= 3;
-  const internal = r.classification === "internal" || r.classification === "public";
-  const euReport = r.region === "eu" && r.classification !== "secret";
+  const senior = user.level >= 5 && (user.department === "eng" || user.department === "ops");
+  const auditor = user.department === "audit";
+  const euStaff = user.region === "eu" && user.level >= 3;
+  const internal = resource.classification === "internal" || resource.classification === "public";
+  const euReport = resource.region === "eu" && resource.classification !== "secret";
   if (action === "read") return (senior && internal) || (auditor && internal) || (euStaff && euReport);
-  return (auditor && r.classification === "public") || (senior && euReport);
+  return (auditor && resource.classification === "public") || (senior && euReport);
 }
 
 /**
  * `users` users (one tenant role + one instance role each) and about `tuples` relationship tuples (rounded up to
  * whole accounts), in users/100 tenants (at least one, at most one per account).
  */
-export function generateEnvironment(o: {
+export function generateEnvironment(options: {
   users: number;
   tuples: number;
   checks: number;
   seed?: number;
 }): GeneratedEnvironment {
-  const random = rng(o.seed ?? 11);
-  const int = (n: number) => Math.floor(random() * n);
-  const accounts = Math.max(1, Math.ceil(o.tuples / TUPLES_PER_ACCOUNT));
-  const tenantCount = Math.max(1, Math.min(Math.ceil(o.users / 100), accounts));
+  const random = rng(options.seed ?? 11);
+  const int = (below: number) => Math.floor(random() * below);
+  const accounts = Math.max(1, Math.ceil(options.tuples / TUPLES_PER_ACCOUNT));
+  const tenantCount = Math.max(1, Math.min(Math.ceil(options.users / 100), accounts));
   const tenantOfAccount = (a: number) => a % tenantCount;
   const accountsIn = (t: number) => Math.floor((accounts - 1 - t) / tenantCount) + 1;
   const accountOf = (t: number, j: number) => t + j * tenantCount;
@@ -192,14 +192,14 @@ export function generateEnvironment(o: {
   const tenantRole: string[] = [];
   /** even users: their account; odd users: their folder as [account, project, folder] */
   const holds: number[][] = [];
-  for (let i = 0; i < o.users; i++) {
-    const a = {
+  for (let i = 0; i < options.users; i++) {
+    const attributes = {
       level: int(10),
       department: DEPARTMENTS[int(DEPARTMENTS.length)] as string,
       region: random() < 0.5 ? "eu" : "us",
     };
-    attrs.push(a);
-    users.push({ key: `u${i}`, attributes: a });
+    attrs.push(attributes);
+    users.push({ key: `u${i}`, attributes: attributes });
     const home = i % tenantCount;
     const role = ROLE_NAMES[int(ROLE_NAMES.length)] as string;
     tenantRole.push(role);
@@ -248,7 +248,7 @@ export function generateEnvironment(o: {
     }
   }
 
-  const n = o.checks;
+  const checkCount = options.checks;
   const rbac: EngineCheck[] = [];
   const rebac3: EngineCheck[] = [];
   const rebac1: EngineCheck[] = [];
@@ -259,8 +259,8 @@ export function generateEnvironment(o: {
     resource: { type: "file", key: `x${where.join("_")}`, tenant: `t${tenantOfAccount(where[0] as number)}` },
     context: {},
   });
-  for (let c = 0; c < n; c++) {
-    let i = int(o.users);
+  for (let c = 0; c < checkCount; c++) {
+    let i = int(options.users);
     const home = i % tenantCount;
     const action = DOC_ACTIONS[int(DOC_ACTIONS.length)] as string;
     const tenant = random() < 0.7 ? home : int(tenantCount);
@@ -274,7 +274,7 @@ export function generateEnvironment(o: {
       allow: tenant === home && (TENANT_ROLES[tenantRole[i] as string] ?? []).includes(action),
     });
 
-    i = int(o.users) & ~1; // an account admin
+    i = int(options.users) & ~1; // an account admin
     const mine = holds[i]?.[0] as number;
     const other = accounts > 1 ? (mine + 1 + int(accounts - 1)) % accounts : mine;
     const allow3 = accounts === 1 || random() < 0.5;
@@ -283,7 +283,7 @@ export function generateEnvironment(o: {
       allow: allow3,
     });
 
-    i = Math.min(o.users - 1, int(o.users) | 1); // a folder editor
+    i = Math.min(options.users - 1, int(options.users) | 1); // a folder editor
     const [a, p, f] = holds[i] as [number, number, number];
     if (i % 2 === 1) {
       const allow1 = random() < 0.5;
@@ -293,7 +293,7 @@ export function generateEnvironment(o: {
       });
     }
 
-    i = int(o.users);
+    i = int(options.users);
     const act = random() < 0.7 ? "read" : "export";
     const attributes = {
       classification: ["public", "internal", "secret"][int(3)] as string,

@@ -18,12 +18,12 @@ if (!gc) throw new Error("run with --expose-gc");
 const fullGc = async () => {
   for (let i = 0; i < 3; i++) {
     gc();
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 };
 const mem = () => {
-  const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed + m.external + m.arrayBuffers };
+  const memory = process.memoryUsage();
+  return { rss: memory.rss, heap: memory.heapUsed + memory.external + memory.arrayBuffers };
 };
 const now = () => process.hrtime.bigint();
 
@@ -47,11 +47,11 @@ await fullGc();
 const after = mem();
 
 function verify(name: string, list: EngineCheck[]): void {
-  for (const c of list) {
-    const d = engine.check(c.query);
-    if (d.allow !== c.allow) {
+  for (const check of list) {
+    const decision = engine.check(check.query);
+    if (decision.allow !== check.allow) {
       throw new Error(
-        `${name}: ${JSON.stringify(c.query)} answered ${JSON.stringify(d)}, expected allow=${c.allow}`,
+        `${name}: ${JSON.stringify(check.query)} answered ${JSON.stringify(decision)}, expected allow=${check.allow}`,
       );
     }
   }
@@ -62,25 +62,25 @@ for (const [name, list] of kinds) verify(name, list);
 /** Decisions per second over `seconds`, checking every answer. */
 function throughput(list: EngineCheck[], seconds: number) {
   const deadline = now() + BigInt(Math.round(seconds * 1e9));
-  let n = 0;
+  let decisions = 0;
   let wrong = 0;
   const cpu0 = process.cpuUsage();
   const start = now();
   let end = start;
   do {
-    for (const c of list) if (engine.check(c.query).allow !== c.allow) wrong++;
-    n += list.length;
+    for (const check of list) if (engine.check(check.query).allow !== check.allow) wrong++;
+    decisions += list.length;
     end = now();
   } while (end < deadline);
   const ns = Number(end - start);
   const cpu = process.cpuUsage(cpu0);
   if (wrong > 0) throw new Error(`${wrong} wrong decisions under repetition`);
   return {
-    decisions: n,
-    ns_per_decision: ns / n,
-    decisions_per_s: (n * 1e9) / ns,
+    decisions: decisions,
+    ns_per_decision: ns / decisions,
+    decisions_per_s: (decisions * 1e9) / ns,
     // CPU time of this process only: less disturbed than wall time when other work shares the cores
-    cpu_ns_per_decision: ((cpu.user + cpu.system) * 1000) / n,
+    cpu_ns_per_decision: ((cpu.user + cpu.system) * 1000) / decisions,
   };
 }
 
@@ -88,15 +88,15 @@ function throughput(list: EngineCheck[], seconds: number) {
 function latency(list: EngineCheck[], rounds: number) {
   const samples: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    for (const c of list) {
-      const s = now();
-      engine.check(c.query);
-      samples.push(Number(now() - s));
+    for (const check of list) {
+      const started = now();
+      engine.check(check.query);
+      samples.push(Number(now() - started));
     }
   }
   samples.sort((a, b) => a - b);
-  const at = (p: number) =>
-    samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))] as number;
+  const at = (percent: number) =>
+    samples[Math.min(samples.length - 1, Math.floor((percent / 100) * samples.length))] as number;
   return { p50_ns: at(50), p99_ns: at(99), max_ns: samples[samples.length - 1] as number };
 }
 
@@ -113,8 +113,8 @@ if (args.mode === "engine") {
   for (const [, list] of kinds) throughput(list, 0.2); // warm-up
   let timer = 0;
   for (let i = 0; i < 100_000; i++) {
-    const s = now();
-    timer += Number(now() - s);
+    const started = now();
+    timer += Number(now() - started);
   }
   out["timer_ns"] = timer / 100_000;
   out["memory"] = {

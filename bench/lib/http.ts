@@ -75,9 +75,9 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 /** Percentile (0-100) of an unsorted list, nearest rank. */
-export function percentile(values: readonly number[], p: number): number {
+export function percentile(values: readonly number[], percent: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((percent / 100) * sorted.length) - 1));
   return sorted[rank] as number;
 }

@@ -28,10 +28,10 @@ export function describeMachine(): Machine {
     memory_gb: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
     node: process.version,
     os: osName(),
-    load_average: os.loadavg().map((n) => Math.round(n * 100) / 100),
+    load_average: os.loadavg().map((load) => Math.round(load * 100) / 100),
   };
 }
 
 export function loadAverage(): number[] {
-  return os.loadavg().map((n) => Math.round(n * 100) / 100);
+  return os.loadavg().map((load) => Math.round(load * 100) / 100);
 }

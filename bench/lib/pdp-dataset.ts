@@ -74,7 +74,7 @@ export interface PdpDataset {
   bulk: { checks: CheckBody[]; pattern: string }[];
 }
 
-const t = (i: number) => `t${i}`;
+const tenantKey = (i: number) => `t${i}`;
 const acc = (tn: number, a: number) => `acc_${tn}_${a}`;
 const prj = (tn: number, a: number, p: number) => `prj_${tn}_${a}_${p}`;
 const fld = (tn: number, a: number, p: number, f: number) => `fld_${tn}_${a}_${p}_${f}`;
@@ -82,22 +82,22 @@ const file = (tn: number, a: number, p: number, f: number, k: number) => `file_$
 
 /** Who may read/export a report with these attributes (the condition sets and set rules below, by hand). */
 function abacAllows(
-  u: UserSpec["attributes"],
+  user: UserSpec["attributes"],
   action: string,
-  r: { classification: string; region: string },
+  resource: { classification: string; region: string },
 ): boolean {
-  const senior = u.level >= 5 && (u.department === "eng" || u.department === "ops");
-  const auditor = u.department === "audit";
-  const euStaff = u.region === "eu" && u.level >= 3;
-  const internal = r.classification === "internal" || r.classification === "public";
-  const pub = r.classification === "public";
-  const euReport = r.region === "eu" && r.classification !== "secret";
+  const senior = user.level >= 5 && (user.department === "eng" || user.department === "ops");
+  const auditor = user.department === "audit";
+  const euStaff = user.region === "eu" && user.level >= 3;
+  const internal = resource.classification === "internal" || resource.classification === "public";
+  const pub = resource.classification === "public";
+  const euReport = resource.region === "eu" && resource.classification !== "secret";
   if (action === "read") return (senior && internal) || (auditor && internal) || (euStaff && euReport);
   if (action === "export") return (auditor && pub) || (senior && euReport);
   return false;
 }
 
-export function buildPdpDataset(o: {
+export function buildPdpDataset(options: {
   users: number;
   tenants: number;
   checks: number;
@@ -106,28 +106,34 @@ export function buildPdpDataset(o: {
 }): PdpDataset {
   const random = rng(7);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const int = (n: number) => Math.floor(random() * n);
+  const int = (below: number) => Math.floor(random() * below);
 
-  const tenants = Array.from({ length: o.tenants }, (_, i) => t(i));
+  const tenants = Array.from({ length: options.tenants }, (_, i) => tenantKey(i));
   const users: UserSpec[] = [];
-  for (let i = 0; i < o.users; i++) {
-    const home = i % o.tenants;
-    const u: UserSpec = {
+  for (let i = 0; i < options.users; i++) {
+    const home = i % options.tenants;
+    const user: UserSpec = {
       key: `u${i}`,
       attributes: { level: int(10), department: pick(DEPARTMENTS), region: random() < 0.5 ? "eu" : "us" },
       home,
-      role: ROLE_NAMES[Math.floor(i / o.tenants) % ROLE_NAMES.length] as string,
+      role: ROLE_NAMES[Math.floor(i / options.tenants) % ROLE_NAMES.length] as string,
     };
-    if (i % 5 === 0) u.second = (home + 1 + int(o.tenants - 1)) % o.tenants;
-    users.push(u);
+    if (i % 5 === 0) user.second = (home + 1 + int(options.tenants - 1)) % options.tenants;
+    users.push(user);
   }
-  const tenantAssignments = users.flatMap((u) => [
-    { user: u.key, role: u.role, tenant: t(u.home) },
-    ...(u.second !== undefined ? [{ user: u.key, role: "viewer", tenant: t(u.second) }] : []),
+  const tenantAssignments = users.flatMap((user) => [
+    { user: user.key, role: user.role, tenant: tenantKey(user.home) },
+    ...(user.second !== undefined
+      ? [{ user: user.key, role: "viewer", tenant: tenantKey(user.second) }]
+      : []),
   ]);
 
   const resources = [
-    { key: "document", name: "Document", actions: Object.fromEntries(DOC_ACTIONS.map((a) => [a, {}])) },
+    {
+      key: "document",
+      name: "Document",
+      actions: Object.fromEntries(DOC_ACTIONS.map((action) => [action, {}])),
+    },
     {
       key: "account",
       name: "Account",
@@ -187,35 +193,35 @@ export function buildPdpDataset(o: {
       attributes: { classification: { type: "string" }, region: { type: "string" } },
     },
   ];
-  const tenantRoles = ROLE_NAMES.map((r) => ({
-    key: r,
-    name: r,
-    permissions: (TENANT_ROLES[r] ?? []).map((a) => `document:${a}`),
+  const tenantRoles = ROLE_NAMES.map((role) => ({
+    key: role,
+    name: role,
+    permissions: (TENANT_ROLES[role] ?? []).map((action) => `document:${action}`),
   }));
 
   const tuples: PdpDataset["tuples"] = [];
-  for (let tn = 0; tn < o.tenants; tn++) {
+  for (let tn = 0; tn < options.tenants; tn++) {
     for (let a = 0; a < ACCOUNTS; a++) {
       for (let p = 0; p < PROJECTS; p++) {
         tuples.push({
           subject: `account:${acc(tn, a)}`,
           relation: "account",
           object: `project:${prj(tn, a, p)}`,
-          tenant: t(tn),
+          tenant: tenantKey(tn),
         });
         for (let f = 0; f < FOLDERS; f++) {
           tuples.push({
             subject: `project:${prj(tn, a, p)}`,
             relation: "project",
             object: `folder:${fld(tn, a, p, f)}`,
-            tenant: t(tn),
+            tenant: tenantKey(tn),
           });
           for (let k = 0; k < FILES; k++) {
             tuples.push({
               subject: `folder:${fld(tn, a, p, f)}`,
               relation: "folder",
               object: `file:${file(tn, a, p, f, k)}`,
-              tenant: t(tn),
+              tenant: tenantKey(tn),
             });
           }
         }
@@ -227,24 +233,24 @@ export function buildPdpDataset(o: {
   const accountOf = new Map<string, number>();
   const folderOf = new Map<string, [number, number, number]>();
   const instanceAssignments: PdpDataset["instanceAssignments"] = [];
-  for (const [i, u] of users.entries()) {
+  for (const [i, user] of users.entries()) {
     if (i % 4 === 0) {
       const a = int(ACCOUNTS);
-      accountOf.set(u.key, a);
+      accountOf.set(user.key, a);
       instanceAssignments.push({
-        user: u.key,
+        user: user.key,
         role: "admin",
-        tenant: t(u.home),
-        resource_instance: `account:${acc(u.home, a)}`,
+        tenant: tenantKey(user.home),
+        resource_instance: `account:${acc(user.home, a)}`,
       });
     } else if (i % 4 === 1) {
       const where: [number, number, number] = [int(ACCOUNTS), int(PROJECTS), int(FOLDERS)];
-      folderOf.set(u.key, where);
+      folderOf.set(user.key, where);
       instanceAssignments.push({
-        user: u.key,
+        user: user.key,
         role: "editor",
-        tenant: t(u.home),
-        resource_instance: `folder:${fld(u.home, ...where)}`,
+        tenant: tenantKey(user.home),
+        resource_instance: `folder:${fld(user.home, ...where)}`,
       });
     }
   }
@@ -311,56 +317,64 @@ export function buildPdpDataset(o: {
   ];
 
   // ---- checks ----
-  const rolesIn = (u: UserSpec): Record<string, string[]> => ({
-    [t(u.home)]: [u.role],
-    ...(u.second !== undefined && { [t(u.second)]: ["viewer"] }),
+  const rolesIn = (user: UserSpec): Record<string, string[]> => ({
+    [tenantKey(user.home)]: [user.role],
+    ...(user.second !== undefined && { [tenantKey(user.second)]: ["viewer"] }),
   });
   const rbac: RbacCheck[] = [];
-  for (let n = 0; n < o.checks; n++) {
-    const u = pick(users);
+  for (let n = 0; n < options.checks; n++) {
+    const user = pick(users);
     const action = pick(DOC_ACTIONS);
     const roll = random();
-    const tenant = roll < 0.7 ? u.home : roll < 0.85 && u.second !== undefined ? u.second : int(o.tenants);
-    const roles = rolesIn(u)[t(tenant)] ?? [];
+    const tenant =
+      roll < 0.7 ? user.home : roll < 0.85 && user.second !== undefined ? user.second : int(options.tenants);
+    const roles = rolesIn(user)[tenantKey(tenant)] ?? [];
     rbac.push({
-      body: { user: { key: u.key }, action, resource: { type: "document", tenant: t(tenant) }, context: {} },
-      allow: roles.some((r) => TENANT_ROLES[r]?.includes(action)),
-      tenantRoles: rolesIn(u),
+      body: {
+        user: { key: user.key },
+        action,
+        resource: { type: "document", tenant: tenantKey(tenant) },
+        context: {},
+      },
+      allow: roles.some((role) => TENANT_ROLES[role]?.includes(action)),
+      tenantRoles: rolesIn(user),
     });
   }
   const fileCheck = (
-    u: UserSpec,
+    user: UserSpec,
     where: [number, number, number, number, number],
     allow: boolean,
   ): Check => ({
     body: {
-      user: { key: u.key },
+      user: { key: user.key },
       action: "write",
-      resource: { type: "file", key: file(...where), tenant: t(where[0]) },
+      resource: { type: "file", key: file(...where), tenant: tenantKey(where[0]) },
       context: {},
     },
     allow,
   });
-  const admins = users.filter((u) => accountOf.has(u.key));
-  const folderEditors = users.filter((u) => folderOf.has(u.key));
+  const admins = users.filter((user) => accountOf.has(user.key));
+  const folderEditors = users.filter((user) => folderOf.has(user.key));
   const rebac3: Check[] = [];
   const rebac1: Check[] = [];
-  for (let n = 0; n < o.checks; n++) {
-    const u = pick(admins);
-    const mine = accountOf.get(u.key) as number;
+  for (let n = 0; n < options.checks; n++) {
+    const user = pick(admins);
+    const mine = accountOf.get(user.key) as number;
     const allow = random() < 0.5;
     rebac3.push(
-      fileCheck(u, [u.home, allow ? mine : 1 - mine, int(PROJECTS), int(FOLDERS), int(FILES)], allow),
+      fileCheck(user, [user.home, allow ? mine : 1 - mine, int(PROJECTS), int(FOLDERS), int(FILES)], allow),
     );
-    const e = pick(folderEditors);
-    const [a, p, f] = folderOf.get(e.key) as [number, number, number];
+    const editor = pick(folderEditors);
+    const [a, p, f] = folderOf.get(editor.key) as [number, number, number];
     const ok = random() < 0.5;
     // a deny names a file of another folder of the same project: the search climbs the whole chain and fails
-    rebac1.push(fileCheck(e, [e.home, a, p, ok ? f : (f + 1 + int(FOLDERS - 1)) % FOLDERS, int(FILES)], ok));
+    rebac1.push(
+      fileCheck(editor, [editor.home, a, p, ok ? f : (f + 1 + int(FOLDERS - 1)) % FOLDERS, int(FILES)], ok),
+    );
   }
   const abac: Check[] = [];
-  for (let n = 0; n < o.checks; n++) {
-    const u = pick(users);
+  for (let n = 0; n < options.checks; n++) {
+    const user = pick(users);
     const action = random() < 0.7 ? "read" : "export";
     const attributes = {
       classification: pick(["public", "internal", "secret"]),
@@ -368,22 +382,22 @@ export function buildPdpDataset(o: {
     };
     abac.push({
       body: {
-        user: { key: u.key },
+        user: { key: user.key },
         action,
-        resource: { type: "report", tenant: t(u.home), attributes },
+        resource: { type: "report", tenant: tenantKey(user.home), attributes },
         context: {},
       },
-      allow: abacAllows(u.attributes, action, attributes),
+      allow: abacAllows(user.attributes, action, attributes),
     });
   }
   const bulk: PdpDataset["bulk"] = [];
   const patterns = new Set<string>();
-  while (bulk.length < o.bulkBodies) {
-    const picked = Array.from({ length: o.bulkSize }, () => pick(rbac));
-    const pattern = picked.map((c) => (c.allow ? "1" : "0")).join("");
+  while (bulk.length < options.bulkBodies) {
+    const picked = Array.from({ length: options.bulkSize }, () => pick(rbac));
+    const pattern = picked.map((check) => (check.allow ? "1" : "0")).join("");
     if (patterns.has(pattern)) continue;
     patterns.add(pattern);
-    bulk.push({ checks: picked.map((c) => c.body), pattern });
+    bulk.push({ checks: picked.map((check) => check.body), pattern });
   }
 
   return {

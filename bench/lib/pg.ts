@@ -16,12 +16,12 @@ export async function freshPgSchema(
     await client.end();
   }
   res.defer(async () => {
-    const c = new pg.Client({ connectionString: baseUrl });
-    await c.connect();
+    const dropper = new pg.Client({ connectionString: baseUrl });
+    await dropper.connect();
     try {
-      await c.query(`drop schema if exists "${schema}" cascade`);
+      await dropper.query(`drop schema if exists "${schema}" cascade`);
     } finally {
-      await c.end();
+      await dropper.end();
     }
   });
   const url = new URL(baseUrl);

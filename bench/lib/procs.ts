@@ -1,14 +1,24 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../../test/helpers/process.ts";
 import { REPO_ROOT } from "./config.ts";
 
-// The tests' helper: a port the OS had free a moment ago.
-export { freePort };
+/** A port the OS had free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let clockTicks: number | undefined;
 
@@ -24,7 +34,7 @@ export function cpuTimes(pid: number | undefined): { mainUs: number; processUs: 
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       return Number(fields[11]) + Number(fields[12]); // utime + stime
     };
-    const us = (t: number) => (t * 1e6) / (clockTicks as number);
+    const us = (count: number) => (count * 1e6) / (clockTicks as number);
     return {
       mainUs: us(ticks(fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8"))),
       processUs: us(ticks(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))),
@@ -74,16 +84,16 @@ export class Resources {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
-    const keep = (d: Buffer) => {
-      out += d.toString();
+    const keep = (chunk: Buffer) => {
+      out += chunk.toString();
       if (out.length > 200_000) out = out.slice(-100_000);
     };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
     const exited = new Promise<number | null>((resolve) => {
       child.once("exit", (code) => resolve(code));
-      child.once("error", (e) => {
-        out += String(e);
+      child.once("error", (error) => {
+        out += String(error);
         resolve(-1);
       });
     });
@@ -106,7 +116,7 @@ export class Resources {
 
   async close(): Promise<void> {
     live.delete(this);
-    for (const p of this.procs.reverse()) await p.stop().catch(() => {});
+    for (const proc of this.procs.reverse()) await proc.stop().catch(() => {});
     for (const fn of this.deferred.reverse()) {
       try {
         await fn();
@@ -114,7 +124,7 @@ export class Resources {
         console.error(`clean-up step failed: ${String(e)}`);
       }
     }
-    for (const d of this.dirs) fs.rmSync(d, { recursive: true, force: true });
+    for (const dir of this.dirs) fs.rmSync(dir, { recursive: true, force: true });
     this.procs = [];
     this.deferred = [];
     this.dirs = [];
@@ -122,7 +132,7 @@ export class Resources {
 }
 
 export async function closeAll(): Promise<void> {
-  for (const r of [...live]) await r.close();
+  for (const resources of [...live]) await resources.close();
 }
 
 /** Polls `url` until it answers 2xx; fails early when the process exits. */
@@ -164,20 +174,20 @@ export interface Gatehouse {
 const serverFlags = () => (process.env["BENCH_SERVER_NODE_FLAGS"] ?? "").split(" ").filter(Boolean);
 
 /** `gatehouse serve` in its own process, as `npm start` runs it. */
-export async function startGatehouse(res: Resources, o: GatehouseOptions): Promise<Gatehouse> {
+export async function startGatehouse(res: Resources, options: GatehouseOptions): Promise<Gatehouse> {
   const apiPort = await freePort();
-  const pdpPort = o.pdp ? await freePort() : 0;
+  const pdpPort = options.pdp ? await freePort() : 0;
   const proc = res.spawn(
     "gatehouse serve",
     process.execPath,
-    [...serverFlags(), ...(o.nodeFlags ?? []), "--import", "tsx", "src/main.ts", "serve"],
+    [...serverFlags(), ...(options.nodeFlags ?? []), "--import", "tsx", "src/main.ts", "serve"],
     {
       GATEHOUSE_HOST: "127.0.0.1",
       GATEHOUSE_API_PORT: String(apiPort),
       GATEHOUSE_PDP_PORT: String(pdpPort),
       GATEHOUSE_OPA_PORT: "0",
-      GATEHOUSE_DATA_DIR: o.dataDir,
-      DATABASE_URL: o.databaseUrl ?? "",
+      GATEHOUSE_DATA_DIR: options.dataDir,
+      DATABASE_URL: options.databaseUrl ?? "",
       REDIS_URL: "",
       GATEHOUSE_BOOTSTRAP_API_KEY: BOOTSTRAP_KEY,
       GATEHOUSE_SECRET_KEY: SECRET_KEY,
@@ -185,12 +195,12 @@ export async function startGatehouse(res: Resources, o: GatehouseOptions): Promi
       GATEHOUSE_LOG_LEVEL: "warn",
       GATEHOUSE_API_LOG: "on",
       GATEHOUSE_BODY_LIMIT_BYTES: String(64 * 1024 * 1024),
-      ...o.env,
+      ...options.env,
     },
   );
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   await waitReady(proc, `${apiUrl}/readyz`);
-  const pdpUrl = o.pdp ? `http://127.0.0.1:${pdpPort}` : undefined;
+  const pdpUrl = options.pdp ? `http://127.0.0.1:${pdpPort}` : undefined;
   if (pdpUrl) await waitReady(proc, `${pdpUrl}/health`);
   return { proc, apiUrl, pdpUrl };
 }
@@ -204,7 +214,7 @@ export const abServerMode = (i: number): "on" | "off" => (i % 4 === 0 || i % 4 =
 /** `gatehouse pdp`: a standalone PDP following a control plane. */
 export async function startStandalonePdp(
   res: Resources,
-  o: { controlPlane: string; apiKey: string; dataDir: string },
+  options: { controlPlane: string; apiKey: string; dataDir: string },
 ): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
   const proc = res.spawn(
@@ -215,9 +225,9 @@ export async function startStandalonePdp(
       GATEHOUSE_HOST: "127.0.0.1",
       GATEHOUSE_PDP_PORT: String(port),
       GATEHOUSE_OPA_PORT: "0",
-      GATEHOUSE_DATA_DIR: o.dataDir,
-      GATEHOUSE_CONTROL_PLANE_URL: o.controlPlane,
-      GATEHOUSE_PDP_API_KEY: o.apiKey,
+      GATEHOUSE_DATA_DIR: options.dataDir,
+      GATEHOUSE_CONTROL_PLANE_URL: options.controlPlane,
+      GATEHOUSE_PDP_API_KEY: options.apiKey,
       GATEHOUSE_LOG_LEVEL: "warn",
     },
   );

@@ -24,52 +24,61 @@ export interface ScenarioResult {
   load_average_after: number[];
   tables: Table[];
   notes: string[];
-  /** Raw figures, for the goals and for anyone comparing runs. */
-  data: Record<string, unknown>;
+  /** The figures `run` returned (the scenario's own type), for its goals and for anyone comparing runs. */
+  data: unknown;
 }
 
 /** 12345.6 -> "12,346"; small numbers keep `digits` decimals. */
-export function fmt(n: number | null | undefined, digits = 0): string {
-  if (n === null || n === undefined || !Number.isFinite(n)) return "-";
-  return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export function fmt(value: number | null | undefined, digits = 0): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "-";
+  return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 /** Latency in microseconds as "0.42 ms" / "12.3 ms". */
 export function ms(us: number | null | undefined): string {
   if (us === null || us === undefined || !Number.isFinite(us)) return "-";
-  const v = us / 1000;
-  return `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)} ms`;
+  const milliseconds = us / 1000;
+  return `${milliseconds < 10 ? milliseconds.toFixed(2) : milliseconds < 100 ? milliseconds.toFixed(1) : milliseconds.toFixed(0)} ms`;
 }
 
-export function ratio(a: number | null | undefined, b: number | null | undefined, digits = 2): string {
-  if (!a || !b || !Number.isFinite(a) || !Number.isFinite(b)) return "-";
-  return `${(a / b).toFixed(digits)}x`;
+export function ratio(
+  numerator: number | null | undefined,
+  denominator: number | null | undefined,
+  digits = 2,
+): string {
+  if (!numerator || !denominator || !Number.isFinite(numerator) || !Number.isFinite(denominator)) return "-";
+  return `${(numerator / denominator).toFixed(digits)}x`;
 }
 
-export function pct(a: number, digits = 0): string {
-  return Number.isFinite(a) ? `${(a * 100).toFixed(digits)}%` : "-";
+export function pct(fraction: number, digits = 0): string {
+  return Number.isFinite(fraction) ? `${(fraction * 100).toFixed(digits)}%` : "-";
 }
 
-const text = (c: Cell) => (c === null || c === undefined ? "-" : typeof c === "number" ? fmt(c) : c);
+const text = (cell: Cell) =>
+  cell === null || cell === undefined ? "-" : typeof cell === "number" ? fmt(cell) : cell;
 
-export function formatTable(t: Table): string {
-  const cells = [t.columns, ...t.rows.map((r) => r.map(text))];
-  const widths = t.columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
-  const line = (r: string[]) =>
-    r.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join("  ");
-  const out = [`== ${t.title}`, line(cells[0] ?? []), widths.map((w) => "-".repeat(w)).join("  ")];
-  for (const r of cells.slice(1)) out.push(line(r));
-  for (const n of t.notes ?? []) out.push(`   ${n}`);
+export function formatTable(table: Table): string {
+  const cells = [table.columns, ...table.rows.map((row) => row.map(text))];
+  const widths = table.columns.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? "").length)));
+  const line = (row: string[]) =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ");
+  const out = [
+    `== ${table.title}`,
+    line(cells[0] ?? []),
+    widths.map((width) => "-".repeat(width)).join("  "),
+  ];
+  for (const row of cells.slice(1)) out.push(line(row));
+  for (const note of table.notes ?? []) out.push(`   ${note}`);
   return out.join("\n");
 }
 
-export function markdownTable(t: Table): string {
-  const esc = (s: string) => s.replace(/\|/g, "\\|");
+export function markdownTable(table: Table): string {
+  const esc = (value: string) => value.replace(/\|/g, "\\|");
   const out = [
-    `| ${t.columns.map(esc).join(" | ")} |`,
-    `| ${t.columns.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    `| ${table.columns.map(esc).join(" | ")} |`,
+    `| ${table.columns.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
   ];
-  for (const r of t.rows) out.push(`| ${r.map((c) => esc(text(c))).join(" | ")} |`);
+  for (const row of table.rows) out.push(`| ${row.map((cell) => esc(text(cell))).join(" | ")} |`);
   return out.join("\n");
 }
 
@@ -84,7 +93,7 @@ export function readResults(dir: string): ScenarioResult[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)
-    .filter((f) => f.endsWith(".json"))
-    .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as ScenarioResult)
-    .filter((r) => typeof r.scenario === "string" && Array.isArray(r.tables));
+    .filter((name) => name.endsWith(".json"))
+    .map((name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8")) as ScenarioResult)
+    .filter((result) => typeof result.scenario === "string" && Array.isArray(result.tables));
 }

@@ -2,9 +2,11 @@ import { rng } from "./pdp-dataset.ts";
 
 /** The middle value (the mean of the two middle ones for an even count). */
 export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /**
@@ -13,7 +15,7 @@ export function median(xs: number[]): number {
  */
 export function meanInterval(xs: number[], seed = 1, rounds = 2000): Interval {
   const random = rng(seed);
-  const mean = (ys: number[]) => ys.reduce((a, b) => a + b, 0) / ys.length;
+  const mean = (ys: number[]) => ys.reduce((sum, value) => sum + value, 0) / ys.length;
   const means = Array.from({ length: rounds }, () =>
     mean(xs.map(() => xs[Math.floor(random() * xs.length)] as number)),
   ).sort((x, y) => x - y);
@@ -31,8 +33,9 @@ export interface Interval {
 }
 
 /** A fraction as a signed percentage: 0.012 → "+1.2%". */
-export const signedPercent = (x: number) => `${x >= 0 ? "+" : ""}${(100 * x).toFixed(1)}%`;
+export const signedPercent = (fraction: number) =>
+  `${fraction >= 0 ? "+" : ""}${(100 * fraction).toFixed(1)}%`;
 
 /** "+1.2% (95% interval -0.8% to +3.1%)". */
-export const withInterval = (x: Interval) =>
-  `${signedPercent(x.estimate)} (95% interval ${signedPercent(x.low)} to ${signedPercent(x.high)})`;
+export const withInterval = (interval: Interval) =>
+  `${signedPercent(interval.estimate)} (95% interval ${signedPercent(interval.low)} to ${signedPercent(interval.high)})`;

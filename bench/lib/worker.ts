@@ -17,11 +17,11 @@ export async function runEngineWorker(args: Record<string, unknown>): Promise<Re
       { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.on("error", reject);
     child.on("exit", (code) => {
-      const line = out.split("\n").find((l) => l.startsWith("RESULT "));
+      const line = out.split("\n").find((candidate) => candidate.startsWith("RESULT "));
       if (code !== 0 || !line) reject(new Error(`engine worker exited ${code}:\n${out.slice(-4000)}`));
       else resolve(JSON.parse(line.slice(7)) as Record<string, unknown>);
     });

@@ -70,19 +70,24 @@ export function ensureWrk(): void {
 
 function writePlan(plan: WrkPlan): string {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-bench-wrk-")), "plan.tsv");
-  const clean = (s: string) => {
-    if (/[\t\n\r]/.test(s)) throw new Error(`a wrk plan field holds a tab or newline: ${s.slice(0, 80)}`);
-    return s;
+  const clean = (value: string) => {
+    if (/[\t\n\r]/.test(value))
+      throw new Error(`a wrk plan field holds a tab or newline: ${value.slice(0, 80)}`);
+    return value;
   };
   const lines = [`M\t${plan.mode}`];
   if (plan.kind) lines.push(`K\t${plan.kind}`);
   if (plan.statuses) lines.push(`S\t${plan.statuses.join(",")}`);
-  for (const [k, v] of Object.entries(plan.headers)) lines.push(`H\t${clean(k)}\t${clean(v)}`);
-  for (const r of plan.requests) {
+  for (const [k, value] of Object.entries(plan.headers)) lines.push(`H\t${clean(k)}\t${clean(value)}`);
+  for (const request of plan.requests) {
     lines.push(
-      [r.template ? "T" : "R", clean(r.expect ?? "-"), r.method, clean(r.path), clean(r.body ?? "")].join(
-        "\t",
-      ),
+      [
+        request.template ? "T" : "R",
+        clean(request.expect ?? "-"),
+        request.method,
+        clean(request.path),
+        clean(request.body ?? ""),
+      ].join("\t"),
     );
   }
   fs.writeFileSync(file, lines.join("\n") + "\n");
@@ -115,12 +120,12 @@ export async function runWrk(
   ];
   const stop = new AbortController();
   let samplerError: unknown;
-  const sampling = sampler?.(stop.signal).catch((e: unknown) => (samplerError = e));
+  const sampling = sampler?.(stop.signal).catch((error: unknown) => (samplerError = error));
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (out += chunk.toString()));
     child.on("error", reject);
     child.on("exit", (code) =>
       code === 0 ? resolve(out) : reject(new Error(`wrk exited ${code}:\n${out}`)),
@@ -129,7 +134,7 @@ export async function runWrk(
   stop.abort();
   await sampling;
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
-  const line = output.split("\n").find((l) => l.startsWith("WRK_RESULT "));
+  const line = output.split("\n").find((candidate) => candidate.startsWith("WRK_RESULT "));
   if (!line) throw new Error(`wrk printed no result:\n${output}`);
   const raw = JSON.parse(line.slice("WRK_RESULT ".length)) as {
     requests: number;
@@ -139,8 +144,8 @@ export async function runWrk(
     checks: Record<string, number>;
   };
   const secs = raw.duration_us / 1e6;
-  const c = raw.checks;
-  const get = (k: string) => c[k] ?? 0;
+  const checks = raw.checks;
+  const get = (k: string) => checks[k] ?? 0;
   const problems: string[] = [];
   const errs = raw.errors;
   const socketErrors = errs.connect + errs.read + errs.write + errs.timeout;
@@ -181,17 +186,17 @@ export async function runWrk(
     decisions_per_s: decisions / secs,
     latency_us: raw.latency_us,
     errors: raw.errors,
-    checks: c,
+    checks: checks,
     problems,
   };
 }
 
 /** Several runs of one load as one: throughput over the summed time, the median of their percentiles. */
 export function combine(runs: WrkResult[]): WrkResult {
-  const requests = runs.reduce((n, r) => n + r.requests, 0);
-  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  const seconds = runs.reduce((sum, run) => sum + run.seconds, 0);
   const first = runs[0] as WrkResult;
-  const lat = (k: keyof WrkResult["latency_us"]) => median(runs.map((r) => r.latency_us[k]));
+  const lat = (k: keyof WrkResult["latency_us"]) => median(runs.map((run) => run.latency_us[k]));
   return {
     ...first,
     seconds,
@@ -207,6 +212,6 @@ export function combine(runs: WrkResult[]): WrkResult {
       p99: lat("p99"),
       max: lat("max"),
     },
-    problems: runs.flatMap((r) => r.problems),
+    problems: runs.flatMap((run) => run.problems),
   };
 }

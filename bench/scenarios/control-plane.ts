@@ -3,9 +3,9 @@ import { Api, pool } from "../lib/http.ts";
 import { freshPgSchema, pgReachable } from "../lib/pg.ts";
 import { abServerMode, BOOTSTRAP_KEY, sleep, startGatehouse, type Gatehouse } from "../lib/procs.ts";
 import { fmt, ms, type Cell } from "../lib/report.ts";
-import { fail, type Context, type Scenario } from "../lib/scenario.ts";
+import { fail, judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { FACTS, SCHEMA } from "../lib/seed.ts";
-import { meanInterval, withInterval, type Interval } from "../lib/stats.ts";
+import { meanInterval, signedPercent, withInterval, type Interval } from "../lib/stats.ts";
 import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 import { rng } from "../lib/pdp-dataset.ts";
 
@@ -35,6 +35,27 @@ interface DialectResult {
     resources: number;
     permissions: number;
   };
+}
+
+/** A load's figures as the results file keeps them. */
+interface LoadBrief {
+  rps: number;
+  latency_us: WrkResult["latency_us"];
+  requests: number;
+}
+
+export interface ControlPlaneData {
+  dialects: {
+    dialect: string;
+    imports: DialectResult["imports"];
+    ops: Record<string, LoadBrief>;
+    /** The API log's cost per operation: throughput lost with it on (mean over blocks) and its 95% interval. */
+    api_log: Record<
+      string,
+      { off: LoadBrief; on: LoadBrief; overhead: number; overhead_interval: [number, number] }
+    >;
+    copy: DialectResult["copy"];
+  }[];
 }
 
 /** Sends `total` items in chunks of 1,000 (two requests in flight), stopping after `budgetS` seconds. */
@@ -87,12 +108,12 @@ async function startServer(
 }
 
 async function runDialect(ctx: Context, dialect: string): Promise<DialectResult> {
-  const o = settings.controlPlane;
+  const sizes = settings.controlPlane;
   const dataDir = ctx.res.tempDir(`cp-${dialect}`);
   const dbUrl = dialect === "postgres" ? (await freshPgSchema(ctx.res, settings.pgUrl)).url : undefined;
   const server = await startServer(ctx, dataDir, dbUrl);
   const api = new Api(server.apiUrl, BOOTSTRAP_KEY);
-  const log = (m: string) => ctx.log(`${dialect}: ${m}`);
+  const log = (message: string) => ctx.log(`${dialect}: ${message}`);
 
   await api.call("POST", `${SCHEMA}/resources`, {
     key: "document",
@@ -107,13 +128,16 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
     });
   }
   await api.call("POST", `${FACTS}/bulk/tenants`, {
-    operations: Array.from({ length: TENANTS }, (_, t) => ({ key: `t${t}`, name: `Tenant ${t}` })),
+    operations: Array.from({ length: TENANTS }, (_, tenant) => ({
+      key: `t${tenant}`,
+      name: `Tenant ${tenant}`,
+    })),
   });
 
   // ---- bulk imports ----
-  const U = o.importUsers;
+  const userCount = sizes.importUsers;
   const users = await importChunks(
-    U,
+    userCount,
     Number.POSITIVE_INFINITY,
     (from, to) => ({
       operations: Array.from({ length: to - from }, (_, k) => ({
@@ -129,13 +153,13 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   log(`imported ${fmt(users.items)} users in ${users.seconds.toFixed(1)} s (${fmt(users.per_s)}/s)`);
   // assignment idx -> user idx % U in tenant (user + 7 * round) % 100, round = idx / U: never the same twice
   const assignments = await importChunks(
-    o.importAssignments,
+    sizes.importAssignments,
     IMPORT_BUDGET_S,
     (from, to) =>
       Array.from({ length: to - from }, (_, k) => {
         const idx = from + k;
-        const user = idx % U;
-        const round = Math.floor(idx / U);
+        const user = idx % userCount;
+        const round = Math.floor(idx / userCount);
         return {
           user: `u${user}`,
           role: ROLES[round % ROLES.length],
@@ -152,8 +176,8 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   // ---- single operations under load ----
   const headers = { "content-type": "application/json", authorization: `Bearer ${BOOTSTRAP_KEY}` };
   const random = rng(5);
-  const sample = (n: number) => Array.from({ length: n }, () => Math.floor(random() * U));
-  const deepPage = Math.max(1, Math.floor(U / 100) - 1);
+  const sample = (count: number) => Array.from({ length: count }, () => Math.floor(random() * userCount));
+  const deepPage = Math.max(1, Math.floor(userCount / 100) - 1);
   const plans: Record<string, WrkPlan> = {
     "create user": {
       url: server.apiUrl,
@@ -190,7 +214,7 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
       statuses: [200, 201],
       headers,
       // tenant (k + 71) % 100 is never one the import used for user k, so every request creates an assignment
-      requests: Array.from({ length: U }, (_, k) => ({
+      requests: Array.from({ length: userCount }, (_, k) => ({
         method: "POST",
         path: `${FACTS}/role_assignments`,
         body: JSON.stringify({ user: `u${k}`, role: "viewer", tenant: `t${(k + 71) % TENANTS}` }),
@@ -221,10 +245,10 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   const problems: string[] = [];
   await runWrk(plans["list users, page 1"] as WrkPlan, 4, settings.warmupSeconds);
   for (const [name, plan] of Object.entries(plans)) {
-    const r = await runWrk(plan, o.opConcurrency, o.opSeconds);
-    problems.push(...r.problems.map((p) => `${dialect} ${name}: ${p}`));
-    ops[name] = r;
-    log(`${name}: ${fmt(r.rps)} req/s, p50 ${ms(r.latency_us.p50)}, p99 ${ms(r.latency_us.p99)}`);
+    const load = await runWrk(plan, sizes.opConcurrency, sizes.opSeconds);
+    problems.push(...load.problems.map((problem) => `${dialect} ${name}: ${problem}`));
+    ops[name] = load;
+    log(`${name}: ${fmt(load.rps)} req/s, p50 ${ms(load.latency_us.p50)}, p99 ${ms(load.latency_us.p99)}`);
   }
 
   // ---- API log: more servers over the same database, one at a time while the first one idles, started with
@@ -232,29 +256,29 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   // the throughput the log costs (the spread between processes alike included, which the interval shows). ----
   const apiLog: DialectResult["apiLog"] = {};
   const logged = ["upsert user (PUT)", "list users, page 1"];
-  const slice = Math.max(1, Math.round(o.opSeconds / 2));
+  const slice = Math.max(1, Math.round(sizes.opSeconds / 2));
   for (const name of logged) {
     const blocks: Record<"on" | "off", WrkResult[]>[] = [];
-    for (let n = 0; n < 2 * AB_BLOCKS; n++) {
-      const mode = abServerMode(n);
+    for (let serverIndex = 0; serverIndex < 2 * AB_BLOCKS; serverIndex++) {
+      const mode = abServerMode(serverIndex);
       const abServer = await startServer(ctx, dataDir, dbUrl, mode);
       const plan = { ...(plans[name] as WrkPlan), url: abServer.apiUrl };
-      await runWrk(plan, o.opConcurrency, 1);
-      const block = (blocks[Math.floor(n / 2)] ??= { on: [], off: [] });
+      await runWrk(plan, sizes.opConcurrency, 1);
+      const block = (blocks[Math.floor(serverIndex / 2)] ??= { on: [], off: [] });
       for (let i = 0; i < 2; i++) {
         // a pause first: what the log queued in the slice before is written before this one begins
         await sleep(1000);
-        const r = await runWrk(plan, o.opConcurrency, slice);
-        problems.push(...r.problems.map((p) => `${dialect} ${name} (API log ${mode}): ${p}`));
-        block[mode].push(r);
+        const load = await runWrk(plan, sizes.opConcurrency, slice);
+        problems.push(...load.problems.map((problem) => `${dialect} ${name} (API log ${mode}): ${problem}`));
+        block[mode].push(load);
       }
       await abServer.proc.stop();
     }
-    const all = (mode: "on" | "off") => combine(blocks.flatMap((b) => b[mode]));
+    const all = (mode: "on" | "off") => combine(blocks.flatMap((block) => block[mode]));
     apiLog[name] = {
       off: all("off"),
       on: all("on"),
-      overhead: meanInterval(blocks.map((b) => 1 - combine(b.on).rps / combine(b.off).rps)),
+      overhead: meanInterval(blocks.map((block) => 1 - combine(block.on).rps / combine(block.off).rps)),
     };
     log(
       `${name}: API log off ${fmt(apiLog[name].off.rps)} req/s, on ${fmt(apiLog[name].on.rps)} req/s; ` +
@@ -264,25 +288,30 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   if (problems.length > 0) fail(`control plane answers under load:\n  ${problems.join("\n  ")}`);
 
   // ---- environment copy ----
-  const { copyResources: R, copyActions: A, copyRoles: O } = o;
+  const { copyResources: resourceCount, copyActions: actionCount, copyRoles: roleCount } = sizes;
   await api.call("POST", "/v2/projects/default/envs", { key: "copy_src", name: "Copy source" });
-  const actions = Array.from({ length: A }, (_, a) => `act${a}`);
+  const actions = Array.from({ length: actionCount }, (_, action) => `act${action}`);
   const seedStart = Date.now();
   await pool(
-    Array.from({ length: R }, (_, r) => r),
+    Array.from({ length: resourceCount }, (_, resourceIndex) => resourceIndex),
     4,
-    (r) =>
+    (resourceIndex) =>
       api.call("POST", "/v2/schema/default/copy_src/resources", {
-        key: `res${r}`,
-        name: `Resource ${r}`,
-        actions: Object.fromEntries(actions.map((a) => [a, {}])),
+        key: `res${resourceIndex}`,
+        name: `Resource ${resourceIndex}`,
+        actions: Object.fromEntries(actions.map((action) => [action, {}])),
         roles: Object.fromEntries(
-          Array.from({ length: O }, (_, k) => [`role${k}`, { name: `Role ${k}`, permissions: actions }]),
+          Array.from({ length: roleCount }, (_, k) => [
+            `role${k}`,
+            { name: `Role ${k}`, permissions: actions },
+          ]),
         ),
       }),
   );
   const seedSeconds = (Date.now() - seedStart) / 1000;
-  log(`created ${R} resources (${A} actions, ${O} roles each) in ${seedSeconds.toFixed(1)} s`);
+  log(
+    `created ${resourceCount} resources (${actionCount} actions, ${roleCount} roles each) in ${seedSeconds.toFixed(1)} s`,
+  );
   const copyStart = Date.now();
   let task = await api.call("POST", "/v2/projects/default/envs/copy_src/copy/async?wait=60", {
     target_env: { new: { key: "copy_dst", name: "Copy target" } },
@@ -309,9 +338,9 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
       for (const role of Object.values(item.roles)) permissions += role.permissions.length;
     if (items.length < 100) break;
   }
-  if (resources !== R || permissions !== R * O * A) {
+  if (resources !== resourceCount || permissions !== resourceCount * roleCount * actionCount) {
     fail(
-      `the copied environment holds ${resources} resources and ${permissions} role permissions; expected ${R} and ${R * O * A}`,
+      `the copied environment holds ${resources} resources and ${permissions} role permissions; expected ${resourceCount} and ${resourceCount * roleCount * actionCount}`,
     );
   }
   log(
@@ -325,7 +354,7 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
     apiLog,
     copy: {
       seed_seconds: seedSeconds,
-      resources_per_s: R / seedSeconds,
+      resources_per_s: resourceCount / seedSeconds,
       copy_seconds: copySeconds,
       resources,
       permissions,
@@ -333,13 +362,13 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   };
 }
 
-export const controlPlaneScenario: Scenario = {
+export const controlPlaneScenario: Scenario<ControlPlaneData> = {
   name: "control-plane",
   description:
-    "The control plane over HTTP (gatehouse serve process) on SQLite and PostgreSQL: create/upsert user, assign role, " +
-    "list users (page 1 and a deep page), bulk import of 100k users and 1M role assignments, environment copy of " +
+    "How fast are imports, writes and lists, and what does the API log cost? gatehouse serve on SQLite and " +
+    "PostgreSQL: create/upsert user, assign role, list users (page 1 and a deep page), bulk import of 100k users and 1M role assignments, environment copy of " +
     "1,000 resources x 10 actions x 10 roles, and the API log's overhead.",
-  async run(ctx: Context) {
+  async run(ctx: Context): Promise<ControlPlaneData> {
     const results: DialectResult[] = [];
     for (const dialect of settings.controlPlane.dialects) {
       if (dialect === "postgres") {
@@ -352,92 +381,119 @@ export const controlPlaneScenario: Scenario = {
       results.push(await runDialect(ctx, dialect));
       await sleep(500);
     }
-    const o = settings.controlPlane;
-    const names = [...new Set(results.flatMap((r) => Object.keys(r.ops)))];
-    const columns = ["operation (c=8)", ...results.flatMap((r) => [`${r.dialect} req/s`, "p50", "p99"])];
+    const sizes = settings.controlPlane;
+    const names = [...new Set(results.flatMap((result) => Object.keys(result.ops)))];
+    const columns = [
+      "operation (c=8)",
+      ...results.flatMap((result) => [`${result.dialect} req/s`, "p50", "p99"]),
+    ];
     ctx.table({
       title: "Control plane operations (wrk, 8 connections, org admin key, every status checked)",
       columns,
-      rows: names.map((n) => [
-        n,
-        ...results.flatMap((r) => {
-          const x = r.ops[n];
-          return [fmt(x?.rps), ms(x?.latency_us.p50), ms(x?.latency_us.p99)] as Cell[];
+      rows: names.map((op) => [
+        op,
+        ...results.flatMap((result) => {
+          const load = result.ops[op];
+          return [fmt(load?.rps), ms(load?.latency_us.p50), ms(load?.latency_us.p99)] as Cell[];
         }),
       ]),
       notes: [
-        `${o.opSeconds} s per operation; API log on (the default); ${fmt(o.importUsers)} users and the imported assignments in the environment.`,
+        `${sizes.opSeconds} s per operation; API log on (the default); ${fmt(sizes.importUsers)} users and the imported assignments in the environment.`,
       ],
     });
     ctx.table({
       title: "Bulk import through the bulk endpoints (1,000 items a request, 2 requests in flight)",
-      columns: ["import", ...results.flatMap((r) => [`${r.dialect} time`, "items/s"])],
+      columns: ["import", ...results.flatMap((result) => [`${result.dialect} time`, "items/s"])],
       rows: (["users", "assignments"] as const).map((k) => [
         k === "users"
-          ? `${fmt(o.importUsers)} users (PUT bulk/users)`
-          : `${fmt(o.importAssignments)} role assignments (POST role_assignments/bulk)`,
-        ...results.flatMap((r) => {
-          const x = r.imports[k];
+          ? `${fmt(sizes.importUsers)} users (PUT bulk/users)`
+          : `${fmt(sizes.importAssignments)} role assignments (POST role_assignments/bulk)`,
+        ...results.flatMap((result) => {
+          const imported = result.imports[k];
           return [
-            `${x.seconds.toFixed(1)} s${x.capped ? ` (stopped at ${fmt(x.items)})` : ""}`,
-            fmt(x.per_s),
+            `${imported.seconds.toFixed(1)} s${imported.capped ? ` (stopped at ${fmt(imported.items)})` : ""}`,
+            fmt(imported.per_s),
           ];
         }),
       ]),
-      notes: results.some((r) => r.imports.assignments.capped)
+      notes: results.some((result) => result.imports.assignments.capped)
         ? [
             `an import marked 'stopped' hit its ${IMPORT_BUDGET_S} s time budget (BENCH_IMPORT_BUDGET_S): the rate is measured over what it did.`,
           ]
         : [],
     });
     ctx.table({
-      title: `Environment copy: ${fmt(o.copyResources)} resources x ${o.copyActions} actions x ${o.copyRoles} roles (every role holding every action)`,
-      columns: ["step", ...results.map((r) => r.dialect)],
+      title: `Environment copy: ${fmt(sizes.copyResources)} resources x ${sizes.copyActions} actions x ${sizes.copyRoles} roles (every role holding every action)`,
+      columns: ["step", ...results.map((result) => result.dialect)],
       rows: [
         [
           "create the resources (POST resources, 4 in flight)",
-          ...results.map((r) => `${r.copy.seed_seconds.toFixed(1)} s (${fmt(r.copy.resources_per_s)}/s)`),
+          ...results.map(
+            (result) => `${result.copy.seed_seconds.toFixed(1)} s (${fmt(result.copy.resources_per_s)}/s)`,
+          ),
         ],
-        ["copy/async?wait to success", ...results.map((r) => `${r.copy.copy_seconds.toFixed(1)} s`)],
+        [
+          "copy/async?wait to success",
+          ...results.map((result) => `${result.copy.copy_seconds.toFixed(1)} s`),
+        ],
       ],
     });
     ctx.table({
       title:
         "API log overhead (servers started with the API log on against servers with it off, in pairs; throughput lost: mean over the pairs, 95% interval)",
       columns: ["operation", "database", "off req/s", "on req/s", "throughput lost", "p50 off", "p50 on"],
-      rows: results.flatMap((r) =>
-        Object.entries(r.apiLog).map(([n, x]) => [
-          n,
-          r.dialect,
-          fmt(x.off.rps),
-          fmt(x.on.rps),
-          withInterval(x.overhead),
-          ms(x.off.latency_us.p50),
-          ms(x.on.latency_us.p50),
+      rows: results.flatMap((result) =>
+        Object.entries(result.apiLog).map(([op, ab]) => [
+          op,
+          result.dialect,
+          fmt(ab.off.rps),
+          fmt(ab.on.rps),
+          withInterval(ab.overhead),
+          ms(ab.off.latency_us.p50),
+          ms(ab.on.latency_us.p50),
         ]),
       ),
     });
-    const brief = (x: WrkResult) => ({
-      rps: Math.round(x.rps),
-      latency_us: x.latency_us,
-      requests: x.requests,
+    const brief = (load: WrkResult): LoadBrief => ({
+      rps: Math.round(load.rps),
+      latency_us: load.latency_us,
+      requests: load.requests,
     });
-    ctx.data["dialects"] = results.map((r) => ({
-      dialect: r.dialect,
-      imports: r.imports,
-      ops: Object.fromEntries(Object.entries(r.ops).map(([n, x]) => [n, brief(x)])),
-      api_log: Object.fromEntries(
-        Object.entries(r.apiLog).map(([n, x]) => [
-          n,
-          {
-            off: brief(x.off),
-            on: brief(x.on),
-            overhead: x.overhead.estimate,
-            overhead_interval: [x.overhead.low, x.overhead.high],
-          },
-        ]),
+    return {
+      dialects: results.map((result) => ({
+        dialect: result.dialect,
+        imports: result.imports,
+        ops: Object.fromEntries(Object.entries(result.ops).map(([op, load]) => [op, brief(load)])),
+        api_log: Object.fromEntries(
+          Object.entries(result.apiLog).map(([op, ab]) => [
+            op,
+            {
+              off: brief(ab.off),
+              on: brief(ab.on),
+              overhead: ab.overhead.estimate,
+              overhead_interval: [ab.overhead.low, ab.overhead.high] as [number, number],
+            },
+          ]),
+        ),
+        copy: result.copy,
+      })),
+    };
+  },
+  goals(data) {
+    const overheads = (data?.dialects ?? []).flatMap((dialect) =>
+      Object.entries(dialect.api_log).map(([op, ab]) => ({
+        name: `${op}, ${dialect.dialect}`,
+        interval: { estimate: ab.overhead, low: ab.overhead_interval[0], high: ab.overhead_interval[1] },
+      })),
+    );
+    const worst = Math.max(...overheads.map((overhead) => overhead.interval.estimate));
+    return [
+      judge(
+        "API-log overhead under 10% (throughput lost with the log on; the mean over the A/B's blocks)",
+        overheads.length === 0 ? undefined : worst < 0.1,
+        overheads.map((overhead) => `${withInterval(overhead.interval)} (${overhead.name})`).join("; ") ||
+          signedPercent(worst),
       ),
-      copy: r.copy,
-    }));
+    ];
   },
 };

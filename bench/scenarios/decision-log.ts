@@ -17,21 +17,21 @@ import {
 } from "../../src/modules/audit-logs/sqlite-decision-log.ts";
 import { createDecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import type { DecisionLogChunk, DecisionLogEntry } from "../../src/pdp/storage.ts";
-import { createTestEnv } from "../../test/helpers/app.ts";
 import { settings } from "../lib/config.ts";
+import { openBenchStore } from "../lib/store.ts";
 import { percentile } from "../lib/http.ts";
 import { fmt } from "../lib/report.ts";
 import { fail, type Context, type Scenario } from "../lib/scenario.ts";
 
 /** What the PDP records for `n` RBAC checks of 10,000 users in 100 tenants, as its logger ships them. */
-async function recordChecks(environmentId: string, n: number): Promise<DecisionLogChunk[]> {
+async function recordChecks(environmentId: string, count: number): Promise<DecisionLogChunk[]> {
   const chunks: DecisionLogChunk[] = [];
   const logger = createDecisionLogger({
     pdpId: "00000000-0000-7000-8000-00000000bead",
     sink: async (chunk) => void chunks.push(chunk),
     flushIntervalMs: 60_000,
   });
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < count; i++) {
     const tenant = `tenant-${i % 100}`;
     logger.record(
       { environmentId },
@@ -92,46 +92,46 @@ function oldLayoutWriter(file: string, organizationId: string, projectId: string
   const insert = db.prepare(
     `insert into decision_logs (${columns.join(", ")}) values (${columns.map(() => "?").join(", ")})`,
   );
-  const json = (v: unknown) => (v == null ? null : JSON.stringify(v));
+  const json = (value: unknown) => (value == null ? null : JSON.stringify(value));
   const write = db.transaction((chunk: DecisionLogChunk, createdAt: string) => {
-    for (const e of JSON.parse(Buffer.from(chunk.entries).toString()) as DecisionLogEntry[])
+    for (const entry of JSON.parse(Buffer.from(chunk.entries).toString()) as DecisionLogEntry[])
       insert.run([
-        e.id,
+        entry.id,
         organizationId,
         projectId,
         chunk.environmentId,
-        e.pdp_id,
-        e.query,
-        e.user_key,
-        e.action,
-        e.resource_type,
-        e.resource_key,
-        e.tenant,
-        e.decision === null ? null : e.decision ? 1 : 0,
-        json(e.reason),
-        json(e.input),
-        json(e.result),
-        e.revision,
-        e.latency_us,
-        e.timestamp,
+        entry.pdp_id,
+        entry.query,
+        entry.user_key,
+        entry.action,
+        entry.resource_type,
+        entry.resource_key,
+        entry.tenant,
+        entry.decision === null ? null : entry.decision ? 1 : 0,
+        json(entry.reason),
+        json(entry.input),
+        json(entry.result),
+        entry.revision,
+        entry.latency_us,
+        entry.timestamp,
         createdAt,
       ]);
   });
   return { write: (chunk: DecisionLogChunk) => write.immediate(chunk, now()), close: () => db.close() };
 }
 
-const usPer = (ms: number, n: number) => (ms * 1000) / n;
+const usPer = (ms: number, count: number) => (ms * 1000) / count;
 
 /** Median of `times` runs of `run`, in ms. */
 async function median(times: number, run: () => Promise<unknown>): Promise<number> {
   const ms: number[] = [];
   for (let i = 0; i < times; i++) {
-    const t = performance.now();
+    const started = performance.now();
     await run();
-    ms.push(performance.now() - t);
+    ms.push(performance.now() - started);
   }
   return percentile(
-    ms.sort((a, b) => a - b),
+    ms.sort((earlier, later) => earlier - later),
     50,
   );
 }
@@ -142,9 +142,9 @@ async function longestStall(run: () => Promise<unknown>): Promise<number> {
   let last = performance.now();
   let running = true;
   const turn = () => {
-    const t = performance.now();
-    longest = Math.max(longest, t - last);
-    last = t;
+    const started = performance.now();
+    longest = Math.max(longest, started - last);
+    last = started;
     if (running) setImmediate(turn);
   };
   setImmediate(turn);
@@ -153,37 +153,46 @@ async function longestStall(run: () => Promise<unknown>): Promise<number> {
   return Math.max(longest, performance.now() - last);
 }
 
-export const decisionLogScenario: Scenario = {
+export interface DecisionLogData {
+  /** Microseconds per decision stored, by database and layout. */
+  storing: Record<string, Record<string, number>>;
+  /** The longest event-loop stall (ms) while listing, on the main connection and on the reader thread. */
+  stalls: Record<string, number>;
+  /** Milliseconds per list or lookup, by database. */
+  reading: Record<string, Record<string, number>>;
+}
+
+export const decisionLogScenario: Scenario<DecisionLogData> = {
   name: "decision-log",
   description:
-    "Storing and reading the PDP decision log: the cost of storing a decision (SQLite through the writer thread, " +
+    "What do storing and reading the decision log cost? The cost of storing a decision (SQLite through the writer thread, " +
     "PostgreSQL through the pool) against the row-per-decision layout it replaced, and list and lookup times.",
-  async run(ctx: Context) {
-    const n = settings.decisionLog.entries;
+  async run(ctx: Context): Promise<DecisionLogData> {
+    const entries = settings.decisionLog.entries;
     const storing: Record<string, Record<string, number>> = {};
     const reading: Record<string, Record<string, number>> = {};
     const stalls: Record<string, number> = {};
     for (const dialect of ["sqlite", "postgres"] as Dialect[]) {
-      const env = await createTestEnv(dialect);
+      const bench = await openBenchStore(ctx.res, dialect);
       try {
-        const environmentId = env.acme.envs.production;
-        const chunks = await recordChecks(environmentId, n);
+        const { environmentId } = bench;
+        const chunks = await recordChecks(environmentId, entries);
         /** Decisions in the timed chunks (all but the first). */
-        const timed = n - (chunks[0]?.count ?? 0);
-        const ids = chunks.flatMap((c) =>
-          (JSON.parse(Buffer.from(c.entries).toString()) as DecisionLogEntry[]).map((e) => e.id),
+        const timed = entries - (chunks[0]?.count ?? 0);
+        const ids = chunks.flatMap((chunk) =>
+          (JSON.parse(Buffer.from(chunk.entries).toString()) as DecisionLogEntry[]).map((entry) => entry.id),
         );
         let ms: number;
         if (dialect === "sqlite") {
-          const writerDb = openSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
+          const writerDb = openSqliteDecisionLogWriter(bench.sqliteFile as string);
           const writer = {
-            write: (c: DecisionLogChunk) => insertDecisionLogChunk(writerDb, dialect, c, now()),
+            write: (chunk: DecisionLogChunk) => insertDecisionLogChunk(writerDb, dialect, chunk, now()),
           };
           // The first chunk, untimed, waits for the thread to start.
           await writer.write(chunks[0] as DecisionLogChunk);
-          const t = performance.now();
+          const started = performance.now();
           for (const chunk of chunks.slice(1)) await writer.write(chunk);
-          ms = performance.now() - t;
+          ms = performance.now() - started;
           await writerDb.destroy();
 
           // The baseline: the same chunks into the old layout, in a database file of its own.
@@ -191,7 +200,7 @@ export const decisionLogScenario: Scenario = {
           const old = openStore({ sqliteFile: file });
           await old.db.schema
             .createTable("environments")
-            .addColumn("id", "text", (c) => c.primaryKey())
+            .addColumn("id", "text", (column) => column.primaryKey())
             .execute();
           await old.db
             .insertInto("environments" as never)
@@ -200,7 +209,7 @@ export const decisionLogScenario: Scenario = {
           await oldTable(old.db as never);
           await oldTimeIndex(old.db as never);
           await old.close();
-          const oldWriter = oldLayoutWriter(file, env.acme.id, env.acme.projectId);
+          const oldWriter = oldLayoutWriter(file, bench.organizationId, bench.projectId);
           oldWriter.write(chunks[0] as DecisionLogChunk);
           const tOld = performance.now();
           for (const chunk of chunks.slice(1)) oldWriter.write(chunk);
@@ -208,28 +217,26 @@ export const decisionLogScenario: Scenario = {
           oldWriter.close();
           storing[dialect] = { us_per_entry: usPer(ms, timed), old_us_per_entry: usPer(oldMs, timed) };
         } else {
-          await insertDecisionLogChunk(env.store.db, dialect, chunks[0] as DecisionLogChunk, now());
-          const t = performance.now();
+          await insertDecisionLogChunk(bench.store.db, dialect, chunks[0] as DecisionLogChunk, now());
+          const started = performance.now();
           for (const chunk of chunks.slice(1))
-            await insertDecisionLogChunk(env.store.db, dialect, chunk, now());
-          ms = performance.now() - t;
+            await insertDecisionLogChunk(bench.store.db, dialect, chunk, now());
+          ms = performance.now() - started;
           storing[dialect] = { us_per_entry: usPer(ms, timed) };
         }
         ctx.log(`${dialect}: stored ${fmt(timed)} decisions in ${fmt(ms)} ms`);
 
         // Reads go where the API sends them: on SQLite the reader thread.
         const reader =
-          dialect === "sqlite"
-            ? openSqliteDecisionLogReader(env.store.location.sqliteFile as string)
-            : undefined;
-        const readDb = reader ?? env.store.db;
-        const list = (f: DecisionLogFilter) => () =>
-          listDecisionLogs(readDb, dialect, environmentId, f, 0, 100);
+          dialect === "sqlite" ? openSqliteDecisionLogReader(bench.sqliteFile as string) : undefined;
+        const readDb = reader ?? bench.store.db;
+        const list = (filter: DecisionLogFilter) => () =>
+          listDecisionLogs(readDb, dialect, environmentId, filter, 0, 100);
         const first = await list({})();
-        if (first.total !== n || first.rows[0]?.entry.id !== ids.at(-1))
+        if (first.total !== entries || first.rows[0]?.entry.id !== ids.at(-1))
           fail(`${dialect}: the newest page does not start with the last decision recorded`);
         const alice = await list({ users: ["user-7"] })();
-        if (alice.total !== n / 10_000) fail(`${dialect}: ${alice.total} decisions of user-7`);
+        if (alice.total !== entries / 10_000) fail(`${dialect}: ${alice.total} decisions of user-7`);
         const someId = ids[Math.floor(ids.length / 3)] as string;
         if ((await findDecisionLog(readDb, dialect, environmentId, someId))?.entry.id !== someId)
           fail(`${dialect}: decision ${someId} not found`);
@@ -245,19 +252,18 @@ export const decisionLogScenario: Scenario = {
         if (reader) {
           const denied = { decision: false };
           stalls["main_connection_ms"] = await longestStall(() =>
-            listDecisionLogs(env.store.db, dialect, environmentId, denied, 0, 100),
+            listDecisionLogs(bench.store.db, dialect, environmentId, denied, 0, 100),
           );
           stalls["reader_thread_ms"] = await longestStall(list(denied));
           await reader.destroy();
         }
       } finally {
-        await env.app.close();
-        await env.store.close();
+        await bench.store.close();
       }
     }
     const sqlite = storing["sqlite"] ?? {};
     ctx.table({
-      title: `Storing ${fmt(n)} decisions (RBAC checks, in the logger's chunks of 1,000)`,
+      title: `Storing ${fmt(entries)} decisions (RBAC checks, in the logger's chunks of 1,000)`,
       columns: ["database", "µs per decision", "row per decision (before 0009)", "ratio"],
       rows: [
         [
@@ -273,7 +279,7 @@ export const decisionLogScenario: Scenario = {
       ],
     });
     ctx.table({
-      title: `Reading the decision log at ${fmt(n)} decisions in one environment (median ms)`,
+      title: `Reading the decision log at ${fmt(entries)} decisions in one environment (median ms)`,
       columns: ["query", "SQLite", "PostgreSQL"],
       rows: [
         ["newest page (100)", "newest_page_ms"],
@@ -304,8 +310,6 @@ export const decisionLogScenario: Scenario = {
         "The longest gap between two turns of the event loop while one list runs, the loop that also answers the embedded PDP's checks. One run each.",
       ],
     });
-    ctx.data["storing"] = storing;
-    ctx.data["stalls"] = stalls;
-    ctx.data["reading"] = reading;
+    return { storing, stalls, reading };
   },
 };

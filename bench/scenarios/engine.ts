@@ -1,6 +1,6 @@
 import { settings } from "../lib/config.ts";
 import { fmt } from "../lib/report.ts";
-import type { Context, Scenario } from "../lib/scenario.ts";
+import { judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { runEngineWorker } from "../lib/worker.ts";
 
 interface KindResult {
@@ -11,6 +11,13 @@ interface KindResult {
   p99_ns: number;
 }
 
+export interface EngineData {
+  counts: Record<"facts" | "tuples" | "role_assignments" | "users" | "instances", number>;
+  build_ms: number;
+  kinds: Record<"rbac" | "rebac1" | "rebac3" | "abac", KindResult>;
+  heap_bytes: number;
+}
+
 const LABELS: Record<string, string> = {
   rbac: "RBAC (tenant roles)",
   rebac1: "ReBAC depth 1",
@@ -18,35 +25,40 @@ const LABELS: Record<string, string> = {
   abac: "ABAC (condition sets)",
 };
 
-export const engineScenario: Scenario = {
+export const engineScenario: Scenario<EngineData> = {
   name: "engine",
   description:
-    "The decision engine in process (no HTTP): decisions/s and ns/decision at 1M relationship tuples and 1M role assignments.",
-  async run(ctx: Context) {
-    const o = settings.engine;
+    "How fast does the engine decide in process (no HTTP)? Decisions/s and ns/decision at 1M relationship tuples and 1M role assignments.",
+  async run(ctx: Context): Promise<EngineData> {
+    const sizes = settings.engine;
     // every user holds two assignments (a tenant role and an instance role)
-    const r = await runEngineWorker({
+    const worker = await runEngineWorker({
       mode: "engine",
-      users: Math.ceil(o.assignments / 2),
-      tuples: o.tuples,
+      users: Math.ceil(sizes.assignments / 2),
+      tuples: sizes.tuples,
       checks: 10_000,
-      seconds: o.seconds,
+      seconds: sizes.seconds,
     });
-    const counts = r["counts"] as Record<string, number>;
-    const kinds = r["kinds"] as Record<string, KindResult>;
-    ctx.log(`built ${fmt(counts["facts"])} facts in ${fmt(r["build_ms"] as number)} ms`);
+    const data: EngineData = {
+      counts: worker["counts"] as EngineData["counts"],
+      build_ms: worker["build_ms"] as number,
+      kinds: worker["kinds"] as EngineData["kinds"],
+      heap_bytes: worker["heap_bytes"] as number,
+    };
+    const { counts, kinds } = data;
+    ctx.log(`built ${fmt(counts.facts)} facts in ${fmt(data.build_ms)} ms`);
     ctx.table({
-      title: `Engine in process: ${fmt(counts["tuples"])} tuples, ${fmt(counts["role_assignments"])} role assignments, ${fmt(counts["users"])} users, ${fmt(counts["instances"])} instances`,
+      title: `Engine in process: ${fmt(counts.tuples)} tuples, ${fmt(counts.role_assignments)} role assignments, ${fmt(counts.users)} users, ${fmt(counts.instances)} instances`,
       columns: ["check", "decisions/s", "ns/decision (wall)", "ns/decision (CPU)", "p50 alone", "p99 alone"],
-      rows: ["rbac", "rebac1", "rebac3", "abac"].map((k) => {
-        const x = kinds[k] as KindResult;
+      rows: (["rbac", "rebac1", "rebac3", "abac"] as const).map((kind) => {
+        const result = kinds[kind];
         return [
-          LABELS[k] ?? k,
-          fmt(x.decisions_per_s),
-          fmt(x.ns_per_decision),
-          fmt(x.cpu_ns_per_decision),
-          `${fmt(x.p50_ns)} ns`,
-          `${fmt(x.p99_ns)} ns`,
+          LABELS[kind] ?? kind,
+          fmt(result.decisions_per_s),
+          fmt(result.ns_per_decision),
+          fmt(result.cpu_ns_per_decision),
+          `${fmt(result.p50_ns)} ns`,
+          `${fmt(result.p99_ns)} ns`,
         ];
       }),
       notes: [
@@ -54,9 +66,24 @@ export const engineScenario: Scenario = {
         "CPU = this process's user+system time: less disturbed than wall time when other work shares the cores. 'alone' = each check timed by itself (timer cost included).",
       ],
     });
-    ctx.data["counts"] = counts;
-    ctx.data["build_ms"] = r["build_ms"];
-    ctx.data["kinds"] = kinds;
-    ctx.data["heap_bytes"] = r["heap_bytes"];
+    return data;
+  },
+  goals(data) {
+    const at = data
+      ? ` at ${fmt(data.counts.tuples)} tuples, ${fmt(data.counts.role_assignments)} assignments`
+      : "";
+    return (
+      [
+        ["rbac", "In-process RBAC under 2 µs per decision", 2000],
+        ["rebac3", "In-process ReBAC depth 3 under 20 µs per decision", 20_000],
+      ] as const
+    ).map(([kind, goal, limitNs]) => {
+      const result = data?.kinds[kind];
+      return judge(
+        goal,
+        result && result.ns_per_decision < limitNs,
+        `${fmt((result?.ns_per_decision ?? 0) / 1000, 2)} µs wall, ${fmt((result?.cpu_ns_per_decision ?? 0) / 1000, 2)} µs CPU${at}`,
+      );
+    });
   },
 };

@@ -3,18 +3,25 @@ import { settings } from "../lib/config.ts";
 import { Api, percentile } from "../lib/http.ts";
 import { BOOTSTRAP_KEY, sleep, startGatehouse, startStandalonePdp } from "../lib/procs.ts";
 import { fmt } from "../lib/report.ts";
-import { fail, type Context, type Scenario } from "../lib/scenario.ts";
+import { fail, judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { FACTS, SCHEMA } from "../lib/seed.ts";
 
-const msText = (v: number) => `${v.toFixed(1)} ms`;
+const msText = (milliseconds: number) => `${milliseconds.toFixed(1)} ms`;
 
-export const propagationScenario: Scenario = {
+export interface PropagationData {
+  visible_ms: { p50: number; p90: number; p99: number; max: number };
+  ack_ms: { p50: number; p99: number };
+  writes: number;
+  polls_per_write: number;
+}
+
+export const propagationScenario: Scenario<PropagationData> = {
   name: "propagation",
   description:
-    "Time from an acknowledged write (role assignment through the API) to the change being visible in a standalone PDP " +
+    "How soon does a write reach a standalone PDP? Time from an acknowledged write (role assignment through the API) to the change being visible in a standalone PDP " +
     "(gatehouse pdp process following the control plane's change stream), p50/p99 over 200 writes.",
-  async run(ctx: Context) {
-    const n = settings.propagation.writes;
+  async run(ctx: Context): Promise<PropagationData> {
+    const writes = settings.propagation.writes;
     const cp = await startGatehouse(ctx.res, { dataDir: ctx.res.tempDir("prop-cp"), pdp: false });
     const admin = new Api(cp.apiUrl, BOOTSTRAP_KEY);
     await admin.call("POST", `${SCHEMA}/resources`, {
@@ -29,7 +36,7 @@ export const propagationScenario: Scenario = {
     });
     await admin.call("POST", `${FACTS}/bulk/tenants`, { operations: [{ key: "t0", name: "Tenant 0" }] });
     await admin.call("PUT", `${FACTS}/bulk/users`, {
-      operations: Array.from({ length: n }, (_, i) => ({ key: `w${i}` })),
+      operations: Array.from({ length: writes }, (_, i) => ({ key: `w${i}` })),
     });
     const envKey = (await admin.call("GET", "/v2/api-key/default/production")).json.secret as string;
     const api = new Api(cp.apiUrl, envKey);
@@ -50,12 +57,12 @@ export const propagationScenario: Scenario = {
       ).json.allow as boolean;
 
     // warm both processes up
-    for (let i = 0; i < 200; i++) await allowed(`w${i % n}`);
+    for (let i = 0; i < 200; i++) await allowed(`w${i % writes}`);
 
     const visible: number[] = [];
     const acks: number[] = [];
     let polls = 0;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < writes; i++) {
       const user = `w${i}`;
       if (await allowed(user)) fail(`${user} is allowed before its role was assigned`);
       const sent = performance.now();
@@ -80,24 +87,33 @@ export const propagationScenario: Scenario = {
       msText(Math.max(...xs)),
     ];
     ctx.table({
-      title: `Propagation to a standalone PDP (${n} role assignments, one at a time)`,
+      title: `Propagation to a standalone PDP (${writes} role assignments, one at a time)`,
       columns: ["measure", "p50", "p90", "p99", "max"],
       rows: [
         row("write acknowledged -> allowed by the PDP", visible),
         row("the write itself (POST role_assignments)", acks),
       ],
       notes: [
-        `visibility is polled with /allowed right after the acknowledgement (${fmt(polls / n, 1)} checks per write on average; one check takes a loopback round trip).`,
+        `visibility is polled with /allowed right after the acknowledgement (${fmt(polls / writes, 1)} checks per write on average; one check takes a loopback round trip).`,
       ],
     });
-    ctx.data["visible_ms"] = {
-      p50: percentile(visible, 50),
-      p90: percentile(visible, 90),
-      p99: percentile(visible, 99),
-      max: Math.max(...visible),
+    return {
+      visible_ms: {
+        p50: percentile(visible, 50),
+        p90: percentile(visible, 90),
+        p99: percentile(visible, 99),
+        max: Math.max(...visible),
+      },
+      ack_ms: { p50: percentile(acks, 50), p99: percentile(acks, 99) },
+      writes,
+      polls_per_write: polls / writes,
     };
-    ctx.data["ack_ms"] = { p50: percentile(acks, 50), p99: percentile(acks, 99) };
-    ctx.data["writes"] = n;
-    ctx.data["polls_per_write"] = polls / n;
   },
+  goals: (data) => [
+    judge(
+      "Propagation p99 under 50 ms",
+      data && data.visible_ms.p99 < 50,
+      `p99 ${fmt(data?.visible_ms.p99, 1)} ms, p50 ${fmt(data?.visible_ms.p50, 1)} ms`,
+    ),
+  ],
 };

@@ -1,6 +1,6 @@
 import { settings } from "../lib/config.ts";
 import { fmt } from "../lib/report.ts";
-import type { Context, Scenario } from "../lib/scenario.ts";
+import { judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { runEngineWorker } from "../lib/worker.ts";
 
 interface KindLatency {
@@ -9,43 +9,57 @@ interface KindLatency {
   mean_ns: number;
 }
 
+/** One environment size, as the engine worker measured it. */
+export interface SizeResult {
+  users: number;
+  counts: Record<"facts", number>;
+  memory: Record<"rss_bytes" | "heap_bytes" | "rss_bytes_per_fact" | "heap_bytes_per_fact", number>;
+  kinds: Record<"rbac" | "rebac1" | "rebac3" | "abac", KindLatency>;
+  build_ms: number;
+  snapshot_parse_ms: number;
+}
+
+export interface ScaleData {
+  sizes: SizeResult[];
+}
+
 const MB = 1024 * 1024;
 
-export const scaleScenario: Scenario = {
+export const scaleScenario: Scenario<ScaleData> = {
   name: "scale",
   description:
-    "Environments of 10k, 100k and 1M users (each with a tenant role, an instance role and about one tuple per user): " +
+    "How do build time and memory grow with the environment? Environments of 10k, 100k and 1M users (each with a tenant role, an instance role and about one tuple per user): " +
     "PDP build time, resident memory, bytes per fact and check latency at each size, each in a fresh process.",
-  async run(ctx: Context) {
+  async run(ctx: Context): Promise<ScaleData> {
     const rows = [];
     const latencyRows = [];
-    const sizes: Record<string, unknown>[] = [];
+    const sizes: SizeResult[] = [];
     for (const users of settings.scale.users) {
-      const r = await runEngineWorker({ mode: "scale", users, tuples: users, checks: 5000 });
-      const c = r["counts"] as Record<string, number>;
-      const m = r["memory"] as Record<string, number>;
-      const k = r["kinds"] as Record<string, KindLatency>;
+      const size = {
+        users,
+        ...(await runEngineWorker({ mode: "scale", users, tuples: users, checks: 5000 })),
+      } as SizeResult;
+      const { counts, memory, kinds } = size;
       ctx.log(
-        `${fmt(users)} users: ${fmt(c["facts"])} facts, built in ${fmt(r["build_ms"] as number)} ms, RSS +${fmt((m["rss_bytes"] ?? 0) / MB)} MB`,
+        `${fmt(users)} users: ${fmt(counts.facts)} facts, built in ${fmt(size.build_ms)} ms, RSS +${fmt(memory.rss_bytes / MB)} MB`,
       );
       rows.push([
         fmt(users),
-        fmt(c["facts"]),
-        `${fmt(r["snapshot_parse_ms"] as number)} ms`,
-        `${fmt(r["build_ms"] as number)} ms`,
-        `${fmt((m["rss_bytes"] ?? 0) / MB)} MB`,
-        `${fmt((m["heap_bytes"] ?? 0) / MB)} MB`,
-        fmt(m["rss_bytes_per_fact"]),
-        fmt(m["heap_bytes_per_fact"]),
+        fmt(counts.facts),
+        `${fmt(size.snapshot_parse_ms)} ms`,
+        `${fmt(size.build_ms)} ms`,
+        `${fmt(memory.rss_bytes / MB)} MB`,
+        `${fmt(memory.heap_bytes / MB)} MB`,
+        fmt(memory.rss_bytes_per_fact),
+        fmt(memory.heap_bytes_per_fact),
       ]);
       latencyRows.push([
         fmt(users),
-        ...["rbac", "rebac1", "rebac3", "abac"].flatMap((name) => {
-          const x = k[name] as KindLatency;
-          return [`${fmt(x.mean_ns)} / ${fmt(x.p99_ns)}`];
-        }),
+        ...(["rbac", "rebac1", "rebac3", "abac"] as const).map(
+          (kind) => `${fmt(kinds[kind].mean_ns)} / ${fmt(kinds[kind].p99_ns)}`,
+        ),
       ]);
-      sizes.push({ users, ...r });
+      sizes.push(size);
     }
     ctx.table({
       title: "Scale and memory (engine in a fresh process per size)",
@@ -72,6 +86,17 @@ export const scaleScenario: Scenario = {
       rows: latencyRows,
       notes: ["mean from a tight loop; p99 from each check timed alone (includes the timer's cost)."],
     });
-    ctx.data["sizes"] = sizes;
+    return { sizes };
+  },
+  goals(data) {
+    const largest = data?.sizes[data.sizes.length - 1];
+    const facts = largest?.counts.facts ?? 0;
+    return [
+      judge(
+        "Under 300 bytes per fact at 1M facts (resident memory)",
+        largest && facts >= 1_000_000 ? largest.memory.rss_bytes_per_fact < 300 : undefined,
+        `${fmt(largest?.memory.rss_bytes_per_fact)} B/fact RSS, ${fmt(largest?.memory.heap_bytes_per_fact)} B/fact heap at ${fmt(facts)} facts`,
+      ),
+    ];
   },
 };

@@ -1,0 +1,19 @@
+import type { Scenario } from "../lib/scenario.ts";
+import { controlPlaneScenario } from "./control-plane.ts";
+import { decisionLogScenario } from "./decision-log.ts";
+import { engineScenario } from "./engine.ts";
+import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
+import { pdpScenario } from "./pdp.ts";
+import { propagationScenario } from "./propagation.ts";
+import { scaleScenario } from "./scale.ts";
+
+/** Every scenario, in the order a full run takes them and docs/benchmarks.md shows them. */
+export const SCENARIOS = [
+  pdpScenario,
+  pdpDecisionLogScenario,
+  engineScenario,
+  scaleScenario,
+  controlPlaneScenario,
+  propagationScenario,
+  decisionLogScenario,
+] as Scenario[];
