@@ -1,6 +1,6 @@
 /**
- * Import rules of src/ (npm run deps, part of npm run check): no import cycle, and no module importing another
- * module's service.
+ * Import rules of src/ (npm run deps, part of npm run check), as docs/architecture.md draws them: no import cycle,
+ * a module's service used by its own routes only, routes registered by the app only, and the PDP's layers.
  */
 export default {
   forbidden: [
@@ -21,13 +21,20 @@ export default {
       to: { path: "^src/modules/[^/]+/[^/]+[.]service[.]ts$", pathNot: "^src/modules/$1/" },
     },
     {
-      name: "domain-not-module-services",
+      name: "services-stay-in-their-module",
       comment:
-        "src/domain/ holds what modules share: it may use their repositories and schemas, never their " +
-        "services or routes.",
+        "Outside src/modules only the modules' routes, repositories and schemas may be imported; what else is " +
+        "shared lives in src/domain.",
       severity: "error",
-      from: { path: "^src/domain/" },
-      to: { path: "^src/modules/[^/]+/[^/]+[.](service|routes)[.]ts$" },
+      from: { path: "^src/", pathNot: "^src/modules/" },
+      to: { path: "^src/modules/[^/]+/[^/]+[.]service[.]ts$" },
+    },
+    {
+      name: "routes-only-in-the-app",
+      comment: "A module's routes are registered by src/app.ts and used by nothing else.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/(app[.]ts|modules/)" },
+      to: { path: "^src/modules/[^/]+/[^/]+[.]routes[.]ts$" },
     },
     {
       name: "engine-is-pure",

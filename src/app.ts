@@ -22,7 +22,7 @@ import { jsonBodyPlugin } from "./plugins/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
-import { organizationRateLimit } from "./modules/organizations/organizations.service.ts";
+import { organizationRateLimit } from "./domain/organization-records.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
 import { environmentsRoutes } from "./modules/environments/environments.routes.ts";

@@ -6,7 +6,7 @@ import { buildApp } from "./app.ts";
 import { migrateToLatest, openStore, type Store } from "./db/store.ts";
 import { isUniqueViolation } from "./db/errors.ts";
 import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
-import { createOrganizationRecords } from "./modules/organizations/organizations.service.ts";
+import { createOrganizationRecords } from "./domain/organization-records.ts";
 import { listenForChanges } from "./changes/pg-listener.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "./pdp/embedded.ts";
 import { databasePdpStorage } from "./domain/pdp-storage.ts";

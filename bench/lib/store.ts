@@ -1,7 +1,7 @@
 import path from "node:path";
 import { migrateToLatest, openStore, type Dialect, type Store } from "../../src/db/store.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
-import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
+import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { settings } from "./config.ts";
 import { freshPgSchema } from "./pg.ts";
 import type { Resources } from "./procs.ts";

@@ -5,7 +5,7 @@ import type { Database } from "../db/types.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { newId } from "../lib/ids.ts";
 import { toTimestamp } from "../lib/time.ts";
-import { createApiLogWriter, purgeExpired, type CapturedCall } from "../modules/history/history.service.ts";
+import { createApiLogWriter, purgeExpired, type CapturedCall } from "../domain/api-log-writer.ts";
 import { schedulePeriodic } from "../lib/periodic.ts";
 
 declare module "fastify" {

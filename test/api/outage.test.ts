@@ -6,7 +6,7 @@ import { openStore, type Store } from "../../src/db/store.ts";
 import { isDatabaseUnavailable } from "../../src/db/errors.ts";
 import { toAppError } from "../../src/plugins/errors.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
-import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
+import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { buildTestApp } from "../helpers/app.ts";
 import { DIALECTS, freshStore, type TestStore } from "../helpers/stores.ts";
 import { pgRelay } from "../helpers/pg-relay.ts";

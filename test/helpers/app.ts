@@ -4,7 +4,7 @@ import { buildApp } from "../../src/app.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { Dialect, Store } from "../../src/db/store.ts";
 import { createSecretBox, type SecretBox } from "../../src/lib/secrets.ts";
-import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
+import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { DIALECTS, freshStore, type TestStore } from "./stores.ts";
 
 export const PUBLIC_URL = "http://gatehouse.test";

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../src/db/store.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
-import { createOrganizationRecords } from "../../src/modules/organizations/organizations.service.ts";
+import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { createEmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
 import { buildPdpApp } from "../../src/pdp/http/server.ts";

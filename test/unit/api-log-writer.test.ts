@@ -7,7 +7,7 @@ import {
   purgeExpired,
   toLogRow,
   type CapturedCall,
-} from "../../src/modules/history/history.service.ts";
+} from "../../src/domain/api-log-writer.ts";
 import { purgeBefore } from "../../src/modules/history/history.repo.ts";
 import { buildTestApp } from "../helpers/app.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";

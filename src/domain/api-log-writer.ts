@@ -1,0 +1,287 @@
+import type { Insertable, Kysely } from "kysely";
+import type { ApiLogTable, Database } from "../db/types.ts";
+import type { DatabaseOutage } from "../db/outage.ts";
+import { redactJsonText, redactQuery, redactText, secretValues, truncateText } from "../lib/redact.ts";
+import type { Principal } from "../lib/access.ts";
+import { toTimestamp } from "../lib/time.ts";
+import { findEnvironment } from "../modules/environments/environments.repo.ts";
+import { findProject } from "../modules/projects/projects.repo.ts";
+import { insertEvents, purgeBefore } from "../modules/history/history.repo.ts";
+
+/*
+ * The API log's writer: the api-log plugin captures each external call; this redacts, bounds and stores them in
+ * batches, off the request. The history module reads what it wrote.
+ */
+
+/** Deletes the records older than the retention; 0 days keeps the log forever. */
+export async function purgeExpired(db: Kysely<Database>, retentionDays: number, nowMs = Date.now()) {
+  if (retentionDays <= 0) return 0;
+  return purgeBefore(db, toTimestamp(new Date(nowMs - retentionDays * 86_400_000)));
+}
+
+/** One external call as the api-log plugin captured it, before redaction (done by the writer, off the request). */
+export interface CapturedCall {
+  id: string;
+  requestId: string;
+  timestamp: string;
+  method: string;
+  /** path and query as received */
+  url: string;
+  status: number;
+  durationMs: number;
+  clientIp: string;
+  principal: Principal | null;
+  /** proj_id and env_id path parameters, when the route has them */
+  projectRef: string | undefined;
+  envRef: string | undefined;
+  /** the parsed JSON body, when there was one */
+  requestBody: unknown;
+  responseBody: string | null;
+  /** what followed the scheme in the Authorization header: hidden wherever it appears */
+  bearer: string | undefined;
+}
+
+interface Named {
+  id: string;
+  key: string;
+}
+
+const sameRef = (ref: string, named: Named | null): named is Named =>
+  named !== null && (ref.toLowerCase() === named.id || ref === named.key);
+
+const named = (id: string | null, key: string | null): Named | null =>
+  id !== null && key !== null ? { id, key } : null;
+
+/**
+ * The project and environment a call is recorded under: the ones its path names (resolved in the caller's
+ * organization; a name that resolves to nothing leaves the field empty), else the calling key's own.
+ */
+async function scopesOf(db: Kysely<Database>, calls: CapturedCall[]) {
+  const memo = new Map<string, Promise<Named | null>>();
+  const once = (key: string, load: () => Promise<Named | undefined>) => {
+    let hit = memo.get(key);
+    if (!hit) {
+      hit = load().then((row) => (row ? { id: row.id, key: row.key } : null));
+      memo.set(key, hit);
+    }
+    return hit;
+  };
+  return Promise.all(
+    calls.map(async (call) => {
+      const p = call.principal;
+      if (!p) return { project: null, environment: null };
+      let project = named(p.projectId, p.projectKey);
+      let environment = named(p.environmentId, p.environmentKey);
+      const { projectRef, envRef } = call;
+      if (projectRef !== undefined && !sameRef(projectRef, project)) {
+        project = await once(`${p.organizationId}|${projectRef}`, () =>
+          findProject(db, p.organizationId, projectRef),
+        );
+        environment = null;
+      }
+      if (envRef !== undefined && !sameRef(envRef, environment)) {
+        const inProject = project;
+        environment = inProject
+          ? await once(`${inProject.id}/${envRef}`, () => findEnvironment(db, inProject.id, envRef))
+          : null;
+      }
+      return { project, environment };
+    }),
+  );
+}
+
+const MAX_PATH_BYTES = 4096;
+
+function stringify(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return null;
+  }
+}
+
+/** The stored form of a call: secrets redacted, bodies bounded, no NUL (PostgreSQL text cannot hold one). */
+export function toLogRow(
+  call: CapturedCall,
+  scope: { project: Named | null; environment: Named | null },
+  maxBodyBytes: number,
+): Insertable<ApiLogTable> {
+  const secrets = secretValues(call.bearer);
+  const cut = call.url.indexOf("?");
+  const path = cut === -1 ? call.url : call.url.slice(0, cut);
+  const query = cut === -1 ? "" : call.url.slice(cut + 1);
+  const body = (text: string | null) =>
+    text === null || text === ""
+      ? null
+      : truncateText(redactJsonText(text, secrets).replaceAll("\0", ""), maxBodyBytes);
+  return {
+    id: call.id,
+    organization_id: call.principal?.organizationId ?? null,
+    project_id: scope.project?.id ?? null,
+    project_key: scope.project?.key ?? null,
+    environment_id: scope.environment?.id ?? null,
+    environment_key: scope.environment?.key ?? null,
+    timestamp: call.timestamp,
+    method: call.method,
+    path: truncateText(redactText(path, secrets), MAX_PATH_BYTES),
+    query: query === "" ? null : truncateText(redactQuery(query, secrets), MAX_PATH_BYTES),
+    status: call.status,
+    success: call.status < 400 ? 1 : 0,
+    duration_ms: Math.round(call.durationMs * 1000) / 1000,
+    client_ip: call.clientIp,
+    request_id: call.requestId,
+    actor_type: call.principal ? "api_key" : "anonymous",
+    actor_id: call.principal?.keyId ?? null,
+    actor_display_name: call.principal?.keyName ?? null,
+    request_body: body(stringify(call.requestBody)),
+    response_body: body(call.responseBody),
+  };
+}
+
+export interface Logger {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface ApiLogWriterOptions {
+  db: Kysely<Database>;
+  log: Logger;
+  /** how often queued records are written */
+  flushIntervalMs: number;
+  maxBodyBytes: number;
+  /** records per insert; reaching it also starts a write at once */
+  batchSize?: number;
+  /** records held while the database is slow or away; past it new records are dropped (and counted) */
+  maxQueue?: number;
+  /** tries per batch before it is dropped with an error line */
+  maxAttempts?: number;
+  /** While the database is unavailable batches are kept (the queue is bounded) and the outage is logged once. */
+  outage?: DatabaseOutage;
+}
+
+export interface ApiLogWriter {
+  enqueue(call: CapturedCall): void;
+  /** Writes everything queued so far (tests, shutdown). */
+  drain(): Promise<void>;
+  /** Stops the timer and drains. */
+  close(): Promise<void>;
+}
+
+/** How often a batch is tried again while the database is unavailable. */
+const OUTAGE_RETRY_MS = 1000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Queues captured calls and writes them in batches, off the request path: enqueue only pushes to an array, and
+ * nothing the writer does can fail or delay a request. A batch that fails is retried (backing off) up to
+ * `maxAttempts` times, then dropped with an error line; the queue is bounded the same way.
+ */
+export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
+  const { db, log, maxBodyBytes } = opts;
+  const batchSize = opts.batchSize ?? 500;
+  const maxQueue = opts.maxQueue ?? 50_000;
+  const maxAttempts = opts.maxAttempts ?? 5;
+  let queue: CapturedCall[] = [];
+  let writing: Promise<void> | null = null;
+  let attempts = 0;
+  let retryAt = 0;
+  let overflow = 0;
+  let overflowReportedAt = 0;
+
+  async function writeBatch(batch: CapturedCall[]): Promise<void> {
+    const scopes = await scopesOf(db, batch);
+    const rows = batch.map((call, i) =>
+      toLogRow(call, scopes[i] ?? { project: null, environment: null }, maxBodyBytes),
+    );
+    await insertEvents(db, rows);
+  }
+
+  /** Writes batches until the queue is empty or a batch fails (then, unless draining, waits for the timer). */
+  async function run(draining: boolean): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, batchSize);
+      try {
+        await writeBatch(batch);
+        attempts = 0;
+        queue = queue.slice(batch.length);
+      } catch (err) {
+        const unavailable = opts.outage?.report(err, log) ?? false;
+        if (unavailable && !draining) {
+          // Kept for when the database is back; only a shutdown gives up on it.
+          retryAt = Date.now() + OUTAGE_RETRY_MS;
+          return;
+        }
+        attempts += 1;
+        if (attempts >= maxAttempts) {
+          log.error(
+            {
+              ...(!unavailable && { err }),
+              dropped: batch.length,
+              attempts,
+              from: batch[0]?.timestamp,
+              to: batch.at(-1)?.timestamp,
+            },
+            "API log: dropping a batch of records that could not be written",
+          );
+          attempts = 0;
+          queue = queue.slice(batch.length);
+          continue;
+        }
+        const delay = Math.min(opts.flushIntervalMs * 2 ** attempts, 5000);
+        if (!unavailable) {
+          log.warn(
+            { err, records: batch.length, attempts, retryInMs: delay },
+            "API log: write failed; will retry",
+          );
+        }
+        if (!draining) {
+          retryAt = Date.now() + delay;
+          return;
+        }
+        await sleep(Math.min(delay, 500));
+      }
+    }
+  }
+
+  function start(draining: boolean): Promise<void> {
+    writing ??= run(draining).finally(() => {
+      writing = null;
+    });
+    return writing;
+  }
+
+  const timer = setInterval(() => {
+    if (!writing && queue.length > 0 && Date.now() >= retryAt) void start(false);
+  }, opts.flushIntervalMs);
+  timer.unref();
+
+  async function drain(): Promise<void> {
+    while (queue.length > 0 || writing) await (writing ?? start(true));
+  }
+
+  return {
+    enqueue(call) {
+      if (queue.length >= maxQueue) {
+        overflow += 1;
+        const at = Date.now();
+        if (at - overflowReportedAt > 10_000) {
+          log.error({ dropped: overflow, maxQueue }, "API log: queue full; dropping new records");
+          overflowReportedAt = at;
+          overflow = 0;
+        }
+        return;
+      }
+      queue.push(call);
+      // A full batch is written without waiting for the timer, but never inside the caller's tick.
+      if (queue.length === batchSize && !writing && Date.now() >= retryAt)
+        setImmediate(() => void start(false));
+    },
+    drain,
+    async close() {
+      clearInterval(timer);
+      await drain();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import type { Kysely, Selectable } from "kysely";
+import type { Database, OrganizationsTable } from "../db/types.ts";
+import { isUniqueViolation } from "../db/errors.ts";
+import { duplicate } from "../lib/errors.ts";
+import { newId } from "../lib/ids.ts";
+import { fromJsonObject, toJson } from "../lib/json.ts";
+import type { SecretBox } from "../lib/secrets.ts";
+import { now } from "../lib/time.ts";
+import type { OrganizationCreate, OrganizationRead } from "../modules/organizations/organizations.schemas.ts";
+import { createKeyRecord } from "./api-key-records.ts";
+import { createProjectRecords } from "./project-records.ts";
+
+/** Organization records: created by the organizations module and by the first start; read by the rate limiter. */
+
+export type OrganizationRow = Selectable<OrganizationsTable>;
+
+export const organizationRead = (row: OrganizationRow): OrganizationRead => ({
+  id: row.id,
+  key: row.key,
+  name: row.name,
+  is_enterprise: row.is_enterprise === 1,
+  settings: fromJsonObject(row.settings),
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+});
+
+export interface CreatedOrganization {
+  organization: OrganizationRow;
+  adminKeyId: string;
+  adminKeySecret: string;
+}
+
+/**
+ * A new organization comes with a `default` project (production and development environments) and an
+ * organization admin key, so its owner can start at once.
+ */
+export async function createOrganizationRecords(
+  db: Kysely<Database>,
+  box: SecretBox,
+  input: OrganizationCreate,
+  adminSecret?: string,
+): Promise<CreatedOrganization> {
+  const at = now();
+  const organization: OrganizationRow = {
+    id: newId(),
+    key: input.key,
+    name: input.name,
+    settings: toJson(input.settings),
+    is_enterprise: 0,
+    created_at: at,
+    updated_at: at,
+  };
+  const key = await db.transaction().execute(async (trx) => {
+    try {
+      await trx.insertInto("organizations").values(organization).execute();
+    } catch (e) {
+      if (isUniqueViolation(e)) throw duplicate("organization", input.key);
+      throw e;
+    }
+    await createProjectRecords(trx, box, organization.id, { key: "default", name: "Default Project" });
+    return createKeyRecord(trx, box, {
+      organizationId: organization.id,
+      objectType: "org",
+      name: "organization admin key",
+      ...(adminSecret !== undefined && { secret: adminSecret }),
+    });
+  });
+  return { organization, adminKeyId: key.id, adminKeySecret: key.secret };
+}
+
+/** The organization's own rate limit (settings.rate_limit_per_minute), when it has a valid one. */
+export async function organizationRateLimit(
+  db: Kysely<Database>,
+  organizationId: string,
+): Promise<number | undefined> {
+  const row = await db
+    .selectFrom("organizations")
+    .select("settings")
+    .where("id", "=", organizationId)
+    .executeTakeFirst();
+  const value = fromJsonObject(row?.settings)["rate_limit_per_minute"];
+  return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+}
