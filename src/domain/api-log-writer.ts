@@ -4,8 +4,8 @@ import type { DatabaseOutage } from "../db/outage.ts";
 import { redactJsonText, redactQuery, redactText, secretValues, truncateText } from "../lib/redact.ts";
 import type { Principal } from "../lib/access.ts";
 import { toTimestamp } from "../lib/time.ts";
-import { findEnvironment } from "../modules/environments/environments.repo.ts";
-import { findProject } from "../modules/projects/projects.repo.ts";
+import { findEnvironment } from "./environment-records.ts";
+import { findProject } from "./project-records.ts";
 import { insertEvents, purgeBefore } from "../modules/history/history.repo.ts";
 
 /*

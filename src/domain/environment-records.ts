@@ -1,16 +1,39 @@
+import type { Selectable } from "kysely";
 import { appendChanges, type Db } from "../changes/feed.ts";
+import type { EnvironmentsTable, ProjectsTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import { duplicate } from "../lib/errors.ts";
-import { newId } from "../lib/ids.ts";
+import { idOrKey, newId } from "../lib/ids.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
-import { insertEnvironment, type EnvironmentRow } from "../modules/environments/environments.repo.ts";
 import type { EnvironmentCreate, EnvironmentRead } from "../modules/environments/environments.schemas.ts";
-import type { ProjectRow } from "../modules/projects/projects.repo.ts";
 import { createKeyRecord } from "./api-key-records.ts";
 
-/** Environment records, shared by the modules that create or show environments: environments, projects, environment-copy, api-keys. */
+/**
+ * Environment records, shared by the modules that create, find or show environments (environments, projects,
+ * environment-copy, api-keys) and by the scope every environment path resolves to.
+ */
+
+export type EnvironmentRow = Selectable<EnvironmentsTable>;
+
+/** An environment of the project, by id or key. */
+export const findEnvironment = (
+  db: Db,
+  projectId: string,
+  ref: string,
+): Promise<EnvironmentRow | undefined> => {
+  const { column, value } = idOrKey(ref);
+  return db
+    .selectFrom("environments")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where(column, "=", value)
+    .executeTakeFirst();
+};
+
+export const findEnvironmentById = (db: Db, id: string): Promise<EnvironmentRow | undefined> =>
+  db.selectFrom("environments").selectAll().where("id", "=", id).executeTakeFirst();
 
 export const environmentRead = (row: EnvironmentRow): EnvironmentRead => ({
   id: row.id,
@@ -36,7 +59,7 @@ export const DEFAULT_TENANT = "default";
 export async function createEnvironmentRecords(
   trx: Db,
   box: SecretBox,
-  project: ProjectRow,
+  project: Pick<Selectable<ProjectsTable>, "id" | "organization_id">,
   input: EnvironmentCreate,
 ): Promise<EnvironmentRow> {
   const at = now();
@@ -56,7 +79,7 @@ export async function createEnvironmentRecords(
     updated_at: at,
   };
   try {
-    await insertEnvironment(trx, row);
+    await trx.insertInto("environments").values(row).execute();
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicate("environment", input.key);
     throw e;

@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import { notFound } from "../lib/errors.ts";
-import { findProject, type ProjectRow } from "../modules/projects/projects.repo.ts";
-import { findEnvironment, type EnvironmentRow } from "../modules/environments/environments.repo.ts";
+import { findEnvironment, type EnvironmentRow } from "./environment-records.ts";
+import { findProject, type ProjectRow } from "./project-records.ts";
 
 /** The project a route's path names, as a row of the caller's organization. */
 export interface ProjectScope {

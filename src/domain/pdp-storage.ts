@@ -5,8 +5,8 @@ import { now } from "../lib/time.ts";
 import type { FeedSource, PdpStorage } from "../pdp/storage.ts";
 import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
 import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
-import { findEnvironment } from "../modules/environments/environments.repo.ts";
-import { findProject } from "../modules/projects/projects.repo.ts";
+import { findEnvironment } from "./environment-records.ts";
+import { findProject } from "./project-records.ts";
 import { findPrincipal } from "./api-key-records.ts";
 import { readSnapshot } from "./environment-snapshot.ts";
 

@@ -1,16 +1,33 @@
+import type { Selectable } from "kysely";
 import type { Db } from "../changes/feed.ts";
+import type { ProjectsTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import { duplicate } from "../lib/errors.ts";
-import { newId } from "../lib/ids.ts";
+import { idOrKey, newId } from "../lib/ids.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
 import type { EnvironmentCreate } from "../modules/environments/environments.schemas.ts";
-import { insertProject, type ProjectRow } from "../modules/projects/projects.repo.ts";
 import type { ProjectCreate, ProjectRead } from "../modules/projects/projects.schemas.ts";
 import { createEnvironmentRecords } from "./environment-records.ts";
 
-/** Project records, shared by the modules that create or show projects: projects, organizations, api-keys. */
+/**
+ * Project records, shared by the modules that create, find or show projects (projects, organizations, api-keys,
+ * environment-copy) and by the scope every project path resolves to.
+ */
+
+export type ProjectRow = Selectable<ProjectsTable>;
+
+/** A project of the organization, by id or key. */
+export const findProject = (db: Db, organizationId: string, ref: string): Promise<ProjectRow | undefined> => {
+  const { column, value } = idOrKey(ref);
+  return db
+    .selectFrom("projects")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where(column, "=", value)
+    .executeTakeFirst();
+};
 
 /** Optional fields that were never set are left out, as Permit's clients expect (`== undefined` checks). */
 export const projectRead = (row: ProjectRow): ProjectRead => ({
@@ -52,7 +69,7 @@ export async function createProjectRecords(
     updated_at: at,
   };
   try {
-    await insertProject(trx, row);
+    await trx.insertInto("projects").values(row).execute();
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicate("project", input.key);
     throw e;

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { appendChanges, type Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
-import type { EnvironmentRow } from "../../modules/environments/environments.repo.ts";
+import type { EnvironmentRow } from "../environment-records.ts";
 import { AppError, invalid, notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJson, fromJsonObject, toJson } from "../../lib/json.ts";

@@ -5,11 +5,9 @@ import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../../lib/secrets.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { findProject } from "../projects/projects.repo.ts";
-import { findEnvironment } from "../environments/environments.repo.ts";
 import { createKeyRecord } from "../../domain/api-key-records.ts";
-import { environmentRead } from "../../domain/environment-records.ts";
-import { projectRead } from "../../domain/project-records.ts";
+import { environmentRead, findEnvironment } from "../../domain/environment-records.ts";
+import { findProject, projectRead } from "../../domain/project-records.ts";
 import {
   countOrgAdminKeys,
   deleteApiKey,

@@ -11,14 +11,15 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import { conditionSetData, resourceData, tenantRoleData } from "../../domain/schema/schema.changes.ts";
 import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../../domain/schema/schema.repo.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { findProject } from "../projects/projects.repo.ts";
+import { findProject } from "../../domain/project-records.ts";
+import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
 import {
+  createEnvironmentRecords,
+  environmentRead,
   findEnvironment,
   findEnvironmentById,
   type EnvironmentRow,
-} from "../environments/environments.repo.ts";
-import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
-import { createEnvironmentRecords, environmentRead } from "../../domain/environment-records.ts";
+} from "../../domain/environment-records.ts";
 import type { TaskHandler } from "../../tasks/task-types.ts";
 import { taskRecord, type TaskRecord, type TasksService } from "../../tasks/tasks.service.ts";
 import type { TaskRow } from "../../tasks/tasks.repo.ts";

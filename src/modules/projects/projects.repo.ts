@@ -1,19 +1,7 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
+import type { Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ProjectsTable } from "../../db/types.ts";
-import { idOrKey } from "../../lib/ids.ts";
-
-export type ProjectRow = Selectable<ProjectsTable>;
-
-export const findProject = (db: Db, organizationId: string, ref: string): Promise<ProjectRow | undefined> => {
-  const { column, value } = idOrKey(ref);
-  return db
-    .selectFrom("projects")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where(column, "=", value)
-    .executeTakeFirst();
-};
+import type { ProjectRow } from "../../domain/project-records.ts";
 
 export async function listProjects(
   db: Db,
@@ -28,9 +16,6 @@ export async function listProjects(
   const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
 }
-
-export const insertProject = (db: Db, row: Insertable<ProjectsTable>) =>
-  db.insertInto("projects").values(row).execute();
 
 export const updateProject = (db: Db, id: string, patch: Updateable<ProjectsTable>) =>
   db.updateTable("projects").set(patch).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
