@@ -4,7 +4,7 @@ import Sqlite from "better-sqlite3";
 import { sql } from "kysely";
 import { openStore, type Store } from "../../src/db/store.ts";
 import { isDatabaseUnavailable } from "../../src/db/errors.ts";
-import { toAppError } from "../../src/plugins/errors.ts";
+import { toAppError } from "../../src/http/errors.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { buildTestApp } from "../helpers/app.ts";

@@ -4,7 +4,7 @@ import net from "node:net";
 import type { FastifyInstance } from "fastify";
 import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
-import { MAX_BODY_DEPTH } from "../../src/plugins/json-body.ts";
+import { MAX_BODY_DEPTH } from "../../src/http/json-body.ts";
 
 /** Objects nested `depth` deep ({"a":{"a":...}}), or arrays with `arrays`. */
 const nested = (depth: number, arrays = false) =>

@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../../lib/errors.ts";
-import { errorHandler } from "../../plugins/errors.ts";
+import { errorHandler } from "../../http/errors.ts";
 import { DEFAULT_TENANT } from "../engine/index.ts";
 import type { Attributes, CheckQuery, Decision, QueryResource, QueryUser } from "../engine/types.ts";
 import { logCheck, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";

@@ -6,8 +6,8 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import { AppError, errorBody } from "../../lib/errors.ts";
-import { errorsPlugin } from "../../plugins/errors.ts";
-import { jsonBodyPlugin } from "../../plugins/json-body.ts";
+import { errorsPlugin } from "../../http/errors.ts";
+import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
 import type { DecisionLogger } from "../runtime/decision-log.ts";
 import type { DecisionSpoolStats } from "../runtime/decision-spool.ts";
