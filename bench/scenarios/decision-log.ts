@@ -40,15 +40,12 @@ async function recordChecks(environmentId: string, count: number): Promise<Decis
         user_key: `user-${i % 10_000}`,
         action: i % 2 === 0 ? "read" : "delete",
         resource_type: "document",
-        resource_key: null,
         tenant,
         decision: i % 2 === 0,
         reason:
           i % 2 === 0
             ? { kind: "rbac", role: "viewer", tenant }
             : { kind: "deny", code: "no_permission", message: "no role grants document:delete" },
-        input: null,
-        result: null,
         revision: 1234,
         latency_us: 3,
       },

@@ -250,12 +250,14 @@ export interface ApiLogTable {
 }
 
 /**
- * Decisions of one environment, up to 1,000 to a row; see migration 0009. `entries` is the text of a JSON array
- * of `DecisionLogEntry` objects; `first_id` and `last_id` are their least and greatest ids (UUIDv7, so they bound
- * the chunk in time).
+ * Decisions of one environment, up to 1,000 to a row; see migrations 0009 and 0011. `entries` is the text of a
+ * JSON array of `{id, ...DecisionRecord}` objects; `first_id` and `last_id` are their least and greatest ids
+ * (UUIDv7, so they bound the chunk in time); `pdp_id` is the PDP that made them (null in chunks stored before 0011,
+ * whose entries name it).
  */
 export interface DecisionLogChunksTable {
   environment_id: string;
+  pdp_id: string | null;
   first_id: string;
   last_id: string;
   count: number;

@@ -347,8 +347,13 @@ function openSpool(
     dir: path.join(options.dataDir, "decision-log-spool"),
     maxBytes: options.decisionLogSpoolBytes ?? DEFAULT_SPOOL_BYTES,
     // This PDP serves one environment: each chunk goes to the path of the one it serves.
-    ship: (entries) =>
-      cp.post(`/v2/pdps/${sync.ids?.project_id}/${sync.ids?.environment_id}/decision_logs`, entries),
+    ship: (entries, pdpId) => {
+      const query = pdpId === undefined ? "" : `?pdp_id=${encodeURIComponent(pdpId)}`;
+      return cp.post(
+        `/v2/pdps/${sync.ids?.project_id}/${sync.ids?.environment_id}/decision_logs${query}`,
+        entries,
+      );
+    },
     refused: (error) => error instanceof ControlPlaneError && REFUSED.has(error.status),
     log,
   });

@@ -26,9 +26,27 @@ export type DecisionQuery =
   "check" | "bulk_check" | "get_user_permissions" | "get_authorized_users" | "all_tenants" | "user_tenants";
 
 /**
- * One decision as the PDP records it; shipped to the control plane in chunks of one environment. The environment,
- * its organization and project belong to the chunk, not to each entry.
+ * One decision as the PDP records it, and as a chunk stores it beside its id: a field left out (or undefined) is
+ * null. The environment, its organization and project, and the PDP belong to the chunk; the time is the id's.
  */
+export interface DecisionRecord {
+  query: DecisionQuery;
+  user_key?: string | undefined;
+  action?: string | undefined;
+  resource_type?: string | undefined;
+  resource_key?: string | undefined;
+  tenant?: string | undefined;
+  decision?: boolean | undefined;
+  reason?: unknown;
+  /** The request, when it says more than the user, action, resource and tenant fields. */
+  input?: unknown;
+  /** The answer of a query that is not a single check; a check's answer is `decision`. */
+  result?: unknown;
+  revision: number;
+  latency_us: number;
+}
+
+/** One decision as the log reads it back: every field named, null where the record left it out. */
 export interface DecisionLogEntry {
   /** A UUIDv7: its first 48 bits are the entry's time in milliseconds, so ids sort by time. */
   id: string;
@@ -42,21 +60,20 @@ export interface DecisionLogEntry {
   tenant: string | null;
   decision: boolean | null;
   reason: unknown;
-  /** The request, when it says more than the user, action, resource and tenant fields (null otherwise). */
   input: unknown;
-  /** The answer of a query that is not a single check; null for checks, whose answer is `decision`. */
   result: unknown;
   revision: number;
   latency_us: number;
 }
 
 /**
- * Decisions of one environment as the log stores them: a JSON array of `DecisionLogEntry` objects as UTF-8 bytes,
- * neither parsed nor decoded on the way to the database, which keeps the text as one row. `firstId` and `lastId`
- * are the least and greatest ids, which bound the chunk in time.
+ * Decisions of one environment made by one PDP, as the log stores them: a JSON array of `{id, ...DecisionRecord}`
+ * objects as UTF-8 bytes, neither parsed nor decoded on the way to the database, which keeps the text as one row.
+ * `firstId` and `lastId` are the least and greatest ids, which bound the chunk in time.
  */
 export interface DecisionLogChunk {
   environmentId: string;
+  pdpId: string;
   entries: Uint8Array<ArrayBuffer>;
   count: number;
   firstId: string;

@@ -150,6 +150,43 @@ describeEachDialect("authentication and scopes", (env) => {
     );
   });
 
+  test("a standalone PDP names itself once per batch; entries name no PDP and no time, or every entry does", async () => {
+    const { acme, call } = env();
+    const url = `/v2/pdps/${acme.projectId}/${acme.envs.production}/decision_logs`;
+    const logs = `/v2/pdps/${acme.projectId}/${acme.envs.production}/audit_logs`;
+    const ms = Date.now() - 5000;
+    const hex = ms.toString(16).padStart(12, "0");
+    const id = `${hex.slice(0, 8)}-${hex.slice(8)}-7abc-8def-000000000042`;
+    const entry = {
+      id,
+      query: "check",
+      user_key: "batch-user",
+      action: "read",
+      decision: false,
+      revision: 3,
+      latency_us: 9,
+    };
+    const before = (await call(acme.adminKey, "GET", logs)).json.total_count;
+    const unnamed = await call(acme.adminKey, "POST", url, [entry]);
+    assert.equal(unnamed.status, 422, unnamed.body);
+    assert.equal(unnamed.json.error_code, "INVALID_INPUT");
+    assert.equal((await call(acme.adminKey, "GET", logs)).json.total_count, before, "nothing stored");
+
+    const res = await call(acme.adminKey, "POST", `${url}?pdp_id=pdp-batch`, [entry]);
+    assert.equal(res.status, 200, res.body);
+    const read = (await call(acme.adminKey, "GET", `${logs}/${id}`)).json;
+    assert.equal(read.pdp_config_id, "pdp-batch");
+    assert.equal(read.timestamp, new Date(ms).toISOString().replace("Z", "+00:00"), "the id's time");
+    assert.equal(read.user_key, "batch-user");
+    assert.equal(read.decision, false);
+    assert.equal(read.tenant, undefined, "left out: null");
+    const filtered = (await call(acme.adminKey, "GET", `${logs}?pdp_id=pdp-batch`)).json;
+    assert.deepEqual(
+      filtered.data.map((e: { id: string }) => e.id),
+      [id],
+    );
+  });
+
   test("a key without access gets 403 whatever body it sends: access is decided before validation", async () => {
     const { acme, call } = env();
     const P = acme.projectId;

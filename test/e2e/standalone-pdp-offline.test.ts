@@ -151,13 +151,38 @@ test("standalone PDP: decisions made while the control plane is away reach its l
     assert.equal(await metric(pdp, "gatehouse_pdp_decision_log_dropped_total"), 0);
 
     // The PDP restarts meanwhile. A write a crash cut short (never renamed) and a file the control plane will
-    // refuse (not JSON) are in its spool: neither stops the others from shipping.
+    // refuse (not JSON) are in its spool: neither stops the others from shipping. A file an older version wrote
+    // (no PDP in its name, the PDP and the time in each entry) ships as well.
     assert.equal(await pdp.stop(), 0, pdp.output());
     const spoolDir = path.join(pdpDir, "decision-log-spool");
     const spooled = fs.readdirSync(spoolDir);
-    assert.ok(spooled.length > 0 && spooled.every((f) => /^\d{12}-\d+\.json$/.test(f)), spooled.join(", "));
+    assert.ok(
+      spooled.length > 0 && spooled.every((f) => /^\d{12}-\d+-[0-9a-f-]{36}\.json$/.test(f)),
+      spooled.join(", "),
+    );
     fs.writeFileSync(path.join(spoolDir, "000000000999-4.json.tmp"), '[{"id":"0190');
     fs.writeFileSync(path.join(spoolDir, "000000000000-2.json"), "not json");
+    const olderMs = Date.now() - 60_000;
+    const hex = olderMs.toString(16).padStart(12, "0");
+    const olderId = `${hex.slice(0, 8)}-${hex.slice(8)}-7000-8000-000000000001`;
+    const older = {
+      id: olderId,
+      timestamp: new Date(olderMs).toISOString().replace("Z", "+00:00"),
+      pdp_id: "pdp-of-an-older-version",
+      query: "check",
+      user_key: "gap-older",
+      action: "read",
+      resource_type: "document",
+      resource_key: null,
+      tenant: "default",
+      decision: false,
+      reason: null,
+      input: null,
+      result: null,
+      revision: 1,
+      latency_us: 2,
+    };
+    fs.writeFileSync(path.join(spoolDir, "000000000001-1.json"), JSON.stringify([older]));
     const again = await startPdpProcess(pdpEnv);
     procs.push(again);
     assert.deepEqual(
@@ -175,7 +200,7 @@ test("standalone PDP: decisions made while the control plane is away reach its l
     // The control plane comes back where the PDP looks for it, with the same database.
     const back = await startControlPlane(cpDir, cp.port);
     procs.push(back);
-    const gap = [...gapA, ...gapB];
+    const gap = [...gapA, ...gapB, "gap-older"];
     const arrived = await until("every decision of the gap in the log", async () => {
       const byUser = await logged(back.baseUrl, key, gap);
       return gap.every((u) => byUser.has(u)) && byUser;
@@ -189,6 +214,11 @@ test("standalone PDP: decisions made while the control plane is away reach its l
     assert.equal(await metric(again, "gatehouse_pdp_decision_log_spool_dropped_total"), 2);
     assert.ok((await metric(again, "gatehouse_pdp_decision_log_shipped_total"))! >= 20);
     assert.deepEqual(fs.readdirSync(spoolDir), []);
+    const olderEntry = (await api(back.baseUrl, key, "GET", `${LOG}/${olderId}`)).json;
+    assert.equal(olderEntry.pdp_config_id, "pdp-of-an-older-version");
+    assert.equal(olderEntry.timestamp, older.timestamp);
+    const newer = (await api(back.baseUrl, key, "GET", `${LOG}/${arrived.get(gapB[0] as string)?.[0]}`)).json;
+    assert.match(newer.pdp_config_id, /^[0-9a-f-]{36}$/, "a spooled chunk keeps the PDP that made it");
     const caughtUp = await until("/ready to say the control plane is back", async () => {
       const r = await ready(again);
       return r.control_plane === "reachable" && r;

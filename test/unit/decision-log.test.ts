@@ -18,6 +18,7 @@ import {
   findDecisionLog,
   idAt,
   insertDecisionLogChunk,
+  timeOfId,
   listDecisionLogs,
   purgeDecisionLogs,
   type DecisionLogFilter,
@@ -38,24 +39,43 @@ const record = (i: number): DecisionRecord => ({
   user_key: `user "${i % 4}" \u00e9\u{1F600}`,
   action: i % 2 === 0 ? "read" : "write",
   resource_type: i % 3 === 0 ? "document" : "folder",
-  resource_key: i % 2 === 0 ? `doc-${i}` : null,
+  resource_key: i % 2 === 0 ? `doc-${i}` : undefined,
   tenant: `t${i % 2}`,
-  decision: i % 5 === 4 ? null : i % 3 === 1,
-  reason: i % 2 === 0 ? { kind: "rbac", role: "viewer", tenant: "t1" } : null,
+  decision: i % 5 === 4 ? undefined : i % 3 === 1,
+  reason: i % 2 === 0 ? { kind: "rbac", role: "viewer", tenant: "t1" } : undefined,
   input:
     i % 4 === 0
       ? "a bare string"
       : i % 4 === 1
-        ? null
+        ? undefined
         : { user: { key: `u${i}` }, action: "read", context: { n: [1, null, "x"] } },
-  result: null,
   revision: 7 + i,
   latency_us: i,
 });
 
 const source: DecisionSource = { environmentId: "e" };
 const text = (chunk: DecisionLogChunk) => new TextDecoder().decode(chunk.entries);
-const parse = (chunk: DecisionLogChunk) => JSON.parse(text(chunk)) as DecisionLogEntry[];
+const NULLS = {
+  user_key: null,
+  action: null,
+  resource_type: null,
+  resource_key: null,
+  tenant: null,
+  decision: null,
+  reason: null,
+  input: null,
+  result: null,
+};
+/** An entry as the log reads it back: every field, null where the record left it out, its time the id's. */
+const readBack = (e: { id: string } & DecisionRecord, pdpId: string): DecisionLogEntry => ({
+  ...NULLS,
+  ...(JSON.parse(JSON.stringify(e)) as DecisionRecord),
+  id: e.id,
+  timestamp: toTimestamp(new Date(timeOfId(e.id))),
+  pdp_id: pdpId,
+});
+const parse = (chunk: DecisionLogChunk) =>
+  (JSON.parse(text(chunk)) as ({ id: string } & DecisionRecord)[]).map((e) => readBack(e, chunk.pdpId));
 
 /** A logger (of PDP "pdp-1" unless told) whose sink keeps the chunks it is given; it ships on flush() and close(). */
 function collector(options: Partial<DecisionLoggerOptions> = {}) {
@@ -69,21 +89,23 @@ function collector(options: Partial<DecisionLoggerOptions> = {}) {
   return { logger, chunks };
 }
 
-test("decision logger: entries are encoded once, stamped with time-ordered ids, shipped per environment in bounded chunks", async () => {
+test("decision logger: entries are encoded once, given time-ordered ids, shipped per environment and PDP in bounded chunks", async () => {
+  const before = Date.now();
   const { logger, chunks } = collector({ maxBatch: 4 });
   const input = { user: { key: "u0" }, action: "read" };
   logger.record(source, { ...record(1), input });
   input.action = "changed after recording";
   const other: DecisionSource = { environmentId: "e2" };
   for (let i = 2; i <= 10; i++) logger.record(i === 5 ? other : source, record(i));
+  const after = Date.now();
   await logger.close();
   assert.deepEqual(
-    chunks.map((c) => [c.environmentId, c.count, parse(c).map((e) => e.latency_us)]),
+    chunks.map((c) => [c.environmentId, c.pdpId, c.count, parse(c).map((e) => e.latency_us)]),
     [
-      ["e", 4, [1, 2, 3, 4]],
-      ["e", 4, [6, 7, 8, 9]],
-      ["e", 1, [10]],
-      ["e2", 1, [5]],
+      ["e", "pdp-1", 4, [1, 2, 3, 4]],
+      ["e", "pdp-1", 4, [6, 7, 8, 9]],
+      ["e", "pdp-1", 1, [10]],
+      ["e2", "pdp-1", 1, [5]],
     ],
   );
   for (const chunk of chunks) {
@@ -93,12 +115,8 @@ test("decision logger: entries are encoded once, stamped with time-ordered ids, 
   const entries = chunks.flatMap(parse).sort((a, b) => a.latency_us - b.latency_us);
   for (const e of entries) {
     assert.match(e.id, UUID_RE);
-    assert.equal(e.id.slice(0, 13), idAt(Date.parse(e.timestamp)), "the id's first 48 bits are its time");
-    assert.equal(
-      e.timestamp,
-      toTimestamp(new Date(Date.parse(e.timestamp))),
-      "written as toTimestamp writes it",
-    );
+    const ms = timeOfId(e.id);
+    assert.ok(before <= ms && ms <= after, "the id's first 48 bits are the time it was recorded");
   }
   assert.deepEqual(
     entries.map((e) => e.id),
@@ -109,7 +127,7 @@ test("decision logger: entries are encoded once, stamped with time-ordered ids, 
     // The first entry's input was changed after it was recorded: the entry keeps what it was then.
     const recorded =
       i === 0 ? { ...record(1), input: { user: { key: "u0" }, action: "read" } } : record(i + 1);
-    assert.deepEqual(e, { id: e.id, timestamp: e.timestamp, pdp_id: "pdp-1", ...recorded });
+    assert.deepEqual(e, readBack({ id: e.id, ...recorded }, "pdp-1"));
   }
 });
 
@@ -138,12 +156,10 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
       user_key: q.user.key,
       action: q.action,
       resource_type: q.resource.type,
-      resource_key: q.resource.key ?? null,
-      tenant: q.resource.tenant ?? null,
+      resource_key: q.resource.key,
+      tenant: q.resource.tenant,
       decision: d.allow,
       reason: d.reason,
-      input: null,
-      result: null,
       revision: i,
       latency_us: i % 7,
     };
@@ -177,11 +193,11 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
   const others: DecisionRecord[] = awkward.map((text, i) => ({
     query: i % 2 === 0 ? "check" : "get_user_permissions",
     user_key: text,
-    action: i % 3 === 0 ? null : text,
+    action: i % 3 === 0 ? undefined : text,
     resource_type: text,
     resource_key: text,
-    tenant: i % 2 === 0 ? text : null,
-    decision: i % 3 === 0 ? null : i % 2 === 0,
+    tenant: i % 2 === 0 ? text : undefined,
+    decision: i % 3 === 0 ? undefined : i % 2 === 0,
     reason:
       i % 4 === 0
         ? { kind: "deny", code: "UNKNOWN_USER", message: `user ${text} is not known` }
@@ -196,8 +212,8 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
           : i % 4 === 2
             ? { kind: "abac", user_set: text, resource_set: text }
             : { kind: "something else", text, n: [1, 2.5] },
-    input: i % 2 === 0 ? { user: { key: text }, context: { n: 1.5, list: [text, null, true] } } : null,
-    result: i % 2 === 1 ? [{ text }] : null,
+    input: i % 2 === 0 ? { user: { key: text }, context: { n: 1.5, list: [text, null, true] } } : undefined,
+    result: i % 2 === 1 ? [{ text }] : undefined,
     revision: numbers[i % numbers.length] as number,
     latency_us: numbers[(i + 3) % numbers.length] as number,
   }));
@@ -217,8 +233,9 @@ test("decision logger: each entry is the text JSON.stringify writes, for every k
   for (const r of recorded) logger.record(source, r);
   await logger.close();
   assert.equal(chunks.length, 1);
-  const stamps = parse(chunks[0]!).map((e) => ({ id: e.id, timestamp: e.timestamp, pdp_id: 'pdp "one"' }));
-  const expected = recorded.map((r, i) => JSON.stringify({ ...stamps[i], ...r }));
+  assert.equal(chunks[0]!.pdpId, 'pdp "one"');
+  const ids = parse(chunks[0]!).map((e) => e.id);
+  const expected = recorded.map((r, i) => JSON.stringify({ id: ids[i], ...r }));
   assert.equal(text(chunks[0]!), `[${expected.join(",")}]`);
 });
 
@@ -254,7 +271,7 @@ test("decision logger: entries written in runs keep their order, their environme
   }
 });
 
-test("decision logger: timestamps are toTimestamp's text, across seconds, minutes and days", async (t) => {
+test("decision logger: an entry's id holds the millisecond it was recorded, across seconds, minutes and days", async (t) => {
   const times = [999, 1000, 1001, 59_999, 60_000, 86_399_999, 86_400_000, 1_795_000_000_123];
   const left = [...times];
   t.mock.method(Date, "now", () => left.shift() ?? 2_000_000_000_000);
@@ -596,7 +613,9 @@ describeEachDialect("decision log storage", (env) => {
     const { db } = env().store;
     // Back to the schema of migration 0008, with two decisions of the old shape.
     await db.schema.dropTable("decision_log_chunks").execute();
-    await sql`delete from gatehouse_migrations where name = '0009_decision_log_chunks'`.execute(db);
+    await sql`delete from gatehouse_migrations where name in ('0009_decision_log_chunks', '0011_decision_log_pdp')`.execute(
+      db,
+    );
     await createOldTable(db as never);
     await dropOldTimeIndex(db as never);
     const old = (id: string, i: number) => ({
@@ -675,6 +694,19 @@ describeEachDialect("decision log storage", (env) => {
       ],
     );
     assert.equal((await list({ users: ["u0"] }, 0, 10)).total, 1, "filters read the moved entries");
+    assert.equal(
+      (await list({ pdpId: "pdp-old" }, 0, 10)).total,
+      2,
+      "the PDP an entry of an older chunk names",
+    );
+    const [newer] = await chunksOf(production(env()), range(0, 3));
+    await store(newer as DecisionLogChunk);
+    assert.deepEqual(
+      (await list({ pdpId: "pdp-1" }, 0, 10)).rows.map((r) => r.entry),
+      parse(newer as DecisionLogChunk).reverse(),
+      "beside them, a newer chunk's PDP",
+    );
+    assert.equal((await list({}, 0, 10)).total, 5);
   });
 });
 

@@ -2,17 +2,19 @@ import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
-import type { DecisionLogChunk, DecisionLogEntry } from "../../pdp/storage.ts";
+import { toTimestamp } from "../../lib/time.ts";
+import type { DecisionLogChunk, DecisionLogEntry, DecisionRecord } from "../../pdp/storage.ts";
 
 /**
  * Stores a chunk as one row, its entries as the text they were shipped in (bound as bytes and cast to text, which
  * neither SQLite nor PostgreSQL re-encodes: both keep UTF-8). The environment must still exist:
  * a chunk of one deleted since its decisions were made is left out (0 rows). A chunk already stored (a retry
- * after a lost answer) is left as it is. Parameters: first id, last id, count, created_at, entries, environment.
+ * after a lost answer) is left as it is. Parameters: PDP, first id, last id, count, created_at, entries,
+ * environment.
  */
 const INSERT_DECISION_LOG_CHUNK =
-  "insert into decision_log_chunks (environment_id, first_id, last_id, count, created_at, entries) " +
-  "select id, ?, ?, cast(? as integer), ?, cast(? as text) from environments where id = ? on conflict do nothing";
+  "insert into decision_log_chunks (environment_id, pdp_id, first_id, last_id, count, created_at, entries) " +
+  "select id, ?, ?, ?, cast(? as integer), ?, cast(? as text) from environments where id = ? on conflict do nothing";
 
 const insertChunkSql: Record<Dialect, string> = {
   sqlite: INSERT_DECISION_LOG_CHUNK,
@@ -20,6 +22,7 @@ const insertChunkSql: Record<Dialect, string> = {
 };
 
 const chunkParameters = (chunk: DecisionLogChunk, createdAt: string) => [
+  chunk.pdpId,
   chunk.firstId,
   chunk.lastId,
   chunk.count,
@@ -50,6 +53,9 @@ export function idAt(ms: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8)}`;
 }
 
+/** The time a UUIDv7 holds, in milliseconds. */
+export const timeOfId = (id: string): number => Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
 export interface DecisionLogFilter {
   pdpId?: string | undefined;
   users?: string[] | undefined;
@@ -64,7 +70,7 @@ export interface DecisionLogFilter {
   query?: string | undefined;
 }
 
-/** A decision as stored: its entry and when its chunk reached the database. */
+/** A decision read back: its entry and when its chunk reached the database. */
 export interface StoredDecision {
   entry: DecisionLogEntry;
   created_at: string;
@@ -112,7 +118,13 @@ function conditions(dialect: Dialect, environmentId: string, f: DecisionLogFilte
       sql`${q.field(field)} in (${sql.join(values)})`,
     );
   };
-  equals("pdp_id", f.pdpId);
+  if (f.pdpId !== undefined && f.pdpId !== "") {
+    // The chunk's PDP, or in a chunk stored before migration 0011 the entry's.
+    where.push(
+      sql`(c.pdp_id = ${f.pdpId} or ${q.contains(needle("pdp_id", f.pdpId))})`,
+      sql`coalesce(${q.field("pdp_id")}, c.pdp_id) = ${f.pdpId}`,
+    );
+  }
   oneOf("user_key", f.users);
   oneOf("resource_type", f.resources);
   equals("tenant", f.tenant);
@@ -149,7 +161,7 @@ export async function listDecisionLogs(
   const q = chunkSql[dialect];
   const where = conditions(dialect, environmentId, f);
   const page = (total: RawBuilder<unknown>) =>
-    sql<{ entry: string; created_at: string; total: number | string }>`select ${q.entry} as entry,
+    sql<StoredRow & { total: number | string }>`select ${q.entry} as entry, c.pdp_id,
       c.created_at, ${total} as total from ${q.from} where ${sql.join(where, sql` and `)}
       order by ${q.field("id")} desc limit ${limit} offset ${offset}`.execute(db);
   if (isFiltered(f)) {
@@ -187,10 +199,39 @@ export async function listDecisionLogs(
   return { rows: rows.map(stored), total: Number(sum?.n ?? 0) };
 }
 
-const stored = (row: { entry: string; created_at: string }): StoredDecision => ({
-  entry: JSON.parse(row.entry) as DecisionLogEntry,
-  created_at: row.created_at,
-});
+interface StoredRow {
+  entry: string;
+  pdp_id: string | null;
+  created_at: string;
+}
+
+/** As stored: the id and the record's fields; entries of chunks stored before migration 0011 hold all of them. */
+type StoredEntry = DecisionRecord & { id: string; timestamp?: string; pdp_id?: string };
+
+/** Every field of the entry: null where the record left it out, the PDP the chunk's, the time the id's. */
+const stored = (row: StoredRow): StoredDecision => {
+  const e = JSON.parse(row.entry) as StoredEntry;
+  return {
+    entry: {
+      id: e.id,
+      timestamp: e.timestamp ?? toTimestamp(new Date(timeOfId(e.id))),
+      pdp_id: e.pdp_id ?? row.pdp_id ?? "",
+      query: e.query,
+      user_key: e.user_key ?? null,
+      action: e.action ?? null,
+      resource_type: e.resource_type ?? null,
+      resource_key: e.resource_key ?? null,
+      tenant: e.tenant ?? null,
+      decision: e.decision ?? null,
+      reason: e.reason ?? null,
+      input: e.input ?? null,
+      result: e.result ?? null,
+      revision: e.revision,
+      latency_us: e.latency_us,
+    },
+    created_at: row.created_at,
+  };
+};
 
 /** Along the index of last ids: the chunks ending at or after the id, then the one whose range holds it. */
 export async function findDecisionLog(
@@ -200,7 +241,7 @@ export async function findDecisionLog(
   id: string,
 ): Promise<StoredDecision | undefined> {
   const q = chunkSql[dialect];
-  const found = await sql<{ entry: string; created_at: string }>`select ${q.entry} as entry, c.created_at
+  const found = await sql<StoredRow>`select ${q.entry} as entry, c.pdp_id, c.created_at
     from ${q.from} where c.environment_id = ${environmentId} and c.last_id >= ${id} and c.first_id <= ${id}
     and ${q.contains(needle("id", id))} and ${q.field("id")} = ${id} limit 1`.execute(db);
   const row = found.rows[0];

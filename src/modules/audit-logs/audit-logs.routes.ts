@@ -12,6 +12,7 @@ import {
   AuditLogParams,
   AuditLogQuery,
   DecisionLogIngest,
+  DecisionLogIngestQuery,
 } from "./audit-logs.schemas.ts";
 import { createAuditLogsService, purgeDecisionLogsOlderThan } from "./audit-logs.service.ts";
 import { openSqliteDecisionLogReader } from "./sqlite-decision-log.ts";
@@ -73,15 +74,11 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{
         tags,
         summary: "Ingest a batch of decisions from a standalone PDP",
         params: EnvParams,
+        querystring: DecisionLogIngestQuery,
         body: DecisionLogIngest,
         response: { 200: Type.Object({ accepted: Type.Integer() }), ...errorResponses(404) },
       },
     },
-    (req) =>
-      auditLogs.ingest(
-        envOf(req),
-
-        req.body.map((e) => ({ ...e, query: e.query as never })),
-      ),
+    (req) => auditLogs.ingest(envOf(req), req.body, req.query.pdp_id),
   );
 };

@@ -1,5 +1,5 @@
-import { Type } from "typebox";
-import { EnvParams, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Type, type Static, type TSchema } from "typebox";
+import { EnvParams, Nullable, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
 
 const Any = Type.Unknown();
 
@@ -62,22 +62,36 @@ export const AuditLogQuery = Type.Object({
 
 export const AuditLogParams = Type.Object({ ...EnvParams.properties, log_id: Uuid });
 
+const Text = Type.String({ maxLength: 1024 });
+const Maybe = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
+
+/** One decision as a standalone PDP ships it: its id and record; a field left out is null. */
 const LogEntry = Type.Object({
   id: Uuid,
-  timestamp: Timestamp,
-  pdp_id: Type.String({ minLength: 1, maxLength: 255 }),
+  /** Older PDPs name the time and the PDP in every entry: the time is the id's, the PDP the batch's. */
+  timestamp: Type.Optional(Timestamp),
+  pdp_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   query: Type.String({ minLength: 1, maxLength: 64 }),
-  user_key: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
-  action: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
-  resource_type: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
-  resource_key: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
-  tenant: Type.Union([Type.String({ maxLength: 1024 }), Type.Null()]),
-  decision: Type.Union([Type.Boolean(), Type.Null()]),
-  reason: Any,
-  input: Any,
-  result: Any,
+  user_key: Maybe(Text),
+  action: Maybe(Text),
+  resource_type: Maybe(Text),
+  resource_key: Maybe(Text),
+  tenant: Maybe(Text),
+  decision: Maybe(Type.Boolean()),
+  reason: Type.Optional(Any),
+  input: Type.Optional(Any),
+  result: Type.Optional(Any),
   revision: Type.Integer({ minimum: 0 }),
   latency_us: Type.Integer({ minimum: 0 }),
+});
+
+/** A decision as a standalone PDP ships it. */
+export type ShippedDecision = Static<typeof LogEntry>;
+
+export const DecisionLogIngestQuery = Type.Object({
+  pdp_id: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: "the PDP that made the decisions" }),
+  ),
 });
 
 export const DecisionLogIngest = Type.Array(LogEntry, { maxItems: 5000 });

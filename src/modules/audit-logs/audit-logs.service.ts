@@ -2,10 +2,11 @@ import type { Kysely } from "kysely";
 import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
 
-import { notFound } from "../../lib/errors.ts";
+import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/storage.ts";
+import type { ShippedDecision } from "./audit-logs.schemas.ts";
 import type { Reason } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import {
@@ -49,21 +50,23 @@ const checkInput = (e: DecisionLogEntry) => ({
   context: {},
 });
 
-/** An entry as the PDP's logger writes it: its fields alone, in its order. */
-const asStored = (e: DecisionLogEntry): DecisionLogEntry => ({
+/**
+ * An entry as the PDP's logger writes it: the id, then the record's fields in its order, nulls left out; its time
+ * is the id's; its PDP is named only when it is not the chunk's.
+ */
+const asStored = (e: ShippedDecision, chunkPdp: string) => ({
   id: e.id,
-  timestamp: e.timestamp,
-  pdp_id: e.pdp_id,
+  ...(e.pdp_id !== undefined && e.pdp_id !== chunkPdp && { pdp_id: e.pdp_id }),
   query: e.query,
-  user_key: e.user_key,
-  action: e.action,
-  resource_type: e.resource_type,
-  resource_key: e.resource_key,
-  tenant: e.tenant,
-  decision: e.decision,
-  reason: e.reason,
-  input: e.input,
-  result: e.result,
+  user_key: e.user_key ?? undefined,
+  action: e.action ?? undefined,
+  resource_type: e.resource_type ?? undefined,
+  resource_key: e.resource_key ?? undefined,
+  tenant: e.tenant ?? undefined,
+  decision: e.decision ?? undefined,
+  reason: e.reason ?? undefined,
+  input: e.input ?? undefined,
+  result: e.result ?? undefined,
   revision: e.revision,
   latency_us: e.latency_us,
 });
@@ -169,15 +172,22 @@ export function createAuditLogsService(deps: {
      * Standalone PDPs ship their decisions here, one environment's chunk at a time: stored as one chunk of the
      * path's environment, whatever environment the entries name.
      */
-    async ingest({ environment }: EnvScope, entries: DecisionLogEntry[]) {
+    async ingest({ environment }: EnvScope, entries: ShippedDecision[], pdpId?: string) {
       if (entries.length === 0) return { accepted: 0 };
+      const chunkPdp = pdpId ?? entries[0]?.pdp_id;
+      if (chunkPdp === undefined || (pdpId === undefined && entries.some((e) => e.pdp_id === undefined)))
+        throw invalid("name the PDP: the query's pdp_id, or pdp_id in every entry", [
+          "querystring",
+          "pdp_id",
+        ]);
       const ids = entries.map((e) => e.id).sort();
       await insertDecisionLogChunk(
         db,
         dialect,
         {
           environmentId: environment.id,
-          entries: Buffer.from(JSON.stringify(entries.map(asStored))),
+          pdpId: chunkPdp,
+          entries: Buffer.from(JSON.stringify(entries.map((e) => asStored(e, chunkPdp)))),
           count: entries.length,
           firstId: ids[0] as string,
           lastId: ids[ids.length - 1] as string,

@@ -29,8 +29,11 @@ export interface DecisionSpoolOptions {
   dir: string;
   /** Past this many bytes on disk the oldest files are deleted (their entries counted as dropped); 0 keeps none. */
   maxBytes: number;
-  /** Sends one chunk's entries (a JSON array as UTF-8) to the control plane. */
-  ship(entries: Uint8Array<ArrayBuffer>): Promise<void>;
+  /**
+   * Sends one chunk's entries (a JSON array as UTF-8) to the control plane, with the PDP that made them (undefined
+   * for files of older versions, whose entries name it).
+   */
+  ship(entries: Uint8Array<ArrayBuffer>, pdpId: string | undefined): Promise<void>;
   /** Whether a failure of `ship` will not get better by retrying (the control plane refused the entries). */
   refused(error: unknown): boolean;
   log?: (message: string) => void;
@@ -40,10 +43,14 @@ interface SpoolFile {
   name: string;
   count: number;
   bytes: number;
+  pdpId: string | undefined;
 }
 
-/** `<sequence>-<entries>.json`: the sequence orders the files, the count is known without reading them. */
-const FILE_RE = /^(\d{12})-(\d+)\.json$/;
+/**
+ * `<sequence>-<entries>-<pdp>.json`: the sequence orders the files, the count is known without reading them, the
+ * PDP (URI-encoded) is the one that made the entries, maybe an earlier run of this one (older versions left it out).
+ */
+const FILE_RE = /^(\d{12})-(\d+)(?:-(.+))?\.json$/;
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
 
@@ -66,7 +73,8 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
       // A write a crash interrupted: never renamed, so never counted as spooled.
       fs.rmSync(path.join(dir, name), { force: true });
     } else if (match) {
-      files.push({ name, count: Number(match[2]), bytes: fs.statSync(path.join(dir, name)).size });
+      const bytes = fs.statSync(path.join(dir, name)).size;
+      files.push({ name, count: Number(match[2]), bytes, pdpId: match[3] && decodeURIComponent(match[3]) });
       sequence = Math.max(sequence, Number(match[1]));
     }
   }
@@ -104,7 +112,7 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
       return;
     }
     sequence += 1;
-    const name = `${String(sequence).padStart(12, "0")}-${chunk.count}.json`;
+    const name = `${String(sequence).padStart(12, "0")}-${chunk.count}-${encodeURIComponent(chunk.pdpId)}.json`;
     const tmp = path.join(dir, `${name}.tmp`);
     const handle = await fs.promises.open(tmp, "w");
     try {
@@ -120,7 +128,7 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
     } finally {
       await folder.close();
     }
-    files.push({ name, count: chunk.count, bytes: chunk.entries.length });
+    files.push({ name, count: chunk.count, bytes: chunk.entries.length, pdpId: chunk.pdpId });
     stats.spooled += chunk.count;
     stats.pendingEntries += chunk.count;
     stats.pendingBytes += chunk.entries.length;
@@ -152,7 +160,7 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
         inFlight = file;
         try {
           const entries = await fs.promises.readFile(path.join(dir, file.name));
-          await options.ship(entries);
+          await options.ship(entries, file.pdpId);
           stats.shipped += file.count;
           backoff = MIN_BACKOFF_MS;
           forget(file);
@@ -198,7 +206,7 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
         return;
       }
       try {
-        await options.ship(chunk.entries);
+        await options.ship(chunk.entries, chunk.pdpId);
         stats.shipped += chunk.count;
       } catch (error) {
         if (options.refused(error)) {
