@@ -181,11 +181,23 @@ const CREDENTIALS: Credential[] = [
 const ERROR_CODE = { 401: "UNAUTHORIZED", 403: "FORBIDDEN_ACCESS", 404: "NOT_FOUND" } as const;
 const ERROR_FIELDS = ["id", "error_code", "title", "message", "support_link", "additional_info"];
 
-/** Every row of every table but the request log, which records the refused requests too. */
+/**
+ * Every row of every table of the test's own database (on PostgreSQL its schema: other suites' schemas share the
+ * database) but the request log, which records the refused requests too.
+ */
 async function snapshot(env: TestEnv): Promise<Record<string, string[]>> {
+  const own =
+    env.dialect === "postgres"
+      ? (await sql<{ s: string }>`select current_schema() as s`.execute(env.store.db)).rows[0]?.s
+      : undefined;
   const tables = (await env.store.db.introspection.getTables())
+    .filter((t) => own === undefined || t.schema === own)
     .map((t) => t.name)
     .filter((n) => n !== "api_log");
+  assert.ok(
+    tables.includes("users") && tables.includes("api_keys"),
+    `the test's own tables: ${tables.join(", ")}`,
+  );
   const rows: Record<string, string[]> = {};
   for (const table of tables) {
     const { rows: all } = await sql`select * from ${sql.table(table)}`.execute(env.store.db);
