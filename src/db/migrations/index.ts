@@ -8,6 +8,7 @@ import * as m0007 from "./0007_decision_log.ts";
 import * as m0008 from "./0008_decision_log_time_index.ts";
 import * as m0009 from "./0009_decision_log_chunks.ts";
 import * as m0010 from "./0010_role_assignment_expiry.ts";
+import * as m0011 from "./0011_members.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "0008_decision_log_time_index": m0008,
   "0009_decision_log_chunks": m0009,
   "0010_role_assignment_expiry": m0010,
+  "0011_members": m0011,
 };
