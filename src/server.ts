@@ -136,6 +136,15 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config): Embedd
   return pdp;
 }
 
+/** The control plane's pino options: credentials in headers never reach a log line. */
+export const serverLogger = (level: string) => ({
+  level,
+  redact: {
+    paths: ["req.headers.authorization", "req.headers.cookie", 'req.headers["x-csrf-token"]'],
+    censor: "[redacted]",
+  },
+});
+
 export interface RunningServer {
   app: FastifyInstance;
   close(): Promise<void>;
@@ -149,10 +158,7 @@ export async function startServer(
   await migrateToLatest(store);
   const box = loadSecretBox(config);
   await bootstrap(store, box, config, print);
-  const logger = {
-    level: config.logLevel,
-    redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
-  };
+  const logger = serverLogger(config.logLevel);
   // The control plane first, then the embedded PDP over it.
   const app = await buildApp({ config, store, box, logger });
   const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config);

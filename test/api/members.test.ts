@@ -160,7 +160,7 @@ describeEachDialect("members, sessions and grants", (env) => {
     assert.equal((await asMember(app, s, "GET", `${url}/csrf-victim`)).status, 404, "nothing was created");
     assert.equal(
       (await asMember(app, s, "POST", url, { key: "csrf-ok" })).status,
-      200,
+      201,
       "with the token it works",
     );
     // a Bearer key is not subject to it
