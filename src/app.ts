@@ -47,6 +47,8 @@ import { resourceRolesRoutes } from "./modules/resource-roles/resource-roles.rou
 import { relationsRoutes } from "./modules/relations/relations.routes.ts";
 import { rolesRoutes } from "./modules/roles/roles.routes.ts";
 import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.routes.ts";
+import { membersRoutes } from "./modules/members/members.routes.ts";
+import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
 
 /** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
 export type AppConfig = Pick<
@@ -62,6 +64,13 @@ export type AppConfig = Pick<
   | "taskRetentionDays"
   | "taskLeaseSeconds"
   | "decisionLogRetentionDays"
+  | "sessionIdleMinutes"
+  | "sessionMaxHours"
+  | "inviteExpiryDays"
+  | "smtpUrl"
+  | "smtpFrom"
+  | "loginFailuresPerAccount"
+  | "loginFailuresPerAddress"
 >;
 
 export interface AppDeps {
@@ -119,6 +128,8 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   relationsRoutes,
   rolesRoutes,
   conditionSetsRoutes,
+  membersRoutes,
+  sessionsRoutes,
 ];
 
 export const OPENAPI_INFO = {
@@ -126,7 +137,8 @@ export const OPENAPI_INFO = {
   version: "2.0.0",
   description:
     "Self-hosted authorization management: organizations, projects, environments, API keys, facts and schema. " +
-    "Every /v2 request needs `Authorization: Bearer <API key>`.",
+    "Every /v2 request needs `Authorization: Bearer <API key>` or a member's session cookie (POST /v2/auth/login; " +
+    "a session's writes also send its CSRF token as `X-CSRF-Token`).",
 };
 
 /** Builds the whole control plane as a Fastify instance that is ready but not listening. */
@@ -144,8 +156,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     openapi: {
       openapi: "3.1.0",
       info: OPENAPI_INFO,
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-      security: [{ bearer: [] }],
+      components: {
+        securitySchemes: {
+          bearer: { type: "http", scheme: "bearer" },
+          session: { type: "apiKey", in: "cookie", name: "gatehouse_session" },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -159,7 +176,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     retentionDays: config.apiLogRetentionDays,
     outage: store.outage,
   });
-  await app.register(authPlugin, { db: store.db });
+  await app.register(authPlugin, {
+    db: store.db,
+    publicUrl: config.publicUrl,
+    session: { idleMs: config.sessionIdleMinutes * 60_000, maxMs: config.sessionMaxHours * 3_600_000 },
+  });
   await app.register(rateLimitPlugin, {
     defaultLimit: config.rateLimitPerMinute,
     limitOf: (organizationId) => organizationRateLimit(store.db, organizationId),

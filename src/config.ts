@@ -28,6 +28,15 @@ export interface Config {
   pdpIdleMinutes: number;
   controlPlaneUrl: string | undefined;
   pdpApiKey: string | undefined;
+  sessionIdleMinutes: number;
+  sessionMaxHours: number;
+  inviteExpiryDays: number;
+  smtpUrl: string | undefined;
+  smtpFrom: string;
+  bootstrapAdminEmail: string | undefined;
+  bootstrapAdminPassword: string | undefined;
+  loginFailuresPerAccount: number;
+  loginFailuresPerAddress: number;
 }
 
 interface Setting {
@@ -237,6 +246,75 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     describe: "gatehouse pdp: the environment API key the standalone PDP serves and syncs with",
   },
+  {
+    env: "GATEHOUSE_SESSION_IDLE_MINUTES",
+    flag: "session-idle-minutes",
+    key: "sessionIdleMinutes",
+    kind: "int",
+    default: "120",
+    describe: "a member's session ends after this many minutes without a call",
+  },
+  {
+    env: "GATEHOUSE_SESSION_MAX_HOURS",
+    flag: "session-max-hours",
+    key: "sessionMaxHours",
+    kind: "int",
+    default: "24",
+    describe: "a member's session ends this many hours after the login, however busy",
+  },
+  {
+    env: "GATEHOUSE_INVITE_EXPIRY_DAYS",
+    flag: "invite-expiry-days",
+    key: "inviteExpiryDays",
+    kind: "int",
+    default: "7",
+    describe: "days an invite to an organization can be accepted",
+  },
+  {
+    env: "GATEHOUSE_SMTP_URL",
+    flag: "smtp-url",
+    key: "smtpUrl",
+    kind: "string",
+    describe: "smtp:// or smtps:// server that mails invites (without it, invites are only shown as links)",
+  },
+  {
+    env: "GATEHOUSE_SMTP_FROM",
+    flag: "smtp-from",
+    key: "smtpFrom",
+    kind: "string",
+    default: "Gatehouse <gatehouse@localhost>",
+    describe: "sender of invite e-mails",
+  },
+  {
+    env: "GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL",
+    flag: "bootstrap-admin-email",
+    key: "bootstrapAdminEmail",
+    kind: "string",
+    describe: "first start: the owner (organization admin) member's e-mail, instead of the setup link",
+  },
+  {
+    env: "GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD",
+    flag: "bootstrap-admin-password",
+    key: "bootstrapAdminPassword",
+    kind: "string",
+    describe: "first start: the owner's password (12+ characters; prefer the variable to the flag)",
+  },
+  {
+    env: "GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT",
+    flag: "login-failures-per-account",
+    key: "loginFailuresPerAccount",
+    kind: "int",
+    default: "10",
+    describe: "failed logins of one e-mail in 15 minutes before logins to it get 429",
+  },
+  {
+    env: "GATEHOUSE_LOGIN_FAILURES_PER_ADDRESS",
+    flag: "login-failures-per-address",
+    key: "loginFailuresPerAddress",
+    kind: "int",
+    default: "50",
+    describe: "failed logins from one client address in 15 minutes before its logins get 429",
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -303,6 +381,21 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   if (config.apiLogMaxBodyBytes < 1)
     throw new ConfigError("GATEHOUSE_API_LOG_MAX_BODY_BYTES must be at least 1");
   if (config.apiLogFlushMs < 1) throw new ConfigError("GATEHOUSE_API_LOG_FLUSH_MS must be at least 1");
+  if (config.sessionIdleMinutes < 1)
+    throw new ConfigError("GATEHOUSE_SESSION_IDLE_MINUTES must be at least 1");
+  if (config.sessionMaxHours < 1) throw new ConfigError("GATEHOUSE_SESSION_MAX_HOURS must be at least 1");
+  if (config.inviteExpiryDays < 1) throw new ConfigError("GATEHOUSE_INVITE_EXPIRY_DAYS must be at least 1");
+  if (config.loginFailuresPerAccount < 1 || config.loginFailuresPerAddress < 1) {
+    throw new ConfigError("GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT and _PER_ADDRESS must be at least 1");
+  }
+  if (config.smtpUrl !== undefined && !/^smtps?:\/\//.test(config.smtpUrl)) {
+    throw new ConfigError("GATEHOUSE_SMTP_URL must start with smtp:// or smtps://");
+  }
+  if ((config.bootstrapAdminEmail === undefined) !== (config.bootstrapAdminPassword === undefined)) {
+    throw new ConfigError(
+      "GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL and GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD go together: set both or neither",
+    );
+  }
   config.dataDir = path.resolve(config.dataDir);
   config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
   return config;

@@ -2,6 +2,7 @@ import { ConfigError, configHelp, loadConfig } from "./config.ts";
 import { migrateToLatest } from "./db/store.ts";
 import { openConfiguredStore, startServer } from "./server.ts";
 import { startStandalonePdp } from "./pdp/standalone.ts";
+import { MEMBERS_USAGE, membersCommand } from "./members-cli.ts";
 
 const USAGE = `Usage: gatehouse [command] [flags]
 
@@ -10,6 +11,7 @@ Commands:
   pdp       run a standalone PDP for one environment:
             gatehouse pdp --control-plane URL --api-key ENVIRONMENT_KEY
   migrate   apply database migrations and exit
+${MEMBERS_USAGE}
   help      show this text
 
 Flags (each also an environment variable):
@@ -23,6 +25,13 @@ async function main(argv: string[]): Promise<number> {
   if (command === "help" || flags.includes("--help")) {
     process.stdout.write(USAGE);
     return 0;
+  }
+  if (command === "members") {
+    return membersCommand(rest, openConfiguredStore, {
+      env: process.env,
+      stdin: process.stdin,
+      print: (line) => console.log(line),
+    });
   }
   const config = loadConfig(flags);
   if (command === "migrate") {

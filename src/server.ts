@@ -1,7 +1,16 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { FastifyInstance } from "fastify";
-import type { Config } from "./config.ts";
+import { ConfigError, type Config } from "./config.ts";
+import { AppError } from "./lib/errors.ts";
+import { assertAcceptablePassword, hashPassword } from "./lib/passwords.ts";
+import {
+  countMembers,
+  firstOrganizationId,
+  insertMemberWithGrant,
+  orgAdminGrant,
+} from "./domain/member-records.ts";
+import { createSetupToken } from "./domain/setup-token-records.ts";
 import { buildApp } from "./app.ts";
 import { migrateToLatest, openStore, type Store } from "./db/store.ts";
 import { isUniqueViolation } from "./db/errors.ts";
@@ -34,8 +43,51 @@ export function loadSecretBox(config: Config): SecretBox {
   return createSecretBox(fs.readFileSync(file, "utf8").trim());
 }
 
-/** On an empty store, the first organization and its admin key; the key is printed once, never logged. */
+/**
+ * On an empty store, the first organization and its admin key (printed once, never logged); while nobody is a
+ * member, the owner: from GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL and _PASSWORD, else a one-time setup link (24 h).
+ */
 export async function bootstrap(
+  store: Store,
+  box: SecretBox,
+  config: Config,
+  print: (line: string) => void,
+): Promise<void> {
+  await bootstrapOrganization(store, box, config, print);
+  await bootstrapOwner(store, config, print);
+}
+
+async function bootstrapOwner(store: Store, config: Config, print: (line: string) => void): Promise<void> {
+  if ((await countMembers(store.db)) > 0) return;
+  const organizationId = await firstOrganizationId(store.db);
+  if (!organizationId) return;
+  const { bootstrapAdminEmail: email, bootstrapAdminPassword: password } = config;
+  if (email !== undefined && password !== undefined) {
+    try {
+      assertAcceptablePassword(password, email);
+    } catch (e) {
+      throw new ConfigError(`GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: ${(e as Error).message}`);
+    }
+    const passwordHash = await hashPassword(password);
+    try {
+      await store.db
+        .transaction()
+        .execute((trx) => insertMemberWithGrant(trx, { email, passwordHash }, orgAdminGrant(organizationId)));
+      print(`Created the owner ${email.toLowerCase()} (organization admin); log in with its password.`);
+    } catch (e) {
+      // Another instance created it first.
+      if (!(e instanceof AppError && e.code === "CONFLICT")) throw e;
+    }
+    return;
+  }
+  const token = await createSetupToken(store.db);
+  print(
+    "Nobody can log in yet. Create the owner account (organization admin) within 24 hours at this one-time link:",
+  );
+  print(`  ${config.publicUrl}/setup/${token}`);
+}
+
+async function bootstrapOrganization(
   store: Store,
   box: SecretBox,
   config: Config,
@@ -84,6 +136,15 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config): Embedd
   return pdp;
 }
 
+/** The control plane's pino options: credentials in headers never reach a log line. */
+export const serverLogger = (level: string) => ({
+  level,
+  redact: {
+    paths: ["req.headers.authorization", "req.headers.cookie", 'req.headers["x-csrf-token"]'],
+    censor: "[redacted]",
+  },
+});
+
 export interface RunningServer {
   app: FastifyInstance;
   close(): Promise<void>;
@@ -97,10 +158,7 @@ export async function startServer(
   await migrateToLatest(store);
   const box = loadSecretBox(config);
   await bootstrap(store, box, config, print);
-  const logger = {
-    level: config.logLevel,
-    redact: { paths: ["req.headers.authorization", "req.headers.cookie"], censor: "[redacted]" },
-  };
+  const logger = serverLogger(config.logLevel);
   // The control plane first, then the embedded PDP over it.
   const app = await buildApp({ config, store, box, logger });
   const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config);

@@ -55,6 +55,8 @@ export interface ApiKeysTable {
   secret_sealed: string;
   created_at: string;
   last_used_at: string | null;
+  /** the member whose session created the key (issue 19); null for keys created with a key */
+  created_by_member_id: string | null;
 }
 
 export interface TenantsTable {
@@ -313,4 +315,74 @@ export interface Database {
   api_log: ApiLogTable;
   tasks: TasksTable;
   decision_log_chunks: DecisionLogChunksTable;
+  members: MembersTable;
+  member_grants: MemberGrantsTable;
+  sessions: SessionsTable;
+  invites: InvitesTable;
+  setup_tokens: SetupTokensTable;
+}
+
+/** People who log in (migration 0012). `email` is lower-cased; `password_hash` is Argon2id. */
+export interface MembersTable {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  settings: string | null;
+  onboarding_step: string;
+  created_at: string;
+  updated_at: string;
+  last_login: string | null;
+  last_ip: string | null;
+  logins_count: number;
+}
+
+/** What a member may do: an organization, project or environment, and an access level. */
+export interface MemberGrantsTable {
+  id: string;
+  member_id: string;
+  organization_id: string;
+  project_id: string | null;
+  environment_id: string | null;
+  object_type: string;
+  access_level: string;
+  created_at: string;
+}
+
+/** A login: the token is known only to the browser (its SHA-256 is stored); `organization_id` is the active one. */
+export interface SessionsTable {
+  id: string;
+  token_hash: string;
+  member_id: string;
+  organization_id: string | null;
+  created_at: string;
+  last_seen_at: string;
+  idle_expires_at: string;
+  expires_at: string;
+}
+
+export interface InvitesTable {
+  id: string;
+  organization_id: string;
+  email: string;
+  access_level: string;
+  code_hash: string;
+  code_sealed: string;
+  status: string;
+  failed_reason: string | null;
+  member_id: string | null;
+  created_by_member_id: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** The one-time setup links of the first start (the owner account). */
+export interface SetupTokensTable {
+  id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
 }

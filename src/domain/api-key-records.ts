@@ -17,6 +17,8 @@ export interface NewKey {
   accessLevel?: AccessLevel;
   ownerType?: string;
   name?: string | null;
+  /** The member whose session creates the key. */
+  createdByMemberId?: string | null;
   /** A secret chosen by the operator (the bootstrap key); generated when absent. */
   secret?: string;
 }
@@ -42,6 +44,7 @@ export async function createKeyRecord(
     secret_sealed: box.seal(secret),
     created_at: now(),
     last_used_at: null,
+    created_by_member_id: key.createdByMemberId ?? null,
   };
   await insertApiKey(db, row);
   return { ...row, secret };

@@ -131,7 +131,7 @@ export function toLogRow(
     duration_ms: Math.round(call.durationMs * 1000) / 1000,
     client_ip: call.clientIp,
     request_id: call.requestId,
-    actor_type: call.principal ? "api_key" : "anonymous",
+    actor_type: call.principal ? (call.principal.member ? "member" : "api_key") : "anonymous",
     actor_id: call.principal?.keyId ?? null,
     actor_display_name: call.principal?.keyName ?? null,
     request_body: body(stringify(call.requestBody)),

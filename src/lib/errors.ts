@@ -6,6 +6,10 @@ export const ERROR_CODES = {
   INVALID_ENCODING: { status: 400, title: "The request body is not valid UTF-8" },
   UNAUTHORIZED: { status: 401, title: "Missing or invalid API key" },
   FORBIDDEN_ACCESS: { status: 403, title: "The API key does not cover this operation" },
+  /** A session's write without its X-CSRF-Token, or from another origin. */
+  CSRF_CHECK_FAILED: { status: 403, title: "The request failed the cross-site request check" },
+  /** A login with a wrong e-mail or password: the same body whether the e-mail exists or not. */
+  INVALID_CREDENTIALS: { status: 401, title: "The e-mail or password is wrong" },
   NOT_FOUND: { status: 404, title: "Not found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
   DUPLICATE_ENTITY: { status: 409, title: "An object with this key already exists" },

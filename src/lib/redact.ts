@@ -2,19 +2,20 @@
  * Secret redaction and size bounds for text that is stored (the API log). Two rules, applied to JSON bodies,
  * query strings and paths:
  * - by name: the value of any field whose name looks like a secret (`secret`, `api_key_secret`, `password`,
- *   `client_secret`, `access_token`, `private_key`, `authorization`, ...) is replaced, whatever its type;
+ *   `client_secret`, `access_token`, `csrf_token`, `private_key`, `authorization`, `invite_code`, ...) is
+ *   replaced, whatever its type;
  * - by value: any string that contains the caller's own bearer key, or something shaped like a Gatehouse key
  *   (`gh_` + 43 base64url characters), has that part replaced, wherever it appears.
  */
 export const REDACTED = "[REDACTED]";
 
 const SENSITIVE_NAME =
-  /(^|_)(secret|password|passwd|passphrase|token|private_key|credentials?|authorization|cookie|api_?key)(_|$)/;
+  /(^|_)(secret|password|passwd|passphrase|token|private_key|credentials?|authorization|cookie|api_?key|invite_code)(_|$)/;
 // Identifiers and descriptions of secrets are not secrets: `api_key_id`, `token_type`, `secret_prefix`.
 const HARMLESS_SUFFIX = /_(id|ids|type|prefix|name|expires_at|created_at)$/;
 /** A cheap first pass on raw JSON text: only text that may hold a secret is parsed and walked. */
 const SENSITIVE_NAME_IN_TEXT =
-  /"[^"]*(secret|password|passwd|passphrase|token|private_key|credential|authorization|cookie|api_?key)[^"]*"\s*:/i;
+  /"[^"]*(secret|password|passwd|passphrase|token|private_key|credential|authorization|cookie|api_?key|invite_code)[^"]*"\s*:/i;
 const GATEHOUSE_KEY = /gh_[A-Za-z0-9_-]{43}/g;
 
 export function isSensitiveName(name: string): boolean {

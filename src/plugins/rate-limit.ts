@@ -12,6 +12,8 @@ declare module "fastify" {
     rateLimits: {
       /** Drops the cached limit of an organization (its settings changed), so the next request reads it again. */
       forget(organizationId: string): void;
+      /** Failed attempts (logins) per subject in fixed windows, in the same store as the request counters. */
+      failures: FailureLimiter;
     };
   }
 }
@@ -41,23 +43,36 @@ const LIMIT_CACHE_MS = 5_000;
 const REDIS_CONNECT_WAIT_MS = 2_000;
 const REDIS_COMMAND_TIMEOUT_MS = 250;
 
+export interface FailureLimiter {
+  /** Seconds until `subject` may try again (0: it may now), given at most `limit` failures per window. */
+  retryAfter(subject: string, limit: number, windowMs: number): Promise<number>;
+  /** Counts one failure of `subject` in the current window. */
+  record(subject: string, windowMs: number): Promise<void>;
+}
+
 /** Counts hits of one key in one window; returns the count including this hit. */
 interface Counter {
-  hit(keyId: string, windowStart: number): Promise<number>;
+  hit(keyId: string, windowStart: number, windowMs?: number): Promise<number>;
+  /** The count so far, without a hit. */
+  count(keyId: string, windowStart: number): Promise<number>;
   close(): Promise<void>;
 }
 
-function memoryCounter(): Counter & { sweep(before: number): void } {
-  const counts = new Map<string, { windowStart: number; count: number }>();
+function memoryCounter(): Counter & { sweep(at: number): void } {
+  const counts = new Map<string, { windowStart: number; count: number; until: number }>();
   return {
-    async hit(keyId, windowStart) {
+    async hit(keyId, windowStart, windowMs = WINDOW_MS) {
       const entry = counts.get(keyId);
       if (entry && entry.windowStart === windowStart) return ++entry.count;
-      counts.set(keyId, { windowStart, count: 1 });
+      counts.set(keyId, { windowStart, count: 1, until: windowStart + windowMs });
       return 1;
     },
-    sweep(before) {
-      for (const [keyId, entry] of counts) if (entry.windowStart < before) counts.delete(keyId);
+    async count(keyId, windowStart) {
+      const entry = counts.get(keyId);
+      return entry && entry.windowStart === windowStart ? entry.count : 0;
+    },
+    sweep(at) {
+      for (const [keyId, entry] of counts) if (entry.until <= at) counts.delete(keyId);
     },
     async close() {
       counts.clear();
@@ -108,12 +123,20 @@ async function redisCounter(url: string, fallback: Counter, log: FastifyBaseLogg
   ]);
   wait.abort();
   return {
-    async hit(keyId, windowStart) {
+    async hit(keyId, windowStart, windowMs = WINDOW_MS) {
       try {
-        return Number(await redis.gatehouseHit(`gatehouse:ratelimit:${keyId}:${windowStart}`, WINDOW_MS * 2));
+        return Number(await redis.gatehouseHit(`gatehouse:ratelimit:${keyId}:${windowStart}`, windowMs * 2));
       } catch (err) {
         report(err);
-        return fallback.hit(keyId, windowStart);
+        return fallback.hit(keyId, windowStart, windowMs);
+      }
+    },
+    async count(keyId, windowStart) {
+      try {
+        return Number((await redis.get(`gatehouse:ratelimit:${keyId}:${windowStart}`)) ?? 0);
+      } catch (err) {
+        report(err);
+        return fallback.count(keyId, windowStart);
       }
     },
     async close() {
@@ -136,7 +159,7 @@ export const rateLimitPlugin = fp(
     const clock = opts.clock ?? Date.now;
     const memory = memoryCounter();
     const counter = opts.redisUrl ? await redisCounter(opts.redisUrl, memory, app.log) : memory;
-    const sweeper = setInterval(() => memory.sweep(Math.floor(clock() / WINDOW_MS) * WINDOW_MS), WINDOW_MS);
+    const sweeper = setInterval(() => memory.sweep(clock()), WINDOW_MS);
     sweeper.unref();
 
     const cache = new Map<string, { limit: number; until: number }>();
@@ -156,7 +179,22 @@ export const rateLimitPlugin = fp(
       return limit;
     }
 
-    app.decorate("rateLimits", { forget: (organizationId: string) => void cache.delete(organizationId) });
+    const failures: FailureLimiter = {
+      async retryAfter(subject, limit, windowMs) {
+        const at = clock();
+        const windowStart = Math.floor(at / windowMs) * windowMs;
+        const count = await counter.count(`failures:${subject}`, windowStart);
+        return count < limit ? 0 : Math.max(1, Math.ceil((windowStart + windowMs - at) / 1000));
+      },
+      async record(subject, windowMs) {
+        const windowStart = Math.floor(clock() / windowMs) * windowMs;
+        await counter.hit(`failures:${subject}`, windowStart, windowMs);
+      },
+    };
+    app.decorate("rateLimits", {
+      forget: (organizationId: string) => void cache.delete(organizationId),
+      failures,
+    });
     app.decorateRequest("rateLimit", null);
 
     app.addHook("onRequest", async (request) => {

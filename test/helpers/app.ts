@@ -62,7 +62,19 @@ async function seedOrg(store: TestStore, box: SecretBox, key: string): Promise<S
 
 /** What a suite may set on its app; everything else is as in production. */
 export interface TestAppOptions extends Partial<
-  Pick<Config, "rateLimitPerMinute" | "redisUrl" | "apiLog" | "apiLogFlushMs" | "apiLogMaxBodyBytes">
+  Pick<
+    Config,
+    | "rateLimitPerMinute"
+    | "redisUrl"
+    | "apiLog"
+    | "apiLogFlushMs"
+    | "apiLogMaxBodyBytes"
+    | "loginFailuresPerAccount"
+    | "loginFailuresPerAddress"
+    | "smtpUrl"
+    | "inviteExpiryDays"
+    | "publicUrl"
+  >
 > {
   /** rate-limit clock (ms since the epoch) */
   clock?: () => number;

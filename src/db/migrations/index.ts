@@ -9,6 +9,7 @@ import * as m0008 from "./0008_decision_log_time_index.ts";
 import * as m0009 from "./0009_decision_log_chunks.ts";
 import * as m0010 from "./0010_role_assignment_expiry.ts";
 import * as m0011 from "./0011_decision_log_pdp.ts";
+import * as m0012 from "./0012_members.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "0009_decision_log_chunks": m0009,
   "0010_role_assignment_expiry": m0010,
   "0011_decision_log_pdp": m0011,
+  "0012_members": m0012,
 };

@@ -40,6 +40,22 @@ export const APIKeyRead = Type.Object({
   ),
   created_at: Timestamp,
   last_used_at: Type.Optional(Timestamp),
+  created_by_member: Type.Optional(
+    Type.Object(
+      {
+        id: Uuid,
+        email: Type.String(),
+        email_verified: Type.Boolean(),
+        is_superuser: Type.Boolean(),
+        is_onboarding: Type.Boolean(),
+        onboarding_step: Type.String(),
+        created_at: Timestamp,
+        identities: Type.Array(Type.Object({})),
+        settings: Type.Object({}),
+      },
+      { description: "the member whose session created the key (OrgMemberRead)" },
+    ),
+  ),
   project: Type.Optional(ProjectRead),
   env: Type.Optional(EnvironmentRead),
 });

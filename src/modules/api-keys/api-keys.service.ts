@@ -8,6 +8,7 @@ import type { EnvScope } from "../../domain/path-scope.ts";
 import { createKeyRecord } from "../../domain/api-key-records.ts";
 import { environmentRead, findEnvironment } from "../../domain/environment-records.ts";
 import { findProject, projectRead } from "../../domain/project-records.ts";
+import { findMemberById } from "../../domain/member-records.ts";
 import {
   countOrgAdminKeys,
   deleteApiKey,
@@ -33,6 +34,22 @@ async function keyRead(db: Kysely<Database>, row: ApiKeyRow, secret?: string): P
     ...(row.last_used_at !== null && { last_used_at: row.last_used_at }),
   };
   if (secret !== undefined) out.secret = secret;
+  if (row.created_by_member_id) {
+    const m = await findMemberById(db, row.created_by_member_id);
+    if (m) {
+      out.created_by_member = {
+        id: m.id,
+        email: m.email,
+        email_verified: false,
+        is_superuser: false,
+        is_onboarding: m.onboarding_step !== "done",
+        onboarding_step: m.onboarding_step,
+        created_at: m.created_at,
+        identities: [],
+        settings: {},
+      };
+    }
+  }
   if (row.project_id) {
     const p = await db.selectFrom("projects").selectAll().where("id", "=", row.project_id).executeTakeFirst();
     if (p) out.project = projectRead(p);
@@ -134,6 +151,7 @@ export function createApiKeysService(deps: {
         accessLevel: body.access_level ?? "admin",
         ownerType: body.owner_type ?? "member",
         name: body.name ?? null,
+        createdByMemberId: principal.member?.id ?? null,
       });
       return keyRead(db, row, row.secret);
     },

@@ -22,12 +22,14 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<
     onSettingsChanged: (organizationId) => app.rateLimits.forget(organizationId),
   });
   const tags = ["organizations"];
+  // A member's session reaches these whatever its grants: they list its organizations (to switch between).
   app.get(
     "/v2/orgs/active/org",
     {
+      config: { auth: "any" },
       schema: {
         tags,
-        summary: "The organization of the calling key",
+        summary: "The organization of the calling key, or the session's active organization",
         response: { 200: OrganizationRead, ...errorResponses() },
       },
     },
@@ -36,9 +38,11 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<
   app.get(
     "/v2/orgs",
     {
+      config: { auth: "any" },
       schema: {
         tags,
-        summary: "List the organizations the calling key can reach (its own)",
+        summary:
+          "List the organizations the caller can reach (a key's own; a member's, all it holds grants in)",
         querystring: OrganizationListQuery,
         response: { 200: Type.Array(OrganizationRead), ...errorResponses() },
       },

@@ -8,6 +8,7 @@ import { toJson } from "../../lib/json.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
+import { memberOrganizationIds } from "../../domain/member-records.ts";
 
 import type { OrganizationCreate, OrganizationRead, OrganizationUpdate } from "./organizations.schemas.ts";
 import {
@@ -41,20 +42,26 @@ export function createOrganizationsService(deps: {
   }
 
   return {
-    /** The organizations the key can reach: its own, when it matches the search. */
+    /**
+     * The organizations the caller can reach, when they match the search: a key's own; a member's, every one it
+     * holds a grant in.
+     */
     async list(
       principal: Principal,
       search: string | undefined,
       page: PageRequest,
     ): Promise<OrganizationRead[]> {
-      const own = organizationRead(await ownRow(principal.organizationId));
+      const ids = principal.member
+        ? await memberOrganizationIds(db, principal.member.id)
+        : [principal.organizationId];
+      const reachable = await Promise.all(ids.map(async (id) => organizationRead(await ownRow(id))));
       const needle = search?.toLowerCase();
-      const matches =
+      const matches = (org: OrganizationRead) =>
         needle === undefined ||
-        own.id === needle ||
-        own.key.toLowerCase().includes(needle) ||
-        own.name.toLowerCase().includes(needle);
-      return (matches ? [own] : []).slice(offsetOf(page), offsetOf(page) + page.perPage);
+        org.id === needle ||
+        org.key.toLowerCase().includes(needle) ||
+        org.name.toLowerCase().includes(needle);
+      return reachable.filter(matches).slice(offsetOf(page), offsetOf(page) + page.perPage);
     },
 
     async active(principal: Principal): Promise<OrganizationRead> {

@@ -1,0 +1,154 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import type { Kysely } from "kysely";
+import type { Config } from "../../config.ts";
+import type { Database } from "../../db/types.ts";
+import { memberOf } from "../../plugins/auth.ts";
+import { errorResponses } from "../../lib/schemas.ts";
+import { schedulePeriodic } from "../../lib/periodic.ts";
+import { purgeExpiredSessions } from "../../domain/session-records.ts";
+import {
+  AcceptInviteBody,
+  ActiveOrganizationBody,
+  LoginBody,
+  PasswordChange,
+  SessionRead,
+  SetupBody,
+} from "./sessions.schemas.ts";
+import { createSessionsService, type Opened } from "./sessions.service.ts";
+
+const PUBLIC = { auth: "public" } as const;
+const SESSION = { auth: "session" } as const;
+const tags = ["auth"];
+/** Public routes answer no 403 (no credential is checked). */
+const publicErrors = (...codes: number[]) =>
+  Object.fromEntries([401, 422, 429, ...codes].map((code) => [code, { $ref: "ErrorDetails#" }]));
+
+/** Login, logout, the current session, the active organization, password change, invites accepted, first setup. */
+export const sessionsRoutes: FastifyPluginAsyncTypebox<{
+  db: Kysely<Database>;
+  config: Pick<
+    Config,
+    "sessionIdleMinutes" | "sessionMaxHours" | "loginFailuresPerAccount" | "loginFailuresPerAddress"
+  >;
+}> = async (app, { db, config }) => {
+  const service = (request: FastifyRequest) =>
+    createSessionsService({
+      db,
+      lifetime: { idleMs: config.sessionIdleMinutes * 60_000, maxMs: config.sessionMaxHours * 3_600_000 },
+      failures: app.rateLimits.failures,
+      limits: { perAccount: config.loginFailuresPerAccount, perAddress: config.loginFailuresPerAddress },
+      // The rate limiter's onSend hook turns this into RateLimit-* and Retry-After headers.
+      onLimited: (reset, limit) => {
+        request.rateLimit = { limit, remaining: 0, reset, limited: true };
+      },
+    });
+  const opened = (reply: FastifyReply, { token, session }: Opened) => {
+    app.sessionCookie.set(reply, token, session.expires_at);
+    return session;
+  };
+  const tokenOf = (req: FastifyRequest) => req.sessionToken ?? "";
+  // Ended sessions no longer authenticate anyone; their rows go every hour.
+  schedulePeriodic(app, "session purge", 3_600_000, () => purgeExpiredSessions(db));
+
+  app.post(
+    "/v2/auth/login",
+    {
+      config: PUBLIC,
+      schema: {
+        tags,
+        summary: "Log in with e-mail and password: sets the session cookie, returns the CSRF token",
+        security: [],
+        body: LoginBody,
+        response: { 200: SessionRead, ...publicErrors() },
+      },
+    },
+    async (req, reply) => opened(reply, await service(req).login(req.body, req.ip)),
+  );
+  app.post(
+    "/v2/auth/logout",
+    {
+      config: SESSION,
+      schema: {
+        tags,
+        summary: "End the calling session",
+        response: { 204: Type.Null(), ...errorResponses() },
+      },
+    },
+    async (req, reply) => {
+      await service(req).logout(memberOf(req));
+      app.sessionCookie.clear(reply);
+      return reply.code(204).send(null);
+    },
+  );
+  app.get(
+    "/v2/auth/session",
+    {
+      config: SESSION,
+      schema: {
+        tags,
+        summary: "The calling session: member, organizations, the active one, the CSRF token",
+        response: { 200: SessionRead, ...errorResponses() },
+      },
+    },
+    (req) => service(req).current(memberOf(req), tokenOf(req)),
+  );
+  app.put(
+    "/v2/auth/session/organization",
+    {
+      config: SESSION,
+      schema: {
+        tags,
+        summary: "Switch the session's active organization (one the member holds a grant in)",
+        body: ActiveOrganizationBody,
+        response: { 200: SessionRead, ...errorResponses(404) },
+      },
+    },
+    (req) => service(req).switchOrganization(memberOf(req), req.body.organization_id, tokenOf(req)),
+  );
+  app.put(
+    "/v2/auth/password",
+    {
+      config: SESSION,
+      schema: {
+        tags,
+        summary: "Change the member's password (its other sessions end)",
+        body: PasswordChange,
+        response: { 204: Type.Null(), ...errorResponses() },
+      },
+    },
+    async (req, reply) => {
+      await service(req).changePassword(memberOf(req), req.body, req.ip);
+      return reply.code(204).send(null);
+    },
+  );
+  app.post(
+    "/v2/auth/invites/accept",
+    {
+      config: PUBLIC,
+      schema: {
+        tags,
+        summary: "Accept an invite (the code of {public_url}/invite/{invite_code}): set a password, log in",
+        security: [],
+        body: AcceptInviteBody,
+        response: { 200: SessionRead, ...publicErrors(404, 409) },
+      },
+    },
+    async (req, reply) => opened(reply, await service(req).acceptInvite(req.body, req.ip)),
+  );
+  app.post(
+    "/v2/auth/setup",
+    {
+      config: PUBLIC,
+      schema: {
+        tags,
+        summary: "Redeem the first start's setup link ({public_url}/setup/{token}): create the owner, log in",
+        security: [],
+        body: SetupBody,
+        response: { 200: SessionRead, ...publicErrors(404, 409) },
+      },
+    },
+    async (req, reply) => opened(reply, await service(req).setup(req.body, req.ip)),
+  );
+};
