@@ -122,5 +122,11 @@ export async function deleteMemberSessions(
 export const setActiveOrganization = (db: Db, sessionId: string, organizationId: string) =>
   db.updateTable("sessions").set({ organization_id: organizationId }).where("id", "=", sessionId).execute();
 
-export const purgeExpiredSessions = (db: Db, at = now()) =>
-  db.deleteFrom("sessions").where("expires_at", "<=", at).execute();
+/** Deletes the sessions past their absolute or idle expiry; returns how many. */
+export async function purgeExpiredSessions(db: Db, at = now()): Promise<number> {
+  const result = await db
+    .deleteFrom("sessions")
+    .where((eb) => eb.or([eb("expires_at", "<=", at), eb("idle_expires_at", "<=", at)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -1,6 +1,6 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { describeEachDialect, PUBLIC_URL } from "../helpers/app.ts";
+import { buildTestApp, describeEachDialect, PUBLIC_URL } from "../helpers/app.ts";
 import {
   addMember,
   anonymous,
@@ -80,6 +80,24 @@ describeEachDialect("members, sessions and grants", (env) => {
     assert.deepEqual(strip(wrong.json), strip(unknown.json));
     assert.equal(wrong.json.error_code, "INVALID_CREDENTIALS");
     assert.equal(wrong.headers["set-cookie"], undefined);
+  });
+
+  test("an unknown e-mail costs about what a wrong password costs (the dummy hash is verified)", async () => {
+    const { app } = env();
+    const time = async (email: string) => {
+      const start = process.hrtime.bigint();
+      await anonymous(app, "POST", "/v2/auth/login", { email, password: "not the password at all" });
+      return Number(process.hrtime.bigint() - start);
+    };
+    let known = 0;
+    let unknown = 0;
+    for (let i = 0; i < 4; i++) {
+      known += await time("owner@acme.test");
+      unknown += await time(`nobody${i}@acme.test`);
+    }
+    // Without the dummy hash an unknown e-mail answers ~50 times faster; the bounds leave room for a busy machine.
+    const ratio = unknown / known;
+    assert.ok(ratio > 0.33 && ratio < 3, `unknown/known time ratio ${ratio.toFixed(2)}`);
   });
 
   test("a read member reads and gets 403 on writes", async () => {
@@ -398,6 +416,65 @@ describeEachDialect("members, sessions and grants", (env) => {
     });
     assert.equal(gone.status, 404);
     assert.equal((await asMember(app, s, "GET", `/v2/orgs/globex/invites`)).status, 404);
+  });
+
+  test("an invite to an existing member needs its own password and leaves it unchanged", async () => {
+    const { app, store, acme, globex } = env();
+    await addMember(store, "elsewhere@globex.test", [{ organizationId: globex.id }]);
+    const created = await asMember(app, sessions["owner"]!, "POST", `/v2/orgs/${acme.id}/invites`, [
+      { email: "elsewhere@globex.test", role: "read" },
+    ]);
+    const code = created.json.success[0].invite_code;
+    const takeover = await anonymous(app, "POST", "/v2/auth/invites/accept", {
+      invite_code: code,
+      password: "an attacker's passphrase",
+    });
+    assert.equal(takeover.status, 401);
+    const accepted = await anonymous(app, "POST", "/v2/auth/invites/accept", {
+      invite_code: code,
+      password: PASSWORD,
+    });
+    assert.equal(accepted.status, 200, accepted.body);
+    assert.equal(accepted.json.active_organization_id, acme.id);
+    assert.equal(accepted.json.organizations.length, 2);
+    await login(app, "elsewhere@globex.test");
+  });
+
+  test("with an https public URL the cookie is Secure and __Host- prefixed, and writes must come from that origin", async () => {
+    const { store, box, acme } = env();
+    const https = await buildTestApp(store, box, { publicUrl: "https://gatehouse.example" });
+    try {
+      const res = await anonymous(https, "POST", "/v2/auth/login", {
+        email: "owner@acme.test",
+        password: PASSWORD,
+      });
+      assert.match(
+        String(res.headers["set-cookie"]),
+        /^__Host-gatehouse_session=ghs_[^;]+; Path=\/; HttpOnly; SameSite=Strict; Secure;/,
+      );
+      const s = sessionOf(res);
+      const url = `/v2/facts/${acme.projectId}/${acme.envs.production}/users`;
+      const wrongOrigin = await asMember(https, s, "POST", url, { key: "h1" });
+      assert.equal(wrongOrigin.status, 403, "http://gatehouse.test is not the public origin");
+      const right = await asMember(
+        https,
+        s,
+        "POST",
+        url,
+        { key: "h1" },
+        { origin: "https://gatehouse.example" },
+      );
+      assert.equal(right.status, 201, right.body);
+      const noOrigin = await https.inject({
+        method: "POST",
+        url,
+        headers: { cookie: s.cookie, "x-csrf-token": s.csrf },
+        payload: { key: "h2" },
+      });
+      assert.equal(noOrigin.statusCode, 201, "a request without Origin relies on the token");
+    } finally {
+      await https.close();
+    }
   });
 
   test("the API log attributes session calls to the member", async () => {

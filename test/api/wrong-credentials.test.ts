@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import type { InjectOptions } from "fastify";
 import { sql } from "kysely";
-import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
+import { describeEachDialect, PUBLIC_URL, type TestEnv } from "../helpers/app.ts";
+import { addMember, login } from "../helpers/members.ts";
 
 // Every /v2 operation of docs/openapi.json × every wrong credential, as Unkey's API tests do. What each operation
 // needs is read from the document: the project and environment it names ({proj_id}, {env_id}), whether it
@@ -31,6 +32,8 @@ interface Schema {
   required?: string[];
 }
 interface DocumentOperation {
+  /** `[]` on the public operations (login, accepting an invite, the first setup): they take no credential */
+  security?: unknown[];
   parameters?: { in: string; name: string; required?: boolean; schema: Schema }[];
   requestBody?: { content: { "application/json": { schema: Schema } } };
 }
@@ -70,7 +73,7 @@ const operations: Operation[] = Object.entries(document.paths)
   .flatMap(([path, ops]) =>
     Object.keys(ops)
       .map((m) => m.toUpperCase())
-      .filter((m): m is Method => METHODS.has(m))
+      .filter((m): m is Method => METHODS.has(m) && ops[m.toLowerCase()]?.security?.length !== 0)
       .map((method): Operation => {
         const op = ops[method.toLowerCase()]!;
         const schema = op.requestBody?.content["application/json"].schema;
@@ -111,6 +114,15 @@ const ORGANIZATION_LEVEL = new Set([
   "GET /v2/api-key/{api_key_id}",
   "DELETE /v2/api-key/{api_key_id}",
   "POST /v2/api-key/{api_key_id}/rotate-secret",
+  "GET /v2/members",
+  "POST /v2/members",
+  "DELETE /v2/members",
+  "GET /v2/members/{member_id}",
+  "PATCH /v2/members/{member_id}",
+  "DELETE /v2/members/{member_id}",
+  "GET /v2/orgs/{org_id}/invites",
+  "POST /v2/orgs/{org_id}/invites",
+  "DELETE /v2/orgs/{org_id}/invites/{invite_id}",
 ]);
 
 const writes = (op: Operation) => op.method !== "GET";
@@ -121,7 +133,9 @@ const names = (op: Operation, param: string) => op.params.includes(param);
 interface Credential {
   name: string;
   /** the Authorization header; undefined sends none */
-  header: (keys: Keys) => string | undefined;
+  header?: (keys: Keys) => string | undefined;
+  /** a member's session instead: its cookie, sent with its CSRF token and the public origin */
+  session?: string;
   /** the status this credential gets on `op`, or null where it is not a wrong credential for `op` */
   expect: (op: Operation) => 401 | 403 | 404 | null;
 }
@@ -178,6 +192,31 @@ const CREDENTIALS: Credential[] = [
   },
 ];
 
+/** A member's session is judged like a key: the same statuses for the same mistakes. */
+const SESSION_CREDENTIALS: Credential[] = [
+  { name: "no session (an unknown session token)", session: "unknown", expect: () => 401 },
+  { name: "an expired session", session: "expired", expect: () => 401 },
+  { name: "a logged-out session", session: "loggedOut", expect: () => 401 },
+  { name: "a removed member's session", session: "removed", expect: () => 401 },
+  {
+    name: "a session of another organization's admin",
+    session: "otherOrg",
+    expect: (op) => (op.params.length > 0 ? 404 : null),
+  },
+  {
+    // a read grant on one environment: no write there, nothing at project or organization level
+    name: "a session with a narrower grant (read on one environment)",
+    session: "readEnv",
+    expect: (op) => ((writes(op) && names(op, "env_id")) || projectLevel(op) ? 403 : null),
+  },
+  {
+    name: "a session whose environment grant is another environment",
+    session: "otherEnv",
+    expect: (op) => (names(op, "env_id") || projectLevel(op) ? 403 : null),
+  },
+];
+CREDENTIALS.push(...SESSION_CREDENTIALS);
+
 const ERROR_CODE = { 401: "UNAUTHORIZED", 403: "FORBIDDEN_ACCESS", 404: "NOT_FOUND" } as const;
 const ERROR_FIELDS = ["id", "error_code", "title", "message", "support_link", "additional_info"];
 
@@ -197,6 +236,7 @@ async function snapshot(env: TestEnv): Promise<Record<string, string[]>> {
 describeEachDialect("wrong credentials on every /v2 operation", (env) => {
   const keys: Keys = {};
   const ids: Record<string, string> = {};
+  const sessions: Record<string, { cookie: string; csrf: string }> = {};
 
   before(async () => {
     const { acme, globex, call } = env();
@@ -237,6 +277,47 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
     await ok(acme.adminKey, "POST", `/v2/api-key/${rotated.id}/rotate-secret`);
     keys["rotatedAway"] = rotated.secret;
 
+    // Sessions: members of acme with narrow grants, one of globex, and sessions that ended.
+    const { store, app } = env();
+    const envGrant = (environmentId: string) => ({
+      organizationId: acme.id,
+      level: "env" as const,
+      access: "read" as const,
+      projectId: acme.projectId,
+      environmentId,
+    });
+    ids["member_id"] = await addMember(store, "owner@acme.test", [{ organizationId: acme.id }]);
+    await addMember(store, "reader@acme.test", [envGrant(acme.envs.production)]);
+    await addMember(store, "dev@acme.test", [envGrant(acme.envs.development)]);
+    await addMember(store, "admin@globex.test", [{ organizationId: globex.id }]);
+    const removed = await addMember(store, "removed@acme.test", [{ organizationId: acme.id }]);
+    await addMember(store, "out@acme.test", [{ organizationId: acme.id }]);
+    await addMember(store, "expired@acme.test", [{ organizationId: acme.id }]);
+    sessions["readEnv"] = await login(app, "reader@acme.test");
+    sessions["otherEnv"] = await login(app, "dev@acme.test");
+    sessions["otherOrg"] = await login(app, "admin@globex.test");
+    sessions["unknown"] = { cookie: `gatehouse_session=ghs_${"A".repeat(43)}`, csrf: "x" };
+    sessions["removed"] = await login(app, "removed@acme.test");
+    await ok(acme.adminKey, "DELETE", `/v2/members/${removed}`);
+    sessions["loggedOut"] = await login(app, "out@acme.test");
+    const out = await app.inject({
+      method: "POST",
+      url: "/v2/auth/logout",
+      headers: { cookie: sessions["loggedOut"].cookie, "x-csrf-token": sessions["loggedOut"].csrf },
+    });
+    assert.equal(out.statusCode, 204);
+    sessions["expired"] = await login(app, "expired@acme.test");
+    const expiredMember = await store.db
+      .selectFrom("members")
+      .select("id")
+      .where("email", "=", "expired@acme.test")
+      .executeTakeFirstOrThrow();
+    await store.db
+      .updateTable("sessions")
+      .set({ expires_at: "2000-01-01T00:00:00.000+00:00" })
+      .where("member_id", "=", expiredMember.id)
+      .execute();
+
     // Objects the paths name: acme's, so that a wrong key would reach something real if it got through.
     const P = acme.projectId;
     const E = acme.envs.production;
@@ -260,6 +341,7 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
       action_id: "read",
       log_id: crypto.randomUUID(),
       task_id: crypto.randomUUID(),
+      invite_id: crypto.randomUUID(),
     });
   });
 
@@ -274,12 +356,17 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
       for (const credential of CREDENTIALS) {
         const status = credential.expect(op);
         if (status === null) continue;
-        const header = credential.header(keys);
+        const header = credential.header?.(keys);
+        const session = credential.session === undefined ? undefined : sessions[credential.session];
         const res = await app.inject({
           method: op.method,
           url,
           query: op.query,
-          headers: header === undefined ? {} : { authorization: header },
+          headers: session
+            ? { cookie: session.cookie, "x-csrf-token": session.csrf, origin: PUBLIC_URL }
+            : header === undefined
+              ? {}
+              : { authorization: header },
           ...(op.body !== undefined && { payload: op.body as InjectOptions["payload"] }),
         });
         checked++;

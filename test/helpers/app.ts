@@ -73,6 +73,7 @@ export interface TestAppOptions extends Partial<
     | "loginFailuresPerAddress"
     | "smtpUrl"
     | "inviteExpiryDays"
+    | "publicUrl"
   >
 > {
   /** rate-limit clock (ms since the epoch) */

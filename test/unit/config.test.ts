@@ -33,14 +33,25 @@ test("every setting works as an environment variable and as a flag, and the flag
     secretKey: "s".repeat(32),
     apiLog: "off",
     decisionLog: "off",
+    smtpUrl: "smtp://mail.example:25",
+  };
+  // settings that go in pairs: the other half is set too
+  const partner: Record<string, Record<string, string>> = {
+    bootstrapAdminEmail: { GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "p".repeat(20) },
+    bootstrapAdminPassword: { GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "owner@example.test" },
   };
   for (const s of SETTINGS) {
     const value = sample[s.key] ?? (s.kind === "string" ? "x".repeat(40) : "7");
     const expected = s.kind === "string" ? value : Number(value);
-    assert.equal(loadConfig([], { [s.env]: value })[s.key], expected, s.env);
-    assert.equal(loadConfig([`--${s.flag}`, value], {})[s.key], expected, `--${s.flag}`);
+    const pair = partner[s.key] ?? {};
+    assert.equal(loadConfig([], { ...pair, [s.env]: value })[s.key], expected, s.env);
+    assert.equal(loadConfig([`--${s.flag}`, value], pair)[s.key], expected, `--${s.flag}`);
     const other = s.kind === "string" ? `${value}-env` : "8";
-    assert.equal(loadConfig([`--${s.flag}`, value], { [s.env]: other })[s.key], expected, `--${s.flag} wins`);
+    assert.equal(
+      loadConfig([`--${s.flag}`, value], { ...pair, [s.env]: other })[s.key],
+      expected,
+      `--${s.flag} wins`,
+    );
   }
 });
 
@@ -53,4 +64,7 @@ test("invalid settings are clear errors", () => {
   assert.throws(() => loadConfig(["--no-such-flag", "1"], {}));
   assert.throws(() => loadConfig([], { GATEHOUSE_API_LOG: "maybe" }), /GATEHOUSE_API_LOG must be/);
   assert.throws(() => loadConfig(["--api-log-max-body-bytes", "0"], {}), /at least 1/);
+  assert.throws(() => loadConfig([], { GATEHOUSE_SMTP_URL: "http://mail" }), /smtp:\/\//);
+  assert.throws(() => loadConfig([], { GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "a@b.c" }), /set both or neither/);
+  assert.throws(() => loadConfig(["--session-idle-minutes", "0"], {}), /at least 1/);
 });

@@ -27,6 +27,12 @@ test("field names that look like secrets, and only those", () => {
     "x-api-key",
     "apikey",
     "credentials",
+    "invite_code",
+    "inviteCode",
+    "csrf_token",
+    "setup_token",
+    "current_password",
+    "new_password",
   ]) {
     assert.ok(isSensitiveName(name), name);
   }
@@ -39,6 +45,8 @@ test("field names that look like secrets, and only those", () => {
     "key",
     "jwks",
     "tokens_used",
+    "error_code",
+    "code",
   ]) {
     assert.ok(!isSensitiveName(name), name);
   }

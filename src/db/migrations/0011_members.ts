@@ -1,4 +1,29 @@
-import type { Kysely } from "kysely";
+import type { CreateTableBuilder, Kysely } from "kysely";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Table = CreateTableBuilder<any, any>;
+
+/** What a grant is on: an organization, and a project and environment of it (both null for the organization). */
+const GRANT_OBJECT = [
+  ["organization_id", "organizations"],
+  ["project_id", "projects"],
+  ["environment_id", "environments"],
+] as const;
+const grantObject = (t: Table) =>
+  GRANT_OBJECT.reduce(
+    (table, [column, parent]) =>
+      table.addColumn(column, "text", (c) =>
+        (column === "organization_id" ? c.notNull() : c).references(`${parent}.id`).onDelete("cascade"),
+      ),
+    t,
+  );
+
+/** A one-time secret's life: created, expires, used (null until it is). */
+const oneTime = (t: Table) =>
+  t
+    .addColumn("created_at", "text", (c) => c.notNull())
+    .addColumn("expires_at", "text", (c) => c.notNull())
+    .addColumn("used_at", "text");
 
 /**
  * People (issue 19): members who log in, their grants, server-side sessions, invites and the one-time setup
@@ -23,15 +48,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("logins_count", "integer", (c) => c.notNull().defaultTo(0))
     .execute();
 
-  await db.schema
-    .createTable("member_grants")
-    .addColumn("id", "text", (c) => c.primaryKey())
-    .addColumn("member_id", "text", (c) => c.notNull().references("members.id").onDelete("cascade"))
-    .addColumn("organization_id", "text", (c) =>
-      c.notNull().references("organizations.id").onDelete("cascade"),
-    )
-    .addColumn("project_id", "text", (c) => c.references("projects.id").onDelete("cascade"))
-    .addColumn("environment_id", "text", (c) => c.references("environments.id").onDelete("cascade"))
+  await grantObject(
+    db.schema
+      .createTable("member_grants")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .addColumn("member_id", "text", (c) => c.notNull().references("members.id").onDelete("cascade")),
+  )
     .addColumn("object_type", "text", (c) => c.notNull())
     .addColumn("access_level", "text", (c) => c.notNull())
     .addColumn("created_at", "text", (c) => c.notNull())
@@ -76,9 +98,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("failed_reason", "text")
     .addColumn("member_id", "text", (c) => c.references("members.id").onDelete("set null"))
     .addColumn("created_by_member_id", "text", (c) => c.references("members.id").onDelete("set null"))
-    .addColumn("created_at", "text", (c) => c.notNull())
-    .addColumn("expires_at", "text", (c) => c.notNull())
-    .addColumn("used_at", "text")
+    .$call(oneTime)
     .execute();
   await db.schema
     .createIndex("invites_org_idx")
@@ -90,9 +110,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable("setup_tokens")
     .addColumn("id", "text", (c) => c.primaryKey())
     .addColumn("token_hash", "text", (c) => c.notNull().unique())
-    .addColumn("created_at", "text", (c) => c.notNull())
-    .addColumn("expires_at", "text", (c) => c.notNull())
-    .addColumn("used_at", "text")
+    .$call(oneTime)
     .execute();
 
   await db.schema

@@ -6,6 +6,8 @@ import type { Config } from "../../config.ts";
 import type { Database } from "../../db/types.ts";
 import { memberOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
+import { schedulePeriodic } from "../../lib/periodic.ts";
+import { purgeExpiredSessions } from "../../domain/session-records.ts";
 import {
   AcceptInviteBody,
   ActiveOrganizationBody,
@@ -47,6 +49,8 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
     return session;
   };
   const tokenOf = (req: FastifyRequest) => req.sessionToken ?? "";
+  // Ended sessions no longer authenticate anyone; their rows go every hour.
+  schedulePeriodic(app, "session purge", 3_600_000, () => purgeExpiredSessions(db));
 
   app.post(
     "/v2/auth/login",
