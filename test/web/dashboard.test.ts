@@ -213,6 +213,39 @@ test(
       await page.getByPlaceholder("Environment", { exact: true }).click();
       await page.getByRole("option", { name: "Staging copy" }).click();
       await page.waitForURL(/\/o\/default\/p\/shop\/e\/staging-copy\/users$/);
+      await heading("Users").waitFor();
+      await page.getByText("No user in this environment yet.").waitFor();
+    });
+
+    await step(t, "create users (the attributes editor validates), search them server-side", async () => {
+      const dialog = page.getByRole("dialog");
+      await page.getByRole("button", { name: "New user" }).click();
+      await dialog.getByLabel("Key").fill("alice");
+      await dialog.getByLabel("E-mail").fill("alice@example.com");
+      await dialog.getByLabel("First name").fill("Alice");
+      await dialog.getByLabel("Attributes").fill('["not", "an object"]');
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await dialog.getByRole("alert").filter({ hasText: "attributes must be a JSON object" }).waitFor();
+      await dialog.getByLabel("Attributes").fill('{"plan": "pro"}');
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await page.getByRole("cell", { name: "alice@example.com" }).waitFor();
+      await api("POST", "/v2/facts/shop/staging-copy/users", { key: "bob", email: "bob@example.com" });
+      await checkPage(page, "users");
+
+      const before = log.requests.length;
+      await page.getByLabel("Search users").fill("bob");
+      await page.getByRole("cell", { name: "bob@example.com" }).waitFor();
+      await page.getByRole("cell", { name: "alice@example.com" }).waitFor({ state: "detached" });
+      const searches = log.requests.slice(before).filter((r) => r.url.includes("/users?"));
+      assert.ok(searches.length >= 1);
+      for (const { url } of searches) assert.equal(new URL(url).searchParams.get("per_page"), "20", url);
+
+      const alice = (await api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
+        first_name: string;
+        attributes: Record<string, unknown>;
+      };
+      assert.equal(alice.first_name, "Alice");
+      assert.deepEqual(alice.attributes, { plan: "pro" });
     });
 
     await step(t, "log out", async () => {

@@ -21,6 +21,7 @@ const LoginPage = lazy(async () => ({ default: (await AuthPages()).LoginPage }))
 const SetupPage = lazy(async () => ({ default: (await AuthPages()).SetupPage }));
 const InvitePage = lazy(async () => ({ default: (await AuthPages()).InvitePage }));
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
+const UsersPage = lazy(() => import("./pages/UsersPage"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -119,6 +120,7 @@ const routes: RouteObject[] = [
     children: [
       { index: true, element: <Navigate to="projects" replace /> },
       { path: "projects", element: <ProjectsPage /> },
+      { path: "p/:proj/e/:env/users", element: <UsersPage /> },
       { path: "*", element: <NotFound /> },
     ],
   },

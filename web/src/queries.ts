@@ -27,3 +27,13 @@ export function useEnvironments(proj: string | undefined) {
       ),
   });
 }
+
+/** The ids of the URL's project and environment (grants name ids), once their lists have loaded. */
+export function usePlaceIds(proj: string, env: string): { projectId?: string; environmentId?: string } {
+  const projects = useProjects();
+  const envs = useEnvironments(proj);
+  return {
+    projectId: projects.data?.find((p) => p.key === proj || p.id === proj)?.id,
+    environmentId: envs.data?.find((e) => e.key === env || e.id === env)?.id,
+  };
+}

@@ -46,7 +46,6 @@ export function Shell({ session, children }: { session: Session; children: React
               Directory ({proj} / {env})
             </Text>
             <SideLink to={envPath(org.key, proj, env, "users")} label="Users" />
-            <SideLink to={envPath(org.key, proj, env, "tenants")} label="Tenants" />
           </>
         )}
         <SideLink to={`${base}/api-log`} label="API log" />
