@@ -248,6 +248,41 @@ test(
       assert.deepEqual(alice.attributes, { plan: "pro" });
     });
 
+    await step(t, "create an environment key, reveal its secret (it works), revoke it", async () => {
+      await page.getByRole("link", { name: "API keys" }).click();
+      await heading("API keys").waitFor();
+      await page.getByRole("button", { name: "New API key" }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Name").fill("staging copy writer");
+      await dialog.getByPlaceholder("Choose a project").click();
+      await page.getByRole("option", { name: "Shop" }).click();
+      await dialog.getByPlaceholder("Choose an environment").click();
+      await page.getByRole("option", { name: "Staging copy" }).click();
+      await dialog.getByRole("button", { name: "Create" }).click();
+      const secretBox = page
+        .getByRole("dialog", { name: "Secret of staging copy writer" })
+        .getByLabel("Secret");
+      await secretBox.filter({ hasText: /^gh_/ }).waitFor();
+      const secret = ((await secretBox.textContent()) ?? "").trim();
+      await checkPage(page, "api-key-secret");
+      const users = await fetch(`${server.baseUrl}/v2/facts/shop/staging-copy/users`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(users.status, 200);
+      await page.getByRole("button", { name: "Close", exact: true }).click();
+      const row = page.getByRole("row").filter({ hasText: "staging copy writer" });
+      await row.filter({ hasText: OWNER.email }).filter({ hasText: "shop / staging-copy" }).waitFor();
+      await checkPage(page, "api-keys");
+
+      await row.getByRole("button", { name: "Revoke staging copy writer" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+      await row.waitFor({ state: "detached" });
+      const revoked = await fetch(`${server.baseUrl}/v2/facts/shop/staging-copy/users`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(revoked.status, 401);
+    });
+
     await step(t, "log out", async () => {
       await page.getByRole("button", { name: "Log out" }).click();
       await heading("Log in to Gatehouse").waitFor();

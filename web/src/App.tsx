@@ -22,6 +22,7 @@ const SetupPage = lazy(async () => ({ default: (await AuthPages()).SetupPage }))
 const InvitePage = lazy(async () => ({ default: (await AuthPages()).InvitePage }));
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
 const UsersPage = lazy(() => import("./pages/UsersPage"));
+const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -121,6 +122,7 @@ const routes: RouteObject[] = [
       { index: true, element: <Navigate to="projects" replace /> },
       { path: "projects", element: <ProjectsPage /> },
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
+      { path: "settings/api-keys", element: <ApiKeysPage /> },
       { path: "*", element: <NotFound /> },
     ],
   },

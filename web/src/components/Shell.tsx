@@ -48,13 +48,10 @@ export function Shell({ session, children }: { session: Session; children: React
             <SideLink to={envPath(org.key, proj, env, "users")} label="Users" />
           </>
         )}
-        <SideLink to={`${base}/api-log`} label="API log" />
         <Text size="xs" c="dimmed" mt="sm" px="sm">
           Settings
         </Text>
         <SideLink to={`${base}/settings/api-keys`} label="API keys" />
-        <SideLink to={`${base}/settings/members`} label="Members" />
-        <SideLink to={`${base}/settings/organization`} label="Organization" />
       </AppShell.Navbar>
       <AppShell.Main>{children}</AppShell.Main>
     </AppShell>
