@@ -1,8 +1,19 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import reactHooks from "eslint-plugin-react-hooks";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "bench/results/", "src/dashboard/public/"] },
+  {
+    ignores: [
+      "node_modules/",
+      "data/",
+      "bench/results/",
+      "src/dashboard/public/",
+      "web/dist/",
+      "web/src/api/openapi.d.ts",
+      "test/web/screenshots/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -10,4 +21,5 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
+  { files: ["web/**/*.{ts,tsx}"], ...reactHooks.configs.flat["recommended-latest"] },
 );

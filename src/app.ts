@@ -22,6 +22,7 @@ import { jsonBodyPlugin } from "./http/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
+import { dashboardBuilt, dashboardPage, dashboardPlugin } from "./plugins/dashboard.ts";
 import { organizationRateLimit } from "./domain/organization-records.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
@@ -81,6 +82,8 @@ export interface AppDeps {
   logger?: FastifyServerOptions["logger"];
   /** Milliseconds since the epoch for rate-limit windows; Date.now when left out. */
   clock?: () => number;
+  /** The built dashboard (web/dist); served at `/` when it holds an index.html. */
+  dashboardDir?: string;
 }
 
 /**
@@ -167,7 +170,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
-  await app.register(errorsPlugin, { publicUrl: config.publicUrl, outage: store.outage });
+  const dashboardDir = deps.dashboardDir && dashboardBuilt(deps.dashboardDir) ? deps.dashboardDir : undefined;
+  await app.register(errorsPlugin, {
+    publicUrl: config.publicUrl,
+    outage: store.outage,
+    fallback: dashboardDir ? dashboardPage : undefined,
+  });
+  if (dashboardDir) await app.register(dashboardPlugin, { dir: dashboardDir });
   await app.register(apiLogPlugin, {
     db: store.db,
     enabled: config.apiLog !== "off",

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { ConfigError, type Config } from "./config.ts";
 import { AppError } from "./lib/errors.ts";
@@ -150,6 +151,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The dashboard's build (npm run build:web), next to src/ as next to a bundle in dist/. */
+const DASHBOARD_DIR = fileURLToPath(new URL("../web/dist", import.meta.url));
+
 export async function startServer(
   config: Config,
   print: (line: string) => void = console.log,
@@ -160,7 +164,7 @@ export async function startServer(
   await bootstrap(store, box, config, print);
   const logger = serverLogger(config.logLevel);
   // The control plane first, then the embedded PDP over it.
-  const app = await buildApp({ config, store, box, logger });
+  const app = await buildApp({ config, store, box, logger, dashboardDir: DASHBOARD_DIR });
   const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config);
   // On PostgreSQL, writes committed by other instances wake this one's PDPs at once (polling stays the fallback).
   const listener =

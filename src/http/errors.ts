@@ -85,6 +85,8 @@ export function toAppError(error: unknown): AppError {
 interface ErrorOptions {
   publicUrl: string;
   outage?: DatabaseOutage | undefined;
+  /** Answers an unknown route before the 404 (the dashboard's page for its client routes); true when it did. */
+  fallback?: ((request: FastifyRequest, reply: FastifyReply) => boolean) | undefined;
 }
 
 /** Renders any error as the error body; `adapt` lets a protocol rename codes (AuthZEN's 400 for 422). */
@@ -117,6 +119,7 @@ export const errorsPlugin = fp(
     app.setErrorHandler(errorHandler(opts));
 
     app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+      if (opts.fallback?.(request, reply)) return;
       const path = request.url.split("?")[0] ?? "/";
       const allowed = METHODS.filter((m) => m !== request.method && routes.find(m, path) !== null);
       const error =

@@ -1,0 +1,297 @@
+import { after, before, test, type TestContext } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Browser, Page } from "playwright-core";
+import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import {
+  browserUnavailable,
+  checkPage,
+  ensureDashboardBuilt,
+  launchChromium,
+  RequestLog,
+  SCREENSHOTS,
+} from "../helpers/browser.ts";
+
+const unavailable = browserUnavailable();
+
+const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
+const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
+
+let server: ServerProcess;
+let browser: Browser;
+let page: Page;
+const log = new RequestLog();
+const api = (method: string, url: string, body?: unknown) =>
+  httpOk(server.baseUrl, adminKey, method, url, body);
+
+before(async () => {
+  if (unavailable) return;
+  ensureDashboardBuilt();
+  server = await startServerProcess({
+    GATEHOUSE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-")),
+    GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
+  });
+  browser = await launchChromium();
+  // Without animations, a page is checked as it will stay, not halfway through a transition.
+  page = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+  page.setDefaultTimeout(10_000);
+  log.watch(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** The one-time setup link the first start printed. */
+function setupLink(): string {
+  const link = /(http:\/\/\S+\/setup\/\S+)/.exec(server.output())?.[1];
+  assert.ok(link, `no setup link in the output:\n${server.output()}`);
+  return link;
+}
+
+/** The day's steps depend on each other: after a failure the rest are skipped rather than timing out. */
+let failed = false;
+function step(t: TestContext, name: string, fn: () => Promise<void> | void) {
+  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
+    try {
+      await fn();
+    } catch (error) {
+      failed = true;
+      await page.screenshot({ path: path.join(SCREENSHOTS, "failure.png"), fullPage: true }).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+const heading = (name: string) => page.getByRole("heading", { name, exact: true });
+
+test(
+  "an operator's day in the dashboard: setup, login, projects and environments, environment copy, logout",
+  { skip: unavailable ?? false, timeout: 180_000 },
+  async (t) => {
+    await step(
+      t,
+      "the setup link creates the owner and logs in; the first load stays under 400 KB of JS",
+      async () => {
+        const scripts: number[] = [];
+        page.on("requestfinished", (request) => {
+          if (request.resourceType() === "script") {
+            void request.sizes().then((sizes) => scripts.push(sizes.responseBodySize));
+          }
+        });
+        await page.goto(setupLink());
+        await heading("Set up Gatehouse").waitFor();
+        await checkPage(page, "setup");
+        const firstLoad = scripts.reduce((a, b) => a + b, 0);
+        assert.ok(
+          firstLoad > 0 && firstLoad < 400 * 1024,
+          `first load transferred ${firstLoad} bytes of JavaScript`,
+        );
+
+        await page.getByLabel("E-mail").fill(OWNER.email);
+        await page.getByLabel("First name").fill("Olivia");
+        await page.locator('input[name="password"]').fill("short");
+        await page.getByRole("button", { name: "Create the owner account" }).click();
+        // The API's error, title and message, shows in the form.
+        await page.getByRole("alert").filter({ hasText: "12" }).waitFor();
+        await checkPage(page, "setup-error");
+
+        await page.locator('input[name="password"]').fill(OWNER.password);
+        await page.getByRole("button", { name: "Create the owner account" }).click();
+        await heading("Projects").waitFor();
+        assert.match(page.url(), /\/o\/default\/projects$/);
+        await page.getByRole("region", { name: "Project Default Project" }).waitFor();
+        await checkPage(page, "projects");
+
+        const members = (await api("GET", "/v2/members")).json as { email: string }[];
+        assert.deepEqual(
+          members.map((m) => m.email),
+          [OWNER.email],
+        );
+      },
+    );
+
+    await step(t, "logout, then a wrong password shows the API's error, the right one logs in", async () => {
+      await page.getByRole("button", { name: "Log out" }).click();
+      await heading("Log in to Gatehouse").waitFor();
+      await page.goto(`${server.baseUrl}/o/default/projects`);
+      await heading("Log in to Gatehouse").waitFor();
+      assert.match(page.url(), /\/login\?next=%2Fo%2Fdefault%2Fprojects$/);
+      await page.getByLabel("E-mail").fill(OWNER.email);
+      await page.locator('input[name="password"]').fill("wrong password, sorry");
+      await page.getByRole("button", { name: "Log in" }).click();
+      await page.getByRole("alert").waitFor();
+      await checkPage(page, "login-error");
+      await page.locator('input[name="password"]').fill(OWNER.password);
+      await page.getByRole("button", { name: "Log in" }).click();
+      await heading("Projects").waitFor();
+      assert.match(page.url(), /\/o\/default\/projects$/);
+    });
+
+    await step(
+      t,
+      "create a project and an environment, rename it, delete another with typed confirmation",
+      async () => {
+        await page.getByRole("button", { name: "New project" }).click();
+        const dialog = page.getByRole("dialog");
+        await dialog.getByLabel("Key").fill("shop");
+        await dialog.getByLabel("Name").fill("Shop");
+        await dialog.getByRole("button", { name: "Create" }).click();
+        const shop = page.getByRole("region", { name: "Project Shop" });
+        await shop.waitFor();
+        await shop.getByRole("button", { name: "New environment" }).click();
+        await dialog.getByLabel("Key").fill("staging");
+        await dialog.getByLabel("Name").fill("Staging");
+        await dialog.getByRole("button", { name: "Create" }).click();
+        await shop.getByRole("link", { name: "Staging" }).waitFor();
+
+        await shop.getByRole("button", { name: "Rename staging" }).click();
+        await dialog.getByLabel("Name").fill("Staging EU");
+        await dialog.getByRole("button", { name: "Save" }).click();
+        await shop.getByRole("link", { name: "Staging EU" }).waitFor();
+
+        await shop.getByRole("button", { name: "New environment" }).click();
+        await dialog.getByLabel("Key").fill("scratch");
+        await dialog.getByLabel("Name").fill("Scratch");
+        await dialog.getByRole("button", { name: "Create" }).click();
+        await shop.getByRole("link", { name: "Scratch" }).waitFor();
+        await shop.getByRole("button", { name: "Delete scratch" }).click();
+        await dialog.getByLabel("Type scratch to confirm").fill("scrat");
+        await dialog.getByRole("button", { name: "Delete" }).click();
+        await dialog.getByRole("alert").filter({ hasText: "type scratch to confirm" }).waitFor();
+        await checkPage(page, "delete-environment");
+        await dialog.getByLabel("Type scratch to confirm").fill("scratch");
+        await dialog.getByRole("button", { name: "Delete" }).click();
+        await shop.getByRole("link", { name: "Scratch" }).waitFor({ state: "detached" });
+
+        const envs = (await api("GET", "/v2/projects/shop/envs")).json as { key: string; name: string }[];
+        assert.equal(envs.find((e) => e.key === "staging")?.name, "Staging EU");
+        assert.ok(!envs.some((e) => e.key === "scratch"));
+      },
+    );
+
+    await step(
+      t,
+      "copy an environment: the task is followed to success, with a link to the new one",
+      async () => {
+        await api("POST", "/v2/schema/shop/staging/roles", { key: "editor", name: "Editor" });
+        const shop = page.getByRole("region", { name: "Project Shop" });
+        await shop.getByRole("button", { name: "Copy staging" }).click();
+        const dialog = page.getByRole("dialog");
+        await dialog.getByLabel("New environment key").fill("staging-copy");
+        await dialog.getByLabel("New environment name").fill("Staging copy");
+        await dialog.getByRole("button", { name: "Copy", exact: true }).click();
+        await dialog.getByText("Copied").waitFor();
+        await checkPage(page, "copy-environment");
+        const roles = (await api("GET", "/v2/schema/shop/staging-copy/roles")).json as { key: string }[];
+        assert.deepEqual(
+          roles.map((r) => r.key),
+          ["editor"],
+        );
+
+        // Copying into it again with `fail` fails on the role it already holds: the task's error is shown.
+        await dialog.getByRole("button", { name: "Close", exact: true }).click();
+        await shop.getByRole("button", { name: "Copy staging", exact: true }).click();
+        await dialog.getByLabel("An existing environment").check();
+        await dialog.getByPlaceholder("Choose an environment").click();
+        await page.getByRole("option", { name: "Staging copy" }).click();
+        await dialog.getByRole("button", { name: "Copy", exact: true }).click();
+        await dialog.getByRole("alert").waitFor();
+        assert.match((await dialog.getByRole("alert").textContent()) ?? "", /editor|exists|conflict/i);
+        await dialog.getByRole("button", { name: "Close", exact: true }).click();
+      },
+    );
+
+    await step(t, "the top bar's switchers put the project and environment in the URL", async () => {
+      await page.getByPlaceholder("Project", { exact: true }).click();
+      await page.getByRole("option", { name: "Shop" }).click();
+      await page.waitForURL(/\/o\/default\/p\/shop\/e\/[\w-]+\/users$/);
+      await page.getByPlaceholder("Environment", { exact: true }).click();
+      await page.getByRole("option", { name: "Staging copy" }).click();
+      await page.waitForURL(/\/o\/default\/p\/shop\/e\/staging-copy\/users$/);
+      await heading("Users").waitFor();
+      await page.getByText("No user in this environment yet.").waitFor();
+    });
+
+    await step(t, "create users (the attributes editor validates), search them server-side", async () => {
+      const dialog = page.getByRole("dialog");
+      await page.getByRole("button", { name: "New user" }).click();
+      await dialog.getByLabel("Key").fill("alice");
+      await dialog.getByLabel("E-mail").fill("alice@example.com");
+      await dialog.getByLabel("First name").fill("Alice");
+      await dialog.getByLabel("Attributes").fill('["not", "an object"]');
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await dialog.getByRole("alert").filter({ hasText: "attributes must be a JSON object" }).waitFor();
+      await dialog.getByLabel("Attributes").fill('{"plan": "pro"}');
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await page.getByRole("cell", { name: "alice@example.com" }).waitFor();
+      await api("POST", "/v2/facts/shop/staging-copy/users", { key: "bob", email: "bob@example.com" });
+      await checkPage(page, "users");
+
+      const before = log.requests.length;
+      await page.getByLabel("Search users").fill("bob");
+      await page.getByRole("cell", { name: "bob@example.com" }).waitFor();
+      await page.getByRole("cell", { name: "alice@example.com" }).waitFor({ state: "detached" });
+      const searches = log.requests.slice(before).filter((r) => r.url.includes("/users?"));
+      assert.ok(searches.length >= 1);
+      for (const { url } of searches) assert.equal(new URL(url).searchParams.get("per_page"), "20", url);
+
+      const alice = (await api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
+        first_name: string;
+        attributes: Record<string, unknown>;
+      };
+      assert.equal(alice.first_name, "Alice");
+      assert.deepEqual(alice.attributes, { plan: "pro" });
+    });
+
+    await step(t, "create an environment key, reveal its secret (it works), revoke it", async () => {
+      await page.getByRole("link", { name: "API keys" }).click();
+      await heading("API keys").waitFor();
+      await page.getByRole("button", { name: "New API key" }).click();
+      const dialog = page.getByRole("dialog");
+      await dialog.getByLabel("Name").fill("staging copy writer");
+      await dialog.getByPlaceholder("Choose a project").click();
+      await page.getByRole("option", { name: "Shop" }).click();
+      await dialog.getByPlaceholder("Choose an environment").click();
+      await page.getByRole("option", { name: "Staging copy" }).click();
+      await dialog.getByRole("button", { name: "Create" }).click();
+      const secretBox = page
+        .getByRole("dialog", { name: "Secret of staging copy writer" })
+        .getByLabel("Secret");
+      await secretBox.filter({ hasText: /^gh_/ }).waitFor();
+      const secret = ((await secretBox.textContent()) ?? "").trim();
+      await checkPage(page, "api-key-secret");
+      const users = await fetch(`${server.baseUrl}/v2/facts/shop/staging-copy/users`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(users.status, 200);
+      await page.getByRole("button", { name: "Close", exact: true }).click();
+      const row = page.getByRole("row").filter({ hasText: "staging copy writer" });
+      await row.filter({ hasText: OWNER.email }).filter({ hasText: "shop / staging-copy" }).waitFor();
+      await checkPage(page, "api-keys");
+
+      await row.getByRole("button", { name: "Revoke staging copy writer" }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
+      await row.waitFor({ state: "detached" });
+      const revoked = await fetch(`${server.baseUrl}/v2/facts/shop/staging-copy/users`, {
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      assert.equal(revoked.status, 401);
+    });
+
+    await step(t, "log out", async () => {
+      await page.getByRole("button", { name: "Log out" }).click();
+      await heading("Log in to Gatehouse").waitFor();
+      const res = await fetch(`${server.baseUrl}/v2/auth/session`);
+      assert.equal(res.status, 401);
+    });
+
+    await step(t, "every request the page made is a route of docs/openapi.json or a dashboard file", () => {
+      log.assertPublicApiOnly(server.baseUrl);
+    });
+  },
+);

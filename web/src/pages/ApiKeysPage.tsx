@@ -1,0 +1,272 @@
+import { useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import {
+  Button,
+  Code,
+  CopyButton,
+  Group,
+  Modal,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { api, unwrap } from "../api/client";
+import { FormModal, formText } from "../components/dialogs";
+import { Empty, ErrorState, QueryState } from "../components/states";
+import { useOrg } from "../org";
+import { useEnvironments, useProjects } from "../queries";
+import { useMayWrite } from "../session";
+import { notifyError } from "../notify";
+
+type Key = { id: string; name?: string };
+type Level = "org" | "project" | "env";
+type Access = "admin" | "write" | "read" | "no_access";
+
+const when = (at: string | null | undefined) => (at ? new Date(at).toLocaleString() : "never");
+
+/** The organization's API keys: list, create (organization, project or environment), reveal, rotate, revoke. */
+export default function ApiKeysPage() {
+  const org = useOrg();
+  const canWrite = useMayWrite({ admin: true });
+  const queryClient = useQueryClient();
+  const [creating, setCreating] = useState(false);
+  const [shown, setShown] = useState<{ id: string; title: string } | null>(null);
+  const [revoking, setRevoking] = useState<Key | null>(null);
+  const keys = useQuery({
+    queryKey: [org.id, "api-keys"],
+    queryFn: async () => unwrap(await api.GET("/v2/api-key", { params: { query: { per_page: 100 } } })),
+  });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, "api-keys"] });
+  const rotate = async (key: Key) => {
+    try {
+      unwrap(
+        await api.POST("/v2/api-key/{api_key_id}/rotate-secret", {
+          params: { path: { api_key_id: key.id } },
+        }),
+      );
+      await refresh();
+      setShown({ id: key.id, title: `New secret of ${key.name ?? key.id}` });
+    } catch (e) {
+      notifyError(e);
+    }
+  };
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          API keys
+        </Title>
+        {canWrite && <Button onClick={() => setCreating(true)}>New API key</Button>}
+      </Group>
+      <QueryState query={keys}>
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>No API key yet.</Empty>
+          ) : (
+            <Table striped>
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th>Scope</Table.Th>
+                  <Table.Th>Access</Table.Th>
+                  <Table.Th>Created by</Table.Th>
+                  <Table.Th>Last used</Table.Th>
+                  <Table.Th>Actions</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {page.data.map((key) => (
+                  <Table.Tr key={key.id}>
+                    <Table.Td>{key.name ?? ""}</Table.Td>
+                    <Table.Td>
+                      {key.object_type === "org"
+                        ? "organization"
+                        : [key.project?.key, key.env?.key].filter(Boolean).join(" / ")}
+                    </Table.Td>
+                    <Table.Td>{key.access_level}</Table.Td>
+                    <Table.Td>{key.created_by_member?.email ?? "—"}</Table.Td>
+                    <Table.Td>{when(key.last_used_at)}</Table.Td>
+                    <Table.Td>
+                      {canWrite && (
+                        <Group gap="xs" wrap="nowrap">
+                          <Button
+                            size="compact-xs"
+                            variant="subtle"
+                            aria-label={`Reveal ${key.name ?? key.id}`}
+                            onClick={() => setShown({ id: key.id, title: `Secret of ${key.name ?? key.id}` })}
+                          >
+                            Reveal
+                          </Button>
+                          <Button
+                            size="compact-xs"
+                            variant="subtle"
+                            aria-label={`Rotate ${key.name ?? key.id}`}
+                            onClick={() => void rotate(key)}
+                          >
+                            Rotate
+                          </Button>
+                          <Button
+                            size="compact-xs"
+                            variant="subtle"
+                            color="red"
+                            aria-label={`Revoke ${key.name ?? key.id}`}
+                            onClick={() => setRevoking(key)}
+                          >
+                            Revoke
+                          </Button>
+                        </Group>
+                      )}
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          )
+        }
+      </QueryState>
+      {creating && (
+        <CreateKeyModal
+          onClose={() => setCreating(false)}
+          onCreated={async (id, name) => {
+            await refresh();
+            setShown({ id, title: `Secret of ${name}` });
+          }}
+        />
+      )}
+      {shown && <SecretModal keyId={shown.id} title={shown.title} onClose={() => setShown(null)} />}
+      {revoking && (
+        <FormModal
+          title={`Revoke ${revoking.name ?? revoking.id}`}
+          opened
+          onClose={() => setRevoking(null)}
+          submitLabel="Revoke"
+          danger
+          onSubmit={async () => {
+            unwrap(
+              await api.DELETE("/v2/api-key/{api_key_id}", { params: { path: { api_key_id: revoking.id } } }),
+            );
+            await refresh();
+          }}
+        >
+          <Text size="sm">Calls with this key will be refused at once. This cannot be undone.</Text>
+        </FormModal>
+      )}
+    </Stack>
+  );
+}
+
+function CreateKeyModal({
+  onClose,
+  onCreated,
+}: {
+  onClose: () => void;
+  onCreated: (id: string, name: string) => Promise<unknown>;
+}) {
+  const [level, setLevel] = useState<Level>("env");
+  const [proj, setProj] = useState<string | null>(null);
+  const projects = useProjects();
+  const envs = useEnvironments(proj ?? undefined);
+  return (
+    <FormModal
+      title="New API key"
+      opened
+      onClose={onClose}
+      submitLabel="Create"
+      onSubmit={async (form) => {
+        const name = formText(form, "name");
+        const access = formText(form, "access_level") as Access;
+        const created = unwrap(
+          await api.POST("/v2/api-key", {
+            body: {
+              name,
+              object_type: level,
+              access_level: access,
+              ...(level !== "org" && proj && { project_id: proj }),
+              ...(level === "env" && { environment_id: formText(form, "environment") }),
+            },
+          }),
+        );
+        await onCreated(created.id, name);
+      }}
+    >
+      <TextInput label="Name" name="name" required data-autofocus />
+      <Select
+        label="Scope"
+        value={level}
+        onChange={(value) => setLevel((value as Level | null) ?? "env")}
+        allowDeselect={false}
+        data={[
+          { value: "org", label: "Organization" },
+          { value: "project", label: "Project" },
+          { value: "env", label: "Environment" },
+        ]}
+      />
+      {level !== "org" && (
+        <Select
+          label="Project"
+          placeholder="Choose a project"
+          required
+          value={proj}
+          onChange={setProj}
+          data={(projects.data ?? []).map((p) => ({ value: p.key, label: p.name }))}
+        />
+      )}
+      {level === "env" && (
+        <Select
+          label="Environment"
+          name="environment"
+          placeholder="Choose an environment"
+          required
+          disabled={!proj}
+          data={(envs.data ?? []).map((e) => ({ value: e.key, label: e.name }))}
+        />
+      )}
+      <Select
+        label="Access"
+        name="access_level"
+        defaultValue="write"
+        allowDeselect={false}
+        data={["admin", "write", "read", "no_access"]}
+      />
+    </FormModal>
+  );
+}
+
+/** The key's secret, fetched when asked for, with a copy button. */
+function SecretModal({ keyId, title, onClose }: { keyId: string; title: string; onClose: () => void }) {
+  const secret = useQuery({
+    queryKey: ["api-key-secret", keyId],
+    gcTime: 0,
+    queryFn: async () =>
+      unwrap(await api.GET("/v2/api-key/{api_key_id}", { params: { path: { api_key_id: keyId } } })),
+  });
+  return (
+    <Modal opened onClose={onClose} title={title} centered size="lg">
+      <Stack>
+        {secret.error ? (
+          <ErrorState error={secret.error} />
+        ) : (
+          <>
+            <Code block aria-label="Secret">
+              {secret.data?.secret ?? "…"}
+            </Code>
+            <Group justify="flex-end">
+              <CopyButton value={secret.data?.secret ?? ""}>
+                {({ copied, copy }) => (
+                  <Button onClick={copy}>{copied ? "Copied" : "Copy the secret"}</Button>
+                )}
+              </CopyButton>
+              <Button variant="default" onClick={onClose}>
+                Close
+              </Button>
+            </Group>
+          </>
+        )}
+      </Stack>
+    </Modal>
+  );
+}
