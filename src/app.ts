@@ -17,6 +17,7 @@ import { ErrorBodySchema } from "./lib/schemas.ts";
 import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
+import { regionPlugin } from "./plugins/region.ts";
 import { errorsPlugin } from "./http/errors.ts";
 import { jsonBodyPlugin } from "./http/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
@@ -62,6 +63,9 @@ export type AppConfig = Pick<
   | "taskRetentionDays"
   | "taskLeaseSeconds"
   | "decisionLogRetentionDays"
+  | "region"
+  | "regionUrls"
+  | "regionSecret"
 >;
 
 export interface AppDeps {
@@ -159,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     retentionDays: config.apiLogRetentionDays,
     outage: store.outage,
   });
+  await app.register(regionPlugin, config);
   await app.register(authPlugin, { db: store.db });
   await app.register(rateLimitPlugin, {
     defaultLimit: config.rateLimitPerMinute,

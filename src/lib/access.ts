@@ -55,7 +55,7 @@ export function assertCoversEnvironment(principal: Principal, projectRef: string
   }
 }
 
-const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
+export const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
 
 /** The API key of an `Authorization: Bearer <key>` header: 401 when the header is missing or malformed. */
 export function bearerSecret(authorization: string | undefined): string {

@@ -10,6 +10,8 @@ import { now } from "../../lib/time.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 
 import type { OrganizationCreate, OrganizationRead, OrganizationUpdate } from "./organizations.schemas.ts";
+import { home, type Regions } from "../../lib/regions.ts";
+import { createInRegion } from "./other-regions.ts";
 import {
   createOrganizationRecords,
   organizationRead,
@@ -19,10 +21,21 @@ import {
 export function createOrganizationsService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
+  config: Regions & { regionSecret: string | undefined };
   /** Told after an organization's settings change (the rate limiter drops its cached limit). */
   onSettingsChanged?: (organizationId: string) => void;
 }) {
-  const { db, box } = deps;
+  const { db, box, config } = deps;
+  const read = (row: OrganizationRow) => organizationRead(row, home(config));
+
+  async function createHere(input: Omit<OrganizationCreate, "region">) {
+    const created = await createOrganizationRecords(db, box, input);
+    return {
+      ...read(created.organization),
+      api_key_id: created.adminKeyId,
+      api_key_secret: created.adminKeySecret,
+    };
+  }
 
   const ownRow = async (id: string) =>
     db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
@@ -47,7 +60,7 @@ export function createOrganizationsService(deps: {
       search: string | undefined,
       page: PageRequest,
     ): Promise<OrganizationRead[]> {
-      const own = organizationRead(await ownRow(principal.organizationId));
+      const own = read(await ownRow(principal.organizationId));
       const needle = search?.toLowerCase();
       const matches =
         needle === undefined ||
@@ -58,11 +71,11 @@ export function createOrganizationsService(deps: {
     },
 
     async active(principal: Principal): Promise<OrganizationRead> {
-      return organizationRead(await own(principal, principal.organizationId));
+      return read(await own(principal, principal.organizationId));
     },
 
     async get(principal: Principal, ref: string): Promise<OrganizationRead> {
-      return organizationRead(await own(principal, ref));
+      return read(await own(principal, ref));
     },
 
     async update(principal: Principal, ref: string, input: OrganizationUpdate): Promise<OrganizationRead> {
@@ -78,17 +91,17 @@ export function createOrganizationsService(deps: {
         .returningAll()
         .executeTakeFirstOrThrow();
       if (input.settings !== undefined) deps.onSettingsChanged?.(row.id);
-      return organizationRead(row);
+      return read(row);
     },
 
-    async create(principal: Principal, input: OrganizationCreate) {
-      const created = await createOrganizationRecords(db, box, input);
-      return {
-        ...organizationRead(created.organization),
-        api_key_id: created.adminKeyId,
-        api_key_secret: created.adminKeySecret,
-      };
+    /** In this deployment's region, or created by the deployment of the region the input names. */
+    async create(input: OrganizationCreate) {
+      const { region = config.region, ...fields } = input;
+      if (region !== config.region) return createInRegion(config, region, fields);
+      return createHere(fields);
     },
+
+    createHere,
   };
 }
 
