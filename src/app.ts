@@ -17,6 +17,7 @@ import { ErrorBodySchema } from "./lib/schemas.ts";
 import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
+import { regionPlugin } from "./plugins/region.ts";
 import { errorsPlugin } from "./http/errors.ts";
 import { jsonBodyPlugin } from "./http/json-body.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
@@ -72,6 +73,9 @@ export type AppConfig = Pick<
   | "smtpFrom"
   | "loginFailuresPerAccount"
   | "loginFailuresPerAddress"
+  | "region"
+  | "regionUrls"
+  | "regionSecret"
 >;
 
 export interface AppDeps {
@@ -185,6 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     retentionDays: config.apiLogRetentionDays,
     outage: store.outage,
   });
+  await app.register(regionPlugin, config);
   await app.register(authPlugin, {
     db: store.db,
     publicUrl: config.publicUrl,

@@ -37,12 +37,17 @@ export interface Config {
   bootstrapAdminPassword: string | undefined;
   loginFailuresPerAccount: number;
   loginFailuresPerAddress: number;
+  region: string;
+  regions: string | undefined;
+  regionSecret: string | undefined;
+  /** The regions' public base URLs, from `regions` (this one's is `publicUrl` when it is not listed). */
+  regionUrls: Record<string, string>;
 }
 
 interface Setting {
   env: string;
   flag: string;
-  key: keyof Config;
+  key: Exclude<keyof Config, "regionUrls">;
   kind: "string" | "port" | "int";
   default?: string;
   describe: string;
@@ -315,6 +320,28 @@ export const SETTINGS: readonly Setting[] = [
     default: "50",
     describe: "failed logins from one client address in 15 minutes before its logins get 429",
   },
+  {
+    env: "GATEHOUSE_REGION",
+    flag: "region",
+    key: "region",
+    kind: "string",
+    default: "us",
+    describe: "the region this deployment serves (a short lower-case name such as us or eu)",
+  },
+  {
+    env: "GATEHOUSE_REGIONS",
+    flag: "regions",
+    key: "regions",
+    kind: "string",
+    describe: "every region's public base URL: us=https://api.example.com,eu=https://api.eu.example.com",
+  },
+  {
+    env: "GATEHOUSE_REGION_SECRET",
+    flag: "region-secret",
+    key: "regionSecret",
+    kind: "string",
+    describe: "shared by the regions' deployments (32+ characters): one creates organizations in another",
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -398,7 +425,32 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   config.dataDir = path.resolve(config.dataDir);
   config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
+  if (config.regionSecret !== undefined && config.regionSecret.length < 32) {
+    throw new ConfigError("GATEHOUSE_REGION_SECRET must be at least 32 characters long");
+  }
+  config.regionUrls = parseRegions(config.region, config.regions);
   return config;
+}
+
+/** A region's name goes into key secrets (`gh_<region>_...`): short, lower-case letters and digits. */
+const REGION_RE = /^[a-z][a-z0-9]{0,15}$/;
+
+function parseRegions(region: string, list: string | undefined): Record<string, string> {
+  if (!REGION_RE.test(region)) {
+    throw new ConfigError(`GATEHOUSE_REGION must be 1-16 lower-case letters and digits, got "${region}"`);
+  }
+  const urls: Record<string, string> = {};
+  for (const entry of (list ?? "").split(",").filter((e) => e.trim() !== "")) {
+    const match = /^\s*([^=\s]+)\s*=\s*(\S+)\s*$/.exec(entry);
+    const [name, url] = [match?.[1] ?? "", match?.[2] ?? ""];
+    if (!REGION_RE.test(name) || !/^https?:\/\/[^/]/.test(url)) {
+      throw new ConfigError(
+        `GATEHOUSE_REGIONS must be name=url pairs split by commas (us=https://api.example.com,eu=https://api.eu.example.com), got "${entry.trim()}"`,
+      );
+    }
+    urls[name] = url.replace(/\/+$/, "");
+  }
+  return urls;
 }
 
 export function configHelp(): string {

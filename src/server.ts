@@ -32,7 +32,7 @@ export function openConfiguredStore(config: Config): Store {
 
 /** GATEHOUSE_SECRET_KEY, or a key generated once into the data folder (fine for one instance; set the variable for several). */
 export function loadSecretBox(config: Config): SecretBox {
-  if (config.secretKey) return createSecretBox(config.secretKey);
+  if (config.secretKey) return createSecretBox(config.secretKey, config.region);
   const file = path.join(config.dataDir, "secret.key");
   fs.mkdirSync(config.dataDir, { recursive: true });
   if (!fs.existsSync(file)) {
@@ -41,7 +41,7 @@ export function loadSecretBox(config: Config): SecretBox {
       flag: "wx",
     });
   }
-  return createSecretBox(fs.readFileSync(file, "utf8").trim());
+  return createSecretBox(fs.readFileSync(file, "utf8").trim(), config.region);
 }
 
 /**
@@ -124,6 +124,7 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config): Embedd
     storage: databasePdpStorage(store),
     notifier: app.notifier,
     publicUrl: config.publicUrl,
+    regions: config,
     controlPlane: () => app,
     idleMs: config.pdpIdleMinutes * 60_000,
     onError: (err) => {

@@ -3,7 +3,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";
 import { newId } from "../lib/ids.ts";
-import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../lib/secrets.ts";
+import { displayPrefix, hashSecret, type SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
 import { insertApiKey, type ApiKeyRow } from "../modules/api-keys/api-keys.repo.ts";
 
@@ -29,7 +29,7 @@ export async function createKeyRecord(
   box: SecretBox,
   key: NewKey,
 ): Promise<ApiKeyRow & { secret: string }> {
-  const secret = key.secret ?? generateSecret();
+  const secret = key.secret ?? box.newSecret();
   const row: ApiKeyRow = {
     id: newId(),
     organization_id: key.organizationId,

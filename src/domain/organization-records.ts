@@ -14,7 +14,11 @@ import { createProjectRecords } from "./project-records.ts";
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 
-export const organizationRead = (row: OrganizationRow): OrganizationRead => ({
+/** The organization as the API shows it; `home` is the region of the deployment (every organization of its database). */
+export const organizationRead = (
+  row: OrganizationRow,
+  home: { region: string; api_url: string },
+): OrganizationRead => ({
   id: row.id,
   key: row.key,
   name: row.name,
@@ -22,6 +26,7 @@ export const organizationRead = (row: OrganizationRow): OrganizationRead => ({
   settings: fromJsonObject(row.settings),
   created_at: row.created_at,
   updated_at: row.updated_at,
+  ...home,
 });
 
 export interface CreatedOrganization {
@@ -37,7 +42,7 @@ export interface CreatedOrganization {
 export async function createOrganizationRecords(
   db: Kysely<Database>,
   box: SecretBox,
-  input: OrganizationCreate,
+  input: Omit<OrganizationCreate, "region">,
   adminSecret?: string,
 ): Promise<CreatedOrganization> {
   const at = now();

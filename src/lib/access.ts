@@ -118,7 +118,7 @@ export function pickGrant(
   return order.find((g) => meets(g, need)) ?? order[0] ?? NO_GRANT;
 }
 
-const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
+export const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
 
 /** The API key of an `Authorization: Bearer <key>` header: 401 when the header is missing or malformed. */
 export function bearerSecret(authorization: string | undefined): string {

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   INVALID_CREDENTIALS: { status: 401, title: "The e-mail or password is wrong" },
   NOT_FOUND: { status: 404, title: "Not found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
+  WRONG_REGION: { status: 421, title: "This deployment does not serve that region" },
   DUPLICATE_ENTITY: { status: 409, title: "An object with this key already exists" },
   CONFLICT: { status: 409, title: "The request conflicts with the current state" },
   PAYLOAD_TOO_LARGE: { status: 413, title: "The request body is too large" },

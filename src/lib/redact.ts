@@ -5,7 +5,7 @@
  *   `client_secret`, `access_token`, `csrf_token`, `private_key`, `authorization`, `invite_code`, ...) is
  *   replaced, whatever its type;
  * - by value: any string that contains the caller's own bearer key, or something shaped like a Gatehouse key
- *   (`gh_` + 43 base64url characters), has that part replaced, wherever it appears.
+ *   (`gh_`, maybe a region and `_`, then 43 base64url characters), has that part replaced, wherever it appears.
  */
 export const REDACTED = "[REDACTED]";
 
@@ -16,7 +16,7 @@ const HARMLESS_SUFFIX = /_(id|ids|type|prefix|name|expires_at|created_at)$/;
 /** A cheap first pass on raw JSON text: only text that may hold a secret is parsed and walked. */
 const SENSITIVE_NAME_IN_TEXT =
   /"[^"]*(secret|password|passwd|passphrase|token|private_key|credential|authorization|cookie|api_?key|invite_code)[^"]*"\s*:/i;
-const GATEHOUSE_KEY = /gh_[A-Za-z0-9_-]{43}/g;
+const GATEHOUSE_KEY = /gh_(?:[a-z0-9]{1,16}_)?[A-Za-z0-9_-]{43}/g;
 
 export function isSensitiveName(name: string): boolean {
   const normalized = name

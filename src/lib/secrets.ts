@@ -2,8 +2,21 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync }
 
 const SECRET_PREFIX = "gh_";
 
-/** 32 random bytes: 256 bits of entropy. */
-export const generateSecret = (): string => SECRET_PREFIX + randomBytes(32).toString("base64url");
+/** `gh_<region>_` and 32 random bytes (256 bits of entropy): the region tells a deployment at once that a key is not its own. */
+const generateSecret = (region: string): string =>
+  `${SECRET_PREFIX}${region}_${randomBytes(32).toString("base64url")}`;
+
+/**
+ * The region a secret names, when it names one of `regions`. Older secrets (`gh_` and random text) name none; random
+ * text that happens to start like a region name and an underscore names it only if that region exists.
+ */
+export function regionOfSecret(secret: string, regions: Record<string, string>): string | undefined {
+  if (!secret.startsWith(SECRET_PREFIX)) return undefined;
+  const end = secret.indexOf("_", SECRET_PREFIX.length);
+  if (end < 0) return undefined;
+  const region = secret.slice(SECRET_PREFIX.length, end);
+  return Object.hasOwn(regions, region) ? region : undefined;
+}
 
 /** Keys are looked up by hash: the secret itself is never stored in plain text. */
 export const hashSecret = (secret: string): string =>
@@ -13,17 +26,20 @@ export const hashSecret = (secret: string): string =>
 export const displayPrefix = (secret: string): string => secret.slice(0, 10);
 
 /**
- * AES-256-GCM with a key derived from the operator's secret key, so an organization admin can be shown a
- * key's secret again while the database alone never reveals it.
+ * The deployment's API key secrets: made new (naming its region), and sealed at rest with AES-256-GCM under a key
+ * derived from the operator's secret key, so an organization admin can be shown a key's secret again while the
+ * database alone never reveals it.
  */
 export interface SecretBox {
+  newSecret(): string;
   seal(plain: string): string;
   open(sealed: string): string | undefined;
 }
 
-export function createSecretBox(masterKey: string): SecretBox {
+export function createSecretBox(masterKey: string, region = "us"): SecretBox {
   const key = scryptSync(masterKey, "gatehouse-api-key-secrets", 32);
   return {
+    newSecret: () => generateSecret(region),
     seal(plain) {
       const iv = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", key, iv);

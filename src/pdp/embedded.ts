@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { misdirectedKey, type Regions } from "../lib/regions.ts";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { ChangeNotifier } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
@@ -41,13 +42,15 @@ export function createEmbeddedPdp(deps: {
   /** How often copies poll the database for writes no notification announced (default `POLL_MS`). */
   pollMs?: number;
   onError?: (error: unknown) => void;
+  /** Keys of other regions are answered 421 with their region's base URL, without a lookup. */
+  regions?: Regions;
 }): EmbeddedPdp {
   const { storage } = deps;
   const idleMs = deps.idleMs ?? 0;
   const pdpId = randomUUID();
   const { decisions, sink } = embeddedDecisionLog(storage, pdpId, deps);
   const replicas = createReplicas(storage, deps.onError);
-  const keys = createKeyResolver(storage, replicas, deps.onError);
+  const keys = createKeyResolver(storage, replicas, deps.onError, deps.regions);
 
   function dropEnvironment(environmentId: string): void {
     replicas.drop(environmentId);
@@ -158,6 +161,7 @@ function createKeyResolver(
   storage: PdpStorage,
   replicas: Replicas,
   onError: ((error: unknown) => void) | undefined,
+  regions: Regions | undefined,
 ) {
   const authCache = new Map<string, { principal: Principal; expires: number }>();
   // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
@@ -243,6 +247,8 @@ function createKeyResolver(
   return {
     resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
       const secret = bearerSecret(authorization);
+      const misdirected = regions && misdirectedKey(secret, regions);
+      if (misdirected) throw misdirected;
       const known = targetCache.get(secret);
       const now = Date.now();
       if (known && known.expires > now) {

@@ -61,8 +61,10 @@ class ControlPlane {
       headers: { authorization: `Bearer ${key}` },
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (!res.ok)
-      throw new ControlPlaneError(res.status, `${pathAndQuery}: ${res.status} ${await res.text()}`);
+    if (!res.ok) {
+      const text = await res.text();
+      throw new ControlPlaneError(res.status, `${pathAndQuery}: ${res.status} ${text}`, text);
+    }
     return (await res.json()) as T;
   }
 
@@ -82,8 +84,25 @@ class ControlPlaneError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The answer's body. */
+    readonly body = "",
   ) {
     super(message);
+  }
+
+  /** A key of another region (421): the control plane's error, with the region's base URL. */
+  get misdirected(): AppError | undefined {
+    if (this.status !== 421) return undefined;
+    try {
+      const body = JSON.parse(this.body) as { message?: string; additional_info?: Record<string, unknown> };
+      return new AppError(
+        "WRONG_REGION",
+        body.message ?? "the API key belongs to another region",
+        body.additional_info,
+      );
+    } catch {
+      return new AppError("WRONG_REGION", "the API key belongs to another region");
+    }
   }
 }
 
@@ -296,6 +315,9 @@ async function loadEnvironment(
   } catch (error) {
     if (error instanceof ControlPlaneError && error.status === 401)
       throw new Error("the control plane rejected the API key");
+    // A key of another region: no retry and no snapshot will help; say where to go.
+    if (error instanceof ControlPlaneError && error.misdirected)
+      throw new Error(`${cp.url} does not serve this API key: ${error.misdirected.message}`);
     const stored = disk.read();
     if (!stored)
       throw new Error(`the control plane is unreachable and there is no snapshot on disk: ${String(error)}`);
@@ -380,6 +402,7 @@ function keyCheck(
       scope = await cp.get<Scope>("/v2/api-key/scope", key, 5000);
     } catch (error) {
       if (error instanceof ControlPlaneError && error.status === 401) return false;
+      if (error instanceof ControlPlaneError && error.misdirected) throw error.misdirected;
       throw new AppError(
         "SERVICE_UNAVAILABLE",
         "the control plane cannot be reached to verify this key; use the PDP's own key",

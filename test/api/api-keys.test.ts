@@ -15,7 +15,7 @@ describeEachDialect("API keys", (env) => {
     });
     assert.equal(created.status, 200);
     assert.deepEqual(validatePermitResponse("post", "/v2/api-key", 200, created.json), []);
-    assert.match(created.json.secret, /^gh_[A-Za-z0-9_-]{43}$/);
+    assert.match(created.json.secret, /^gh_us_[A-Za-z0-9_-]{43}$/);
     assert.equal(created.json.access_level, "read");
     assert.equal(created.json.env.key, "development");
     assert.equal(created.json.project.key, "default");

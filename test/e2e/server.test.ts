@@ -9,7 +9,7 @@ test("the real server: first start prints a key that works over HTTP, data survi
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-"));
   try {
     const first = await startServerProcess({ GATEHOUSE_DATA_DIR: dataDir });
-    const key = /\b(gh_[A-Za-z0-9_-]{43})\b/.exec(first.output())?.[1];
+    const key = /\b(gh_us_[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/.exec(first.output())?.[1];
     assert.ok(key, `the first start prints the generated organization key:\n${first.output()}`);
     const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
 
@@ -31,7 +31,7 @@ test("the real server: first start prints a key that works over HTTP, data survi
     assert.equal(await first.stop("SIGTERM"), 0, first.output());
 
     const second = await startServerProcess({ GATEHOUSE_DATA_DIR: dataDir });
-    assert.doesNotMatch(second.output(), /gh_[A-Za-z0-9_-]{43}/, "a restart prints no new key");
+    assert.doesNotMatch(second.output(), /gh_us_[A-Za-z0-9_-]{43}/, "a restart prints no new key");
     const again = await fetch(`${second.baseUrl}/v2/projects/e2e`, { headers: auth });
     assert.equal(again.status, 200);
     assert.equal((await again.json()).name, "End to end");

@@ -79,6 +79,8 @@ test("query strings and paths", () => {
   assert.equal(redactQuery(`token=abc&q=${KEY}`, []), "token=%5BREDACTED%5D&q=%5BREDACTED%5D");
   assert.equal(redactQuery(`k=${encodeURIComponent("custom/key with spaces")}`, secrets), "k=%5BREDACTED%5D");
   assert.equal(redactText(`/v2/api-key/${KEY}`, []), "/v2/api-key/[REDACTED]");
+  // A key that names its region is redacted whole, the region included.
+  assert.equal(redactText(`/v2/api-key/gh_eu_${"k".repeat(40)}_-9`, []), "/v2/api-key/[REDACTED]");
   assert.equal(
     redactText(`/v2/x/${encodeURIComponent("custom/key with spaces")}`, secrets),
     "/v2/x/[REDACTED]",

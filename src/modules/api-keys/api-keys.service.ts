@@ -3,7 +3,7 @@ import type { Database } from "../../db/types.ts";
 import { type AccessLevel, type Principal, type ScopeLevel } from "../../lib/access.ts";
 import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
-import { displayPrefix, generateSecret, hashSecret, type SecretBox } from "../../lib/secrets.ts";
+import { displayPrefix, hashSecret, type SecretBox } from "../../lib/secrets.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { createKeyRecord } from "../../domain/api-key-records.ts";
 import { environmentRead, findEnvironment } from "../../domain/environment-records.ts";
@@ -181,7 +181,7 @@ export function createApiKeysService(deps: {
 
     async rotate(principal: Principal, id: string): Promise<APIKeyRead> {
       const row = await mustFind(principal, id);
-      const secret = generateSecret();
+      const secret = box.newSecret();
       const updated = await replaceSecret(db, row.id, {
         hash: hashSecret(secret),
         prefix: displayPrefix(secret),

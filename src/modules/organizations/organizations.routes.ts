@@ -12,6 +12,8 @@ import {
   OrgParams,
 } from "./organizations.schemas.ts";
 import { createOrganizationsService } from "./organizations.service.ts";
+import { INTER_REGION_PATH, isRegionPeer } from "./other-regions.ts";
+import { notFound } from "../../lib/errors.ts";
 
 export const organizationsRoutes: FastifyPluginAsyncTypebox<
   Omit<Parameters<typeof createOrganizationsService>[0], "onSettingsChanged">
@@ -60,7 +62,24 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: OrganizationReadWithAPIKey, ...errorResponses(409) },
       },
     },
-    (req) => organizations.create(principalOf(req), req.body),
+    (req) => organizations.create(req.body),
+  );
+  // Another region's deployment creating an organization here (see other-regions.ts): the region secret, not a key.
+  app.post(
+    INTER_REGION_PATH,
+    {
+      // Without the region secret the route does not exist, whatever the body.
+      onRequest: async (req) => {
+        if (!isRegionPeer(req.headers.authorization, deps.config.regionSecret))
+          throw notFound("route", `POST ${INTER_REGION_PATH}`);
+      },
+      schema: {
+        hide: true,
+        body: Type.Omit(OrganizationCreate, ["region"]),
+        response: { 200: OrganizationReadWithAPIKey, ...errorResponses(409) },
+      },
+    },
+    (req) => organizations.createHere(req.body),
   );
   app.get(
     "/v2/orgs/:org_id",

@@ -1,6 +1,11 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Key, Name, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
 
+export const Region = Type.String({
+  pattern: "^[a-z][a-z0-9]{0,15}$",
+  description: "a region's name, such as us or eu",
+});
+
 export const OrganizationRead = Type.Object({
   id: Uuid,
   key: Type.String(),
@@ -9,6 +14,10 @@ export const OrganizationRead = Type.Object({
   settings: JsonObject,
   created_at: Timestamp,
   updated_at: Timestamp,
+  region: Type.String({ description: "the region whose deployment stores and serves the organization" }),
+  api_url: Type.String({
+    description: "that deployment's public base URL: send the organization's calls there",
+  }),
 });
 export type OrganizationRead = Static<typeof OrganizationRead>;
 
@@ -36,6 +45,11 @@ export const OrganizationCreate = Type.Object({
   key: Key(),
   name: Name,
   settings: Type.Optional(OrganizationSettings),
+  region: Type.Optional({
+    ...Region,
+    description:
+      "where the organization lives (default: this deployment's region); another region creates it there",
+  }),
 });
 export type OrganizationCreate = Static<typeof OrganizationCreate>;
 

@@ -11,6 +11,8 @@ import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { memberOrganizationIds } from "../../domain/member-records.ts";
 
 import type { OrganizationCreate, OrganizationRead, OrganizationUpdate } from "./organizations.schemas.ts";
+import { home, type Regions } from "../../lib/regions.ts";
+import { createInRegion } from "./other-regions.ts";
 import {
   createOrganizationRecords,
   organizationRead,
@@ -20,10 +22,21 @@ import {
 export function createOrganizationsService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
+  config: Regions & { regionSecret: string | undefined };
   /** Told after an organization's settings change (the rate limiter drops its cached limit). */
   onSettingsChanged?: (organizationId: string) => void;
 }) {
-  const { db, box } = deps;
+  const { db, box, config } = deps;
+  const read = (row: OrganizationRow) => organizationRead(row, home(config));
+
+  async function createHere(input: Omit<OrganizationCreate, "region">) {
+    const created = await createOrganizationRecords(db, box, input);
+    return {
+      ...read(created.organization),
+      api_key_id: created.adminKeyId,
+      api_key_secret: created.adminKeySecret,
+    };
+  }
 
   const ownRow = async (id: string) =>
     db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
@@ -54,7 +67,7 @@ export function createOrganizationsService(deps: {
       const ids = principal.member
         ? await memberOrganizationIds(db, principal.member.id)
         : [principal.organizationId];
-      const reachable = await Promise.all(ids.map(async (id) => organizationRead(await ownRow(id))));
+      const reachable = await Promise.all(ids.map(async (id) => read(await ownRow(id))));
       const needle = search?.toLowerCase();
       const matches = (org: OrganizationRead) =>
         needle === undefined ||
@@ -65,11 +78,11 @@ export function createOrganizationsService(deps: {
     },
 
     async active(principal: Principal): Promise<OrganizationRead> {
-      return organizationRead(await own(principal, principal.organizationId));
+      return read(await own(principal, principal.organizationId));
     },
 
     async get(principal: Principal, ref: string): Promise<OrganizationRead> {
-      return organizationRead(await own(principal, ref));
+      return read(await own(principal, ref));
     },
 
     async update(principal: Principal, ref: string, input: OrganizationUpdate): Promise<OrganizationRead> {
@@ -85,17 +98,17 @@ export function createOrganizationsService(deps: {
         .returningAll()
         .executeTakeFirstOrThrow();
       if (input.settings !== undefined) deps.onSettingsChanged?.(row.id);
-      return organizationRead(row);
+      return read(row);
     },
 
-    async create(principal: Principal, input: OrganizationCreate) {
-      const created = await createOrganizationRecords(db, box, input);
-      return {
-        ...organizationRead(created.organization),
-        api_key_id: created.adminKeyId,
-        api_key_secret: created.adminKeySecret,
-      };
+    /** In this deployment's region, or created by the deployment of the region the input names. */
+    async create(input: OrganizationCreate) {
+      const { region = config.region, ...fields } = input;
+      if (region !== config.region) return createInRegion(config, region, fields);
+      return createHere(fields);
     },
+
+    createHere,
   };
 }
 
