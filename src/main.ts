@@ -1,8 +1,9 @@
 import { ConfigError, configHelp, loadConfig } from "./config.ts";
 import { migrateToLatest } from "./db/store.ts";
-import { openConfiguredStore, startServer } from "./server.ts";
+import { loadSecretBox, openConfiguredStore, startServer } from "./server.ts";
 import { startStandalonePdp } from "./pdp/standalone.ts";
 import { MEMBERS_USAGE, membersCommand } from "./members-cli.ts";
+import { ORGS_USAGE, orgsCommand } from "./orgs-cli.ts";
 
 const USAGE = `Usage: gatehouse [command] [flags]
 
@@ -12,6 +13,7 @@ Commands:
             gatehouse pdp --control-plane URL --api-key ENVIRONMENT_KEY
   migrate   apply database migrations and exit
 ${MEMBERS_USAGE}
+${ORGS_USAGE}
   help      show this text
 
 Flags (each also an environment variable):
@@ -30,6 +32,13 @@ async function main(argv: string[]): Promise<number> {
     return membersCommand(rest, openConfiguredStore, {
       env: process.env,
       stdin: process.stdin,
+      print: (line) => console.log(line),
+    });
+  }
+  if (command === "orgs") {
+    return orgsCommand(rest, {
+      openStore: openConfiguredStore,
+      loadSecretBox,
       print: (line) => console.log(line),
     });
   }

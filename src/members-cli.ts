@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { splitFlags } from "./cli-flags.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { migrateToLatest, type Store } from "./db/store.ts";
 import { AppError } from "./lib/errors.ts";
@@ -40,28 +40,12 @@ export async function membersCommand(
   io: { env: NodeJS.ProcessEnv; stdin: NodeJS.ReadableStream; print: (line: string) => void },
 ): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values, tokens } = parseArgs({
-    args: rest,
-    options: { email: { type: "string" }, role: { type: "string" }, org: { type: "string" } },
-    strict: false,
-    tokens: true,
-  });
-  const own = new Set(["email", "role", "org"]);
-  const configFlags: string[] = [];
-  for (const token of tokens ?? []) {
-    if (token.kind === "option" && !own.has(token.name)) {
-      configFlags.push(
-        token.rawName,
-        ...(token.value !== undefined && !token.inlineValue ? [token.value] : []),
-      );
-      if (token.inlineValue) configFlags[configFlags.length - 1] = `${token.rawName}=${token.value}`;
-    } else if (token.kind === "positional") configFlags.push(token.value);
-  }
-  const email = typeof values.email === "string" ? values.email : undefined;
+  const { values, configFlags } = splitFlags(rest, ["email", "role", "org"]);
+  const email = values["email"];
   if ((sub !== "add" && sub !== "reset-password") || !email) {
     throw new ConfigError(`usage:\n${MEMBERS_USAGE}`);
   }
-  const role = typeof values.role === "string" ? values.role : "admin";
+  const role = values["role"] ?? "admin";
   if (!ROLES.has(role)) throw new ConfigError(`--role must be one of ${[...ROLES].join(", ")}`);
   const config = loadConfig(configFlags, io.env);
   const store = openStore(config);
@@ -80,7 +64,7 @@ export async function membersCommand(
       io.print(`New password set for ${existing.email}; its sessions have ended.`);
       return 0;
     }
-    const org = typeof values.org === "string" ? values.org : undefined;
+    const org = values["org"];
     const organizationId = await firstOrganizationId(store.db, org);
     if (!organizationId)
       throw new ConfigError(org ? `no organization with the key ${org}` : "no organization yet");

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { describeEachDialect } from "../helpers/app.ts";
+import { describeEachDialect, PUBLIC_URL } from "../helpers/app.ts";
 import { validatePermitResponse } from "../helpers/permit-contract.ts";
 
 describeEachDialect("projects and environments", (env) => {
@@ -163,6 +163,11 @@ describeEachDialect("projects and environments", (env) => {
     assert.equal(active.status, 200);
     assert.equal(active.json.id, acme.id);
     assert.deepEqual(validatePermitResponse("get", "/v2/orgs/active/org", 200, active.json), []);
+    assert.deepEqual(
+      [active.json.region, active.json.api_url],
+      ["us", PUBLIC_URL],
+      "beyond Permit: where it lives",
+    );
     assert.deepEqual((await call(acme.adminKey, "GET", `/v2/orgs/acme`)).json, active.json);
     const patched = await call(acme.adminKey, "PATCH", `/v2/orgs/${acme.id}`, { name: "Acme Corp" });
     assert.equal(patched.json.name, "Acme Corp");

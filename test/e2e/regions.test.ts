@@ -208,3 +208,168 @@ test("regions: an organization created for the EU lives only in the EU deploymen
     fs.rmSync(euDir, { recursive: true, force: true });
   }
 });
+
+/** Runs `gatehouse ...` to its end; its exit code and output. */
+async function gatehouse(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, out };
+}
+
+/** Rows per table of one organization in a SQLite file (by its own column, or by its environments). */
+function countsOf(file: string, orgId: string): Record<string, number> {
+  const db = new Database(file, { readonly: true });
+  try {
+    const counts: Record<string, number> = {};
+    const tables = db.prepare("select name from sqlite_master where type = 'table'").all() as {
+      name: string;
+    }[];
+    for (const { name } of tables) {
+      const columns = (db.prepare(`pragma table_info("${name}")`).all() as { name: string }[]).map(
+        (c) => c.name,
+      );
+      const where = columns.includes("organization_id")
+        ? "organization_id = ?"
+        : columns.includes("environment_id")
+          ? "environment_id in (select id from environments where organization_id = ?)"
+          : name === "organizations"
+            ? "id = ?"
+            : undefined;
+      if (where === undefined) continue;
+      counts[name] = (
+        db.prepare(`select count(*) as n from "${name}" where ${where}`).get(orgId) as { n: number }
+      ).n;
+    }
+    return counts;
+  } finally {
+    db.close();
+  }
+}
+
+test("regions: an organization moves from one region to another by export and import, whole; the old region no longer serves it", async () => {
+  const [usPort, euPort] = [await freePort(), await freePort()];
+  const usUrl = `http://127.0.0.1:${usPort}`;
+  const euUrl = `http://127.0.0.1:${euPort}`;
+  const usDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-us-"));
+  const euDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-eu-"));
+  const exportFile = path.join(usDir, "acme.jsonl");
+  const owner = { email: "owner@example.com", password: "a long enough owner password" };
+  const usEnv = {
+    GATEHOUSE_REGIONS: `us=${usUrl},eu=${euUrl}`,
+    GATEHOUSE_OPA_PORT: "0",
+    GATEHOUSE_REGION: "us",
+    GATEHOUSE_DATA_DIR: usDir,
+    GATEHOUSE_LOG_LEVEL: "warn",
+  };
+  const euEnv = { ...usEnv, GATEHOUSE_REGION: "eu", GATEHOUSE_DATA_DIR: euDir };
+  const us = await startServerProcess(
+    {
+      ...usEnv,
+      GATEHOUSE_BOOTSTRAP_API_KEY: US_BOOTSTRAP,
+      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: owner.email,
+      GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: owner.password,
+    },
+    [],
+    { port: usPort, pdp: true },
+  );
+  let eu: Awaited<ReturnType<typeof startServerProcess>> | undefined;
+  try {
+    // Some of everything: schema, facts, an assignment, checks (decision log), calls (API log).
+    const F = "/v2/facts/default/production";
+    const S = "/v2/schema/default/production";
+    await httpOk(usUrl, US_BOOTSTRAP, "POST", `${S}/resources`, {
+      key: "document",
+      name: "Document",
+      actions: { read: {}, write: {} },
+    });
+    await httpOk(usUrl, US_BOOTSTRAP, "POST", `${S}/roles`, {
+      key: "reader",
+      name: "Reader",
+      permissions: ["document:read"],
+    });
+    for (const key of ["ann", "bob", "cid"])
+      await httpOk(usUrl, US_BOOTSTRAP, "POST", `${F}/users`, { key, attributes: { key } });
+    await httpOk(usUrl, US_BOOTSTRAP, "POST", `${F}/users/ann/roles`, { role: "reader", tenant: "default" });
+    const envKey = (await httpOk(usUrl, US_BOOTSTRAP, "GET", "/v2/api-key/default/production")).json
+      .secret as string;
+    const check = (base: string, key: string) =>
+      call(base, key, "POST", "/allowed", {
+        user: { key: "ann" },
+        action: "read",
+        resource: { type: "document", tenant: "default" },
+      });
+    assert.equal((await check(`http://127.0.0.1:${us.pdpPort}`, envKey)).json.allow, true);
+    const orgId = (await httpOk(usUrl, US_BOOTSTRAP, "GET", "/v2/orgs/active/org")).json.id as string;
+
+    const exported = await gatehouse(["orgs", "export", "--org", "default", "--file", exportFile], usEnv);
+    assert.equal(exported.code, 0, exported.out);
+    assert.doesNotMatch(
+      fs.readFileSync(exportFile, "utf8"),
+      /gh_us_[A-Za-z0-9_-]{43}/,
+      "no key secret leaves the region",
+    );
+    const imported = await gatehouse(["orgs", "import", "--file", exportFile], euEnv);
+    assert.equal(imported.code, 0, imported.out);
+    const secrets = [...imported.out.matchAll(/(gh_eu_[A-Za-z0-9_-]{43})\s+(.*)/g)].map((m) => ({
+      secret: m[1] as string,
+      what: m[2] as string,
+    }));
+    const euAdmin = secrets.find((s) => s.what.endsWith(", organization"))?.secret;
+    assert.ok(euAdmin, imported.out);
+    assert.equal(
+      (await gatehouse(["orgs", "import", "--file", exportFile], euEnv)).code,
+      2,
+      "an organization already there is refused",
+    );
+
+    // Every row arrived (the API log gained the calls made since the export); a sample is the same.
+    const usCounts = countsOf(path.join(usDir, "gatehouse.db"), orgId);
+    eu = await startServerProcess(euEnv, [], { port: euPort, pdp: true });
+    const euCounts = countsOf(path.join(euDir, "gatehouse.db"), orgId);
+    for (const [table, n] of Object.entries(usCounts)) {
+      if (table === "api_log" || table === "sessions" || table === "invites") continue;
+      assert.equal(euCounts[table], n, `${table}: ${euCounts[table]} rows in the EU, ${n} in the US`);
+    }
+    assert.ok(
+      (euCounts["users"] ?? 0) >= 3 && (euCounts["decision_log_chunks"] ?? 0) >= 1,
+      JSON.stringify(euCounts),
+    );
+    const usUser = (await httpOk(usUrl, US_BOOTSTRAP, "GET", `${F}/users/bob`)).json;
+    assert.deepEqual((await httpOk(euUrl, euAdmin, "GET", `${F}/users/bob`)).json, usUser);
+    const euEnvKey = (await httpOk(euUrl, euAdmin, "GET", "/v2/api-key/default/production")).json
+      .secret as string;
+    assert.match(euEnvKey, /^gh_eu_/);
+    assert.equal((await check(`http://127.0.0.1:${eu.pdpPort}`, euEnvKey)).json.allow, true);
+    const login = await fetch(`${euUrl}/v2/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(owner),
+    });
+    assert.equal(login.status, 200, "the owner logs in at the new region with the same password");
+
+    // The old region lets it go: its keys stop working there; the new keys are sent to the EU.
+    const deleted = await gatehouse(["orgs", "delete", "--org", "default", "--confirm", "default"], usEnv);
+    assert.equal(deleted.code, 0, deleted.out);
+    assert.equal((await call(usUrl, US_BOOTSTRAP, "GET", "/v2/orgs/active/org")).status, 401);
+    assert.equal((await call(usUrl, euAdmin, "GET", "/v2/orgs/active/org")).status, 421);
+    assert.deepEqual(
+      Object.entries(countsOf(path.join(usDir, "gatehouse.db"), orgId)).filter(([, n]) => n > 0),
+      [],
+    );
+  } finally {
+    await us.stop();
+    await eu?.stop();
+    fs.rmSync(usDir, { recursive: true, force: true });
+    fs.rmSync(euDir, { recursive: true, force: true });
+  }
+});

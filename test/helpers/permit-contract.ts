@@ -39,6 +39,22 @@ const rewriteRefs = (schema: unknown): unknown =>
   JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"permit#/components/'));
 
 /**
+ * Fields Gatehouse adds to a Permit shape (docs/compatibility.md), left out before the body is compared: an
+ * organization's region and the base URL of its deployment (docs/regions.md).
+ */
+const EXTENSIONS: Record<string, readonly string[]> = {
+  "/v2/orgs": ["region", "api_url"],
+  "/v2/orgs/active/org": ["region", "api_url"],
+  "/v2/orgs/{org_id}": ["region", "api_url"],
+};
+
+const without = (body: unknown, fields: readonly string[]): unknown => {
+  if (Array.isArray(body)) return body.map((item) => without(item, fields));
+  if (body === null || typeof body !== "object") return body;
+  return Object.fromEntries(Object.entries(body).filter(([k]) => !fields.includes(k)));
+};
+
+/**
  * Returns the list of problems (empty when the body matches) for `method pathTemplate -> status`,
  * e.g. validatePermitResponse("get", "/v2/facts/{proj_id}/{env_id}/users", 200, body).
  */
@@ -46,8 +62,9 @@ export function validatePermitResponse(
   method: string,
   pathTemplate: string,
   status: number,
-  body: unknown,
+  response: unknown,
 ): string[] {
+  const body = without(response, EXTENSIONS[pathTemplate] ?? []);
   const key = `${method.toLowerCase()} ${pathTemplate} ${status}`;
   let validate = cache.get(key);
   if (!validate) {

@@ -34,6 +34,8 @@ test("every setting works as an environment variable and as a flag, and the flag
     apiLog: "off",
     decisionLog: "off",
     smtpUrl: "smtp://mail.example:25",
+    region: "eu",
+    regions: "us=https://api.example,eu=https://api.eu.example",
   };
   // settings that go in pairs: the other half is set too
   const partner: Record<string, Record<string, string>> = {
@@ -53,6 +55,19 @@ test("every setting works as an environment variable and as a flag, and the flag
       `--${s.flag} wins`,
     );
   }
+});
+
+test("regions: names and base URLs, each region once", () => {
+  const config = loadConfig(["--region", "eu"], {
+    GATEHOUSE_REGIONS: " us = https://api.example/ ,eu=http://10.0.0.2:8000",
+  });
+  assert.equal(config.region, "eu");
+  assert.deepEqual(config.regionUrls, { us: "https://api.example", eu: "http://10.0.0.2:8000" });
+  assert.deepEqual(loadConfig([], {}).regionUrls, {}, "by default one region, served at the public URL");
+  assert.throws(() => loadConfig(["--region", "EU_1"], {}), /GATEHOUSE_REGION must be/);
+  assert.throws(() => loadConfig([], { GATEHOUSE_REGIONS: "eu:https://x" }), /name=url pairs/);
+  assert.throws(() => loadConfig([], { GATEHOUSE_REGIONS: "eu=ftp://x" }), /name=url pairs/);
+  assert.throws(() => loadConfig([], { GATEHOUSE_REGION_SECRET: "short" }), /at least 32/);
 });
 
 test("invalid settings are clear errors", () => {

@@ -1,0 +1,91 @@
+import fs from "node:fs";
+import readline from "node:readline";
+import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { migrateToLatest, type Store } from "./db/store.ts";
+import type { SecretBox } from "./lib/secrets.ts";
+import { splitFlags } from "./cli-flags.ts";
+import {
+  deleteOrganization,
+  exportOrganization,
+  findOrganization,
+  importOrganization,
+  TransferError,
+} from "./domain/organization-transfer.ts";
+
+export const ORGS_USAGE = `  orgs      move an organization between regions (on the database, like migrate; docs/regions.md):
+            gatehouse orgs export --org KEY --file PATH       every row of the organization, as JSON lines
+            gatehouse orgs import --file PATH                 into this region; prints the reissued API keys
+            gatehouse orgs delete --org KEY --confirm KEY     removes it (once it is imported elsewhere)`;
+
+export interface OrgsCommandDeps {
+  openStore: (config: Config) => Store;
+  loadSecretBox: (config: Config) => SecretBox;
+  print: (line: string) => void;
+}
+
+/** `gatehouse orgs ...`: its own flags (--org, --file, --confirm), then the service's flags for the database. */
+export async function orgsCommand(argv: string[], deps: OrgsCommandDeps, env = process.env): Promise<number> {
+  const [sub, ...rest] = argv;
+  const { values, configFlags } = splitFlags(rest, ["org", "file", "confirm"]);
+  const { org, file } = values;
+  const usage = new ConfigError(`usage:\n${ORGS_USAGE}`);
+  if (!file && sub !== "delete") throw usage;
+  if (!org && sub !== "import") throw usage;
+  const config = loadConfig(configFlags, env);
+  const store = deps.openStore(config);
+  try {
+    await migrateToLatest(store);
+    if (sub === "import") {
+      const lines = readline.createInterface({
+        input: fs.createReadStream(file as string),
+        crlfDelay: Infinity,
+      });
+      const parsed = (async function* () {
+        for await (const line of lines) if (line.trim() !== "") yield JSON.parse(line) as unknown;
+      })();
+      const result = await importOrganization(store.db, deps.loadSecretBox(config), parsed);
+      const rows = Object.values(result.counts).reduce((n, c) => n + c, 0);
+      deps.print(
+        `Imported organization ${result.organizationId} into region ${config.region}: ${rows} rows.`,
+      );
+      deps.print(
+        "Its API keys are reissued; the new secrets (shown once, hand them to those who used the old keys):",
+      );
+      for (const key of result.keys) deps.print(`  ${key.secret}  ${key.name ?? "(no name)"}, ${key.scope}`);
+      return 0;
+    }
+    const organization = await findOrganization(store.db, org as string);
+    if (!organization) throw new ConfigError(`no organization '${org}' in this database`);
+    if (sub === "export") {
+      const out = fs.createWriteStream(file as string, { flags: "wx", mode: 0o600 });
+      let rows = -1;
+      for await (const line of exportOrganization(store.db, organization, config.region)) {
+        rows += 1;
+        if (!out.write(`${JSON.stringify(line)}\n`))
+          await new Promise<void>((r) => out.once("drain", () => r()));
+      }
+      await new Promise<void>((resolve, reject) =>
+        out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
+      deps.print(`Exported organization '${organization.key}' (${rows} rows) to ${file}.`);
+      return 0;
+    }
+    if (sub === "delete") {
+      if (values["confirm"] !== organization.key)
+        throw new ConfigError(
+          `to delete organization '${organization.key}', add --confirm ${organization.key}`,
+        );
+      const counts = await deleteOrganization(store.db, organization.id);
+      const rows = Object.values(counts).reduce((n, c) => n + c, 0);
+      deps.print(`Deleted organization '${organization.key}' from this region (${rows} rows).`);
+      return 0;
+    }
+    throw usage;
+  } catch (e) {
+    if (e instanceof TransferError || (e instanceof Error && "code" in e && e.code === "EEXIST"))
+      throw new ConfigError(e.message);
+    throw e;
+  } finally {
+    await store.close();
+  }
+}
