@@ -12,6 +12,12 @@ export interface Regions {
 export const urlOf = (regions: Regions, region: string): string | undefined =>
   regions.regionUrls[region] ?? (region === regions.region ? regions.publicUrl : undefined);
 
+/** Every region, this one first, with its public base URL. */
+export const listRegions = (regions: Regions): { region: string; api_url: string }[] =>
+  [regions.region, ...Object.keys(regions.regionUrls)]
+    .filter((region, i, all) => all.indexOf(region) === i)
+    .map((region) => ({ region, api_url: urlOf(regions, region) as string }));
+
 /** This deployment's region and its public base URL, as organizations show them. */
 export const home = (regions: Regions) => ({
   region: regions.region,

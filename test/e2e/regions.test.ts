@@ -104,6 +104,17 @@ test("regions: an organization created for the EU lives only in the EU deploymen
     });
     assert.equal(unknown.status, 422);
 
+    // Where to log in: each deployment lists every region, and says which it is.
+    const listed = await (await fetch(`${usUrl}/v2/auth/regions`)).json();
+    assert.deepEqual(listed, {
+      region: "us",
+      regions: [
+        { region: "us", api_url: usUrl },
+        { region: "eu", api_url: euUrl },
+      ],
+    });
+    assert.equal((await (await fetch(`${euUrl}/v2/auth/regions`)).json()).region, "eu");
+
     // Its key works at the EU URL ...
     const active = await httpOk(euUrl, euAdmin, "GET", "/v2/orgs/active/org");
     assert.equal(active.json.id, org.id);

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { AppError, ERROR_CODES, invalid, type ErrorCode } from "../../lib/errors.ts";
 import { BEARER_RE } from "../../lib/access.ts";
-import { urlOf, wrongRegion, type Regions } from "../../lib/regions.ts";
+import { listRegions, urlOf, wrongRegion, type Regions } from "../../lib/regions.ts";
 import type { OrganizationCreate, OrganizationReadWithAPIKey } from "./organizations.schemas.ts";
 import type { Static } from "typebox";
 
@@ -21,9 +21,7 @@ export async function createInRegion(
 ): Promise<Static<typeof OrganizationReadWithAPIKey>> {
   const url = region === config.region ? undefined : urlOf(config, region);
   if (url === undefined) {
-    const known = [config.region, ...Object.keys(config.regionUrls)].filter(
-      (r, i, all) => all.indexOf(r) === i,
-    );
+    const known = listRegions(config).map((r) => r.region);
     throw invalid(`region '${region}' is not one of this deployment's regions (${known.join(", ")})`, [
       "body",
       "region",

@@ -15,8 +15,10 @@ import {
   PasswordChange,
   SessionRead,
   SetupBody,
+  RegionsRead,
 } from "./sessions.schemas.ts";
 import { createSessionsService, type Opened } from "./sessions.service.ts";
+import { listRegions } from "../../lib/regions.ts";
 
 const PUBLIC = { auth: "public" } as const;
 const SESSION = { auth: "session" } as const;
@@ -30,7 +32,13 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   db: Kysely<Database>;
   config: Pick<
     Config,
-    "sessionIdleMinutes" | "sessionMaxHours" | "loginFailuresPerAccount" | "loginFailuresPerAddress"
+    | "sessionIdleMinutes"
+    | "sessionMaxHours"
+    | "loginFailuresPerAccount"
+    | "loginFailuresPerAddress"
+    | "region"
+    | "regionUrls"
+    | "publicUrl"
   >;
 }> = async (app, { db, config }) => {
   const service = (request: FastifyRequest) =>
@@ -52,6 +60,20 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   // Ended sessions no longer authenticate anyone; their rows go every hour.
   schedulePeriodic(app, "session purge", 3_600_000, () => purgeExpiredSessions(db));
 
+  app.get(
+    "/v2/auth/regions",
+    {
+      config: PUBLIC,
+      schema: {
+        tags,
+        summary:
+          "This deployment's region and every region's base URL: a person logs in at their organization's",
+        security: [],
+        response: { 200: RegionsRead, ...publicErrors() },
+      },
+    },
+    () => ({ region: config.region, regions: listRegions(config) }),
+  );
   app.post(
     "/v2/auth/login",
     {

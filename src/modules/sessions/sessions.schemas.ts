@@ -43,3 +43,10 @@ export const SessionRead = Type.Object({
   expires_at: Timestamp,
 });
 export type SessionRead = Static<typeof SessionRead>;
+
+export const RegionsRead = Type.Object({
+  region: Type.String({ description: "the region this deployment serves" }),
+  regions: Type.Array(Type.Object({ region: Type.String(), api_url: Type.String() }), {
+    description: "every region, this one included, with its public base URL",
+  }),
+});
