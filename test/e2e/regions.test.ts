@@ -7,6 +7,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { Permit } from "permitio";
 import { freePort, httpOk, REPO_ROOT, startServerProcess } from "../helpers/process.ts";
+import { browserUnavailable, ensureDashboardBuilt, launchChromium } from "../helpers/browser.ts";
 
 const SECRET = "inter-region-secret-for-the-e2e-test-000";
 const US_BOOTSTRAP = "us-bootstrap-admin-key-for-regions-000000";
@@ -56,6 +57,8 @@ test("regions: an organization created for the EU lives only in the EU deploymen
   const regions = `us=${usUrl},eu=${euUrl}`;
   const usDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-us-"));
   const euDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-eu-"));
+  // Before the servers start: they serve the files the build left.
+  if (browserUnavailable() === undefined) ensureDashboardBuilt();
   // The OPA-compatible port is off: its fixed default would collide between the two (and with other suites).
   const common = { GATEHOUSE_REGIONS: regions, GATEHOUSE_REGION_SECRET: SECRET, GATEHOUSE_OPA_PORT: "0" };
   const us = await startServerProcess(
@@ -114,6 +117,19 @@ test("regions: an organization created for the EU lives only in the EU deploymen
       ],
     });
     assert.equal((await (await fetch(`${euUrl}/v2/auth/regions`)).json()).region, "eu");
+    if (browserUnavailable() === undefined) {
+      // The dashboard's login page sends a person to their organization's region.
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${usUrl}/login`);
+        await page.getByLabel("Region of your organization").selectOption("eu");
+        await page.waitForURL(`${euUrl}/login`);
+        assert.equal(await page.getByLabel("Region of your organization").inputValue(), "eu");
+      } finally {
+        await browser.close();
+      }
+    }
 
     // Its key works at the EU URL ...
     const active = await httpOk(euUrl, euAdmin, "GET", "/v2/orgs/active/org");

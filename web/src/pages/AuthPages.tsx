@@ -1,7 +1,17 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { useNavigate, useParams, useSearchParams } from "react-router";
-import { useQueryClient } from "@tanstack/react-query";
-import { Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import {
+  Button,
+  Center,
+  NativeSelect,
+  Paper,
+  PasswordInput,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
 import { api, setCsrfToken, unwrap } from "../api/client";
 import { ErrorState } from "../components/states";
 
@@ -58,6 +68,30 @@ function NameFields() {
 const field = (form: FormData, name: string) => String(form.get(name) ?? "");
 const optional = (form: FormData, name: string) => field(form, name) || undefined;
 
+/**
+ * Where the person's organization lives: each region has its own deployment and accounts, so choosing another
+ * region goes to that region's login page (docs/regions.md). Shown only where there are several regions.
+ */
+function RegionPicker() {
+  const { data } = useQuery({
+    queryKey: ["auth", "regions"],
+    queryFn: async () => unwrap(await api.GET("/v2/auth/regions")),
+    staleTime: Infinity,
+  });
+  if (!data || data.regions.length < 2) return null;
+  return (
+    <NativeSelect
+      label="Region of your organization"
+      value={data.region}
+      data={data.regions.map((r) => ({ value: r.region, label: `${r.region} (${r.api_url})` }))}
+      onChange={(e) => {
+        const target = data.regions.find((r) => r.region === e.currentTarget.value);
+        if (target && target.region !== data.region) window.location.assign(`${target.api_url}/login`);
+      }}
+    />
+  );
+}
+
 export function LoginPage() {
   const [params] = useSearchParams();
   const { error, busy, submit } = useOpenSession(params.get("next") ?? "/");
@@ -77,6 +111,7 @@ export function LoginPage() {
       <form onSubmit={onSubmit}>
         <Stack>
           {error !== null && <ErrorState error={error} />}
+          <RegionPicker />
           <TextInput label="E-mail" name="email" type="email" autoComplete="username" required />
           <PasswordInput label="Password" name="password" autoComplete="current-password" required />
           <Button type="submit" loading={busy}>
