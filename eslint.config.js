@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "bench/results/", "src/dashboard/public/"] },
+  { ignores: ["node_modules/", "data/", "dist/", "bench/results/", "src/dashboard/public/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
