@@ -19,6 +19,7 @@ import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { errorsPlugin } from "./http/errors.ts";
 import { jsonBodyPlugin } from "./http/json-body.ts";
+import { DebugRequestLogs } from "./http/logging.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
@@ -137,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const events: AppEvents = new EventEmitter();
   app.decorate("notifier", notifier);
   app.decorate("events", events);
+  app.decorate("starting", false);
 
   await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
   app.addSchema(ErrorBodySchema);
@@ -188,6 +190,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function createFastify(deps: AppDeps) {
   const app = Fastify({
     logger: deps.logger ?? false,
+    logController: new DebugRequestLogs(),
     bodyLimit: deps.config.bodyLimitBytes,
     // Request ids go into every log line, so an "unexpected error" body can be matched with its log entry.
     genReqId: () => crypto.randomUUID(),
@@ -228,6 +231,8 @@ const opsRoutes: FastifyPluginAsyncTypebox<{ store: Store }> = async (app, { sto
     async () => ({ status: "ok" }),
   );
   app.get("/readyz", { schema: hidden }, async (_req, reply) => {
+    // The server binds its ports before the first start's bootstrap; it is ready once that is done.
+    if (app.starting) return reply.code(503).send({ status: "starting" });
     const ok = await store.ping();
     return reply.code(ok ? 200 : 503).send({ status: ok ? "ready" : "database unavailable" });
   });
@@ -241,5 +246,7 @@ declare module "fastify" {
   interface FastifyInstance {
     notifier: ChangeNotifier;
     events: AppEvents;
+    /** True while the server finishes starting after binding its port (readiness answers 503). */
+    starting: boolean;
   }
 }

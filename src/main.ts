@@ -1,7 +1,10 @@
-import { ConfigError, configHelp, loadConfig } from "./config.ts";
-import { migrateToLatest } from "./db/store.ts";
-import { openConfiguredStore, startServer } from "./server.ts";
+import { ConfigError, configHelp, loadConfig, type Config } from "./config.ts";
+import { migrateToLatest, type Store } from "./db/store.ts";
+import { loadSecretBox, openReachableStore, startServer, StartError } from "./server.ts";
 import { startStandalonePdp } from "./pdp/standalone.ts";
+import { takeFlags, UsageError } from "./cli/args.ts";
+import { createKey, KEY_FLAGS, listKeys } from "./cli/keys.ts";
+import { DEMO_FLAGS, runDemo } from "./cli/demo.ts";
 
 const USAGE = `Usage: gatehouse [command] [flags]
 
@@ -10,6 +13,14 @@ Commands:
   pdp       run a standalone PDP for one environment:
             gatehouse pdp --control-plane URL --api-key ENVIRONMENT_KEY
   migrate   apply database migrations and exit
+  keys create --org ORG --scope org|project|environment [--project P] [--env E]
+              [--access admin|write|read] [--name NAME]
+            make an API key on the database directly (no key needed) and print its secret once
+  keys list [--org ORG]
+            list the API keys (never their secrets)
+  demo      [--api-key ORG_ADMIN_KEY] [--url URL]
+            create the example project "demo" through the running server's API; prints its environment
+            key on standard output and the checks to try on standard error
   help      show this text
 
 Flags (each also an environment variable):
@@ -24,13 +35,28 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (command === "keys") {
+    const [action, ...keyArgs] = flags;
+    if (action !== "create" && action !== "list") throw new UsageError("gatehouse keys needs create or list");
+    const { values, rest } = takeFlags(keyArgs, KEY_FLAGS);
+    const config = loadConfig(rest);
+    return withStore(config, async (store) => {
+      if (action === "create") await createKey(store.db, loadSecretBox(config), values, console.log);
+      else await listKeys(store.db, values, console.log);
+      return 0;
+    });
+  }
+  if (command === "demo") {
+    const { values, rest } = takeFlags(flags, DEMO_FLAGS);
+    return runDemo(loadConfig(rest), values);
+  }
   const config = loadConfig(flags);
   if (command === "migrate") {
-    const store = openConfiguredStore(config);
-    const applied = await migrateToLatest(store);
-    await store.close();
-    console.log(`migrations applied: ${applied.join(", ") || "none (up to date)"}`);
-    return 0;
+    return withStore(config, async (store) => {
+      const applied = await migrateToLatest(store);
+      console.log(`migrations applied: ${applied.join(", ") || "none (up to date)"}`);
+      return 0;
+    });
   }
   if (command === "pdp") {
     if (!config.controlPlaneUrl || !config.pdpApiKey) {
@@ -56,10 +82,7 @@ async function main(argv: string[]): Promise<number> {
     process.once("SIGINT", stop);
     return -1;
   }
-  if (command !== "serve") {
-    process.stderr.write(`unknown command '${command}'\n\n${USAGE}`);
-    return 2;
-  }
+  if (command !== "serve") throw new UsageError(`unknown command '${command}'`);
   const server = await startServer(config);
   const stop = (signal: string) => {
     server.app.log.info({ signal }, "shutting down");
@@ -76,19 +99,43 @@ async function main(argv: string[]): Promise<number> {
   return -1;
 }
 
+/** A command on the migrated database, closed afterwards. */
+async function withStore(config: Config, run: (store: Store) => Promise<number>): Promise<number> {
+  const store = await openReachableStore(config);
+  try {
+    await migrateToLatest(store);
+    return await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exit(code);
   },
   (err: unknown) => {
     if (
-      err instanceof ConfigError ||
+      err instanceof UsageError ||
       (err instanceof TypeError && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))
     ) {
+      process.stderr.write(`gatehouse: ${firstLine(err.message)}; see \`gatehouse help\`\n`);
+      process.exit(2);
+    }
+    if (err instanceof ConfigError) {
       process.stderr.write(`gatehouse: ${err.message}\n`);
       process.exit(2);
+    }
+    if (err instanceof StartError) {
+      process.stderr.write(`gatehouse: ${err.message}\n`);
+      process.exit(1);
     }
     process.stderr.write(`gatehouse: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   },
 );
+
+/** Node's parseArgs explains itself over several lines; the first says what was wrong. */
+function firstLine(text: string): string {
+  return text.split("\n")[0]?.replace(/\.$/, "") ?? text;
+}
