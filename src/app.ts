@@ -23,6 +23,9 @@ import { DebugRequestLogs } from "./http/logging.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
+import { metricsPlugin } from "./plugins/metrics.ts";
+import { countOpenTasks } from "./tasks/tasks.repo.ts";
+import { now } from "./lib/time.ts";
 import { organizationRateLimit } from "./domain/organization-records.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
@@ -160,6 +163,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     flushIntervalMs: config.apiLogFlushMs,
     retentionDays: config.apiLogRetentionDays,
     outage: store.outage,
+  });
+  await app.register(metricsPlugin, {
+    pool: () => store.poolStats(),
+    apiLog: () => app.apiLog.stats(),
+    tasks: () => countOpenTasks(store.db, now()),
   });
   await app.register(authPlugin, { db: store.db });
   await app.register(rateLimitPlugin, {
