@@ -14,6 +14,7 @@ import type { Database } from "./db/types.ts";
 import type { DatabaseOutage } from "./db/outage.ts";
 import { ERROR_CODES } from "./lib/errors.ts";
 import { ErrorBodySchema } from "./lib/schemas.ts";
+import { errorsPage } from "./lib/errors-page.ts";
 import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
@@ -245,10 +246,32 @@ const opsRoutes: FastifyPluginAsyncTypebox<{ store: Store }> = async (app, { sto
     return reply.code(ok ? 200 : 503).send({ status: ok ? "ready" : "database unavailable" });
   });
   app.get("/openapi.json", { schema: hidden }, async () => app.swagger());
-  app.get("/errors", { schema: hidden }, async () =>
-    Object.entries(ERROR_CODES).map(([code, { status, title }]) => ({ error_code: code, status, title })),
-  );
+  // A page for browsers (support links point to /errors#CODE), the list as JSON for everyone else.
+  const page = errorsPage();
+  app.get("/errors", { schema: hidden }, async (request, reply) => {
+    if (prefersHtml(request.headers.accept)) return reply.type("text/html; charset=utf-8").send(page);
+    return Object.entries(ERROR_CODES).map(([code, { status, title, help }]) => ({
+      error_code: code,
+      status,
+      title,
+      help,
+    }));
+  });
 };
+
+/** Whether an Accept header ranks text/html above JSON (a browser's does; curl's and clients' do not). */
+function prefersHtml(accept: string | undefined): boolean {
+  const rank = (type: string) => {
+    for (const part of (accept ?? "").split(",")) {
+      const [name, ...params] = part.trim().split(";");
+      if (name?.trim() !== type) continue;
+      const q = params.map((p) => /^\s*q=([\d.]+)/.exec(p)?.[1]).find(Boolean);
+      return q === undefined ? 1 : Number(q);
+    }
+    return 0;
+  };
+  return rank("text/html") > rank("application/json");
+}
 
 declare module "fastify" {
   interface FastifyInstance {
