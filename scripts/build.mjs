@@ -1,5 +1,7 @@
 // The build (npm run build; `prepare` runs it on npm install): src/ bundled by esbuild into dist/main.js, the
-// packages left as imports, with the SQLite worker copied next to it (sqlite-thread.ts finds it beside itself).
+// packages left as imports, each command's code in a chunk of its own that main.js imports when the command runs
+// (so `gatehouse help` loads no server), with the SQLite worker copied beside them (sqlite-thread.ts finds it
+// beside itself).
 // bin/gatehouse.js runs dist/ and rebuilds it first when a file under src/ is newer. Plain JavaScript, so that it
 // runs before anything is built.
 import fs from "node:fs";
@@ -37,7 +39,10 @@ export async function buildDist() {
   const { build } = await import("esbuild");
   const result = await build({
     entryPoints: [path.join(SRC, "main.ts")],
-    outfile: DIST_MAIN,
+    outdir: path.dirname(DIST_MAIN),
+    entryNames: "[name]",
+    chunkNames: "[name]-[hash]",
+    splitting: true,
     bundle: true,
     packages: "external",
     platform: "node",
@@ -59,6 +64,12 @@ export async function buildDist() {
     const temporary = `${to}.${process.pid}.tmp`;
     fs.writeFileSync(temporary, contents);
     fs.renameSync(temporary, to);
+  }
+  // Chunks of earlier builds.
+  const written = new Set(files.map((file) => path.basename(file.to)));
+  for (const name of fs.readdirSync(path.dirname(DIST_MAIN))) {
+    if (!written.has(name) && /\.js(\.map)?$/.test(name))
+      fs.rmSync(path.join(path.dirname(DIST_MAIN), name), { force: true });
   }
 }
 

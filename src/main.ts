@@ -1,10 +1,9 @@
 import { ConfigError, configHelp, loadConfig, type Config } from "./config.ts";
-import { migrateToLatest, type Store } from "./db/store.ts";
-import { loadSecretBox, openReachableStore, startServer, StartError } from "./server.ts";
-import { startStandalonePdp } from "./pdp/standalone.ts";
+import type { migrateToLatest, Store } from "./db/store.ts";
 import { takeFlags, UsageError } from "./cli/args.ts";
-import { createKey, KEY_FLAGS, listKeys } from "./cli/keys.ts";
-import { DEMO_FLAGS, runDemo } from "./cli/demo.ts";
+import { StartError } from "./lib/start-error.ts";
+
+// Each command imports what it runs when it runs: `gatehouse help` or `demo` loads no server.
 
 const USAGE = `Usage: gatehouse [command] [flags]
 
@@ -38,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
   if (command === "keys") {
     const [action, ...keyArgs] = flags;
     if (action !== "create" && action !== "list") throw new UsageError("gatehouse keys needs create or list");
+    const { KEY_FLAGS, createKey, listKeys } = await import("./cli/keys.ts");
+    const { loadSecretBox } = await import("./server.ts");
     const { values, rest } = takeFlags(keyArgs, KEY_FLAGS);
     const config = loadConfig(rest);
     return withStore(config, async (store) => {
@@ -47,12 +48,13 @@ async function main(argv: string[]): Promise<number> {
     });
   }
   if (command === "demo") {
+    const { DEMO_FLAGS, runDemo } = await import("./cli/demo.ts");
     const { values, rest } = takeFlags(flags, DEMO_FLAGS);
     return runDemo(loadConfig(rest), values);
   }
   const config = loadConfig(flags);
   if (command === "migrate") {
-    return withStore(config, async (store) => {
+    return withStore(config, async (store, migrateToLatest) => {
       const applied = await migrateToLatest(store);
       console.log(`migrations applied: ${applied.join(", ") || "none (up to date)"}`);
       return 0;
@@ -62,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
     if (!config.controlPlaneUrl || !config.pdpApiKey) {
       throw new ConfigError("gatehouse pdp needs --control-plane URL and --api-key KEY");
     }
+    const { startStandalonePdp } = await import("./pdp/standalone.ts");
     const pdp = await startStandalonePdp({
       controlPlaneUrl: config.controlPlaneUrl,
       apiKey: config.pdpApiKey,
@@ -83,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command !== "serve") throw new UsageError(`unknown command '${command}'`);
+  const { startServer } = await import("./server.ts");
   const server = await startServer(config);
   const stop = (signal: string) => {
     server.app.log.info({ signal }, "shutting down");
@@ -100,11 +104,16 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** A command on the migrated database, closed afterwards. */
-async function withStore(config: Config, run: (store: Store) => Promise<number>): Promise<number> {
+async function withStore(
+  config: Config,
+  run: (store: Store, migrate: typeof migrateToLatest) => Promise<number>,
+): Promise<number> {
+  const { openReachableStore } = await import("./server.ts");
+  const { migrateToLatest } = await import("./db/store.ts");
   const store = await openReachableStore(config);
   try {
     await migrateToLatest(store);
-    return await run(store);
+    return await run(store, migrateToLatest);
   } finally {
     await store.close();
   }

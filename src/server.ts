@@ -7,6 +7,7 @@ import { migrateToLatest, openStore, type Store } from "./db/store.ts";
 import { sql } from "kysely";
 import { isDatabaseUnavailable, isUniqueViolation } from "./db/errors.ts";
 import { loggerOptions } from "./http/logging.ts";
+import { StartError } from "./lib/start-error.ts";
 import packageJson from "../package.json" with { type: "json" };
 import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./domain/organization-records.ts";
@@ -164,9 +165,6 @@ export async function startServer(
   for (const line of runningBanner(config, app, pdpApps)) print(line);
   return { app, close };
 }
-
-/** A start that cannot go on, said in one line (main prints it without a stack). */
-export class StartError extends Error {}
 
 async function listenOn(app: FastifyInstance, host: string, port: number, flag: string): Promise<void> {
   try {
