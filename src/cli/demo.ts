@@ -1,4 +1,5 @@
 import type { Config } from "../config.ts";
+import { StartError } from "../lib/start-error.ts";
 import { UsageError } from "./args.ts";
 
 /**
@@ -165,7 +166,10 @@ export async function runDemo(config: Config, flags: DemoFlags): Promise<number>
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     }).catch((e: unknown) => {
-      throw new UsageError(`cannot reach Gatehouse at ${base} (${(e as Error).cause ?? e}): is it running?`);
+      const cause = (e as { cause?: { code?: string } }).cause;
+      throw new StartError(
+        `cannot reach Gatehouse at ${base} (${cause?.code ?? String(cause ?? e)}): is it running?`,
+      );
     });
     const text = await res.text();
     return { status: res.status, json: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
