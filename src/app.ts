@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from "@fastify/ty
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import fastJson from "fast-json-stringify";
-import { Ajv, type Options as AjvOptions } from "ajv";
+import { Ajv, type Options as AjvOptions, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { Kysely } from "kysely";
 import { Type } from "typebox";
@@ -14,16 +14,21 @@ import type { Database } from "./db/types.ts";
 import type { DatabaseOutage } from "./db/outage.ts";
 import { ERROR_CODES } from "./lib/errors.ts";
 import { ErrorBodySchema } from "./lib/schemas.ts";
+import { errorsPage } from "./lib/errors-page.ts";
 import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { regionPlugin } from "./plugins/region.ts";
 import { errorsPlugin } from "./http/errors.ts";
 import { jsonBodyPlugin } from "./http/json-body.ts";
+import { DebugRequestLogs } from "./http/logging.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
 import { dashboardBuilt, dashboardPage, dashboardPlugin } from "./plugins/dashboard.ts";
+import { metricsPlugin } from "./plugins/metrics.ts";
+import { countOpenTasks } from "./tasks/tasks.repo.ts";
+import { now } from "./lib/time.ts";
 import { organizationRateLimit } from "./domain/organization-records.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
@@ -156,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const events: AppEvents = new EventEmitter();
   app.decorate("notifier", notifier);
   app.decorate("events", events);
+  app.decorate("starting", false);
 
   await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
   app.addSchema(ErrorBodySchema);
@@ -188,6 +194,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     flushIntervalMs: config.apiLogFlushMs,
     retentionDays: config.apiLogRetentionDays,
     outage: store.outage,
+  });
+  await app.register(metricsPlugin, {
+    pool: () => store.poolStats(),
+    apiLog: () => app.apiLog.stats(),
+    tasks: () => countOpenTasks(store.db, now()),
   });
   await app.register(regionPlugin, config);
   await app.register(authPlugin, {
@@ -223,6 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function createFastify(deps: AppDeps) {
   const app = Fastify({
     logger: deps.logger ?? false,
+    logController: new DebugRequestLogs(),
     bodyLimit: deps.config.bodyLimitBytes,
     // Request ids go into every log line, so an "unexpected error" body can be matched with its log entry.
     genReqId: () => crypto.randomUUID(),
@@ -245,13 +257,30 @@ function createFastify(deps: AppDeps) {
   const jsonAjv = makeAjv({ coerceTypes: false });
   // Error bodies come from one handler in one shape: compiling a serializer for every route and error status
   // cost seconds at start. Success bodies keep compiled serializers, which also drop fields a schema does not list.
-  app.setSerializerCompiler(({ schema, httpStatus }) =>
-    Number(httpStatus) >= 400 ? (data) => JSON.stringify(data) : fastJson(schema as object),
-  );
+  // Each route's serializer and validators are compiled when the route is first used, not at start: compiling
+  // all of them took most of a start (about 0.7 s of 1.5 s), for routes a deployment may never call.
+  app.setSerializerCompiler(({ schema, httpStatus }) => {
+    if (Number(httpStatus) >= 400) return (data) => JSON.stringify(data);
+    let serialize: ((data: unknown) => string) | undefined;
+    return (data) => (serialize ??= fastJson(schema as object))(data);
+  });
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object),
+    lazyValidator(() => (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object)),
   );
   return app;
+}
+
+/** A validator compiled on its first call; like Ajv's, it leaves the last call's errors on `errors`. */
+function lazyValidator(compile: () => ValidateFunction) {
+  let compiled: ValidateFunction | undefined;
+  const validate = (data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  };
+  validate.errors = null as ValidateFunction["errors"];
+  return validate;
 }
 
 /** Health, readiness, the OpenAPI document and the error table: for operators, not in the document. */
@@ -263,18 +292,44 @@ const opsRoutes: FastifyPluginAsyncTypebox<{ store: Store }> = async (app, { sto
     async () => ({ status: "ok" }),
   );
   app.get("/readyz", { schema: hidden }, async (_req, reply) => {
+    // The server binds its ports before the first start's bootstrap; it is ready once that is done.
+    if (app.starting) return reply.code(503).send({ status: "starting" });
     const ok = await store.ping();
     return reply.code(ok ? 200 : 503).send({ status: ok ? "ready" : "database unavailable" });
   });
   app.get("/openapi.json", { schema: hidden }, async () => app.swagger());
-  app.get("/errors", { schema: hidden }, async () =>
-    Object.entries(ERROR_CODES).map(([code, { status, title }]) => ({ error_code: code, status, title })),
-  );
+  // A page for browsers (support links point to /errors#CODE), the list as JSON for everyone else.
+  const page = errorsPage();
+  app.get("/errors", { schema: hidden }, async (request, reply) => {
+    if (prefersHtml(request.headers.accept)) return reply.type("text/html; charset=utf-8").send(page);
+    return Object.entries(ERROR_CODES).map(([code, { status, title, help }]) => ({
+      error_code: code,
+      status,
+      title,
+      help,
+    }));
+  });
 };
+
+/** Whether an Accept header ranks text/html above JSON (a browser's does; curl's and clients' do not). */
+function prefersHtml(accept: string | undefined): boolean {
+  const rank = (type: string) => {
+    for (const part of (accept ?? "").split(",")) {
+      const [name, ...params] = part.trim().split(";");
+      if (name?.trim() !== type) continue;
+      const q = params.map((p) => /^\s*q=([\d.]+)/.exec(p)?.[1]).find(Boolean);
+      return q === undefined ? 1 : Number(q);
+    }
+    return 0;
+  };
+  return rank("text/html") > rank("application/json");
+}
 
 declare module "fastify" {
   interface FastifyInstance {
     notifier: ChangeNotifier;
     events: AppEvents;
+    /** True while the server finishes starting after binding its port (readiness answers 503). */
+    starting: boolean;
   }
 }

@@ -13,8 +13,13 @@ import {
 } from "./domain/member-records.ts";
 import { createSetupToken } from "./domain/setup-token-records.ts";
 import { buildApp } from "./app.ts";
+import { dashboardBuilt } from "./plugins/dashboard.ts";
 import { migrateToLatest, openStore, type Store } from "./db/store.ts";
-import { isUniqueViolation } from "./db/errors.ts";
+import { sql } from "kysely";
+import { isDatabaseUnavailable, isUniqueViolation } from "./db/errors.ts";
+import { loggerOptions } from "./http/logging.ts";
+import { StartError } from "./lib/start-error.ts";
+import packageJson from "../package.json" with { type: "json" };
 import { createSecretBox, type SecretBox } from "./lib/secrets.ts";
 import { createOrganizationRecords } from "./domain/organization-records.ts";
 import { listenForChanges } from "./changes/pg-listener.ts";
@@ -45,10 +50,11 @@ export function loadSecretBox(config: Config): SecretBox {
 }
 
 /**
- * On an empty store, the first organization and its admin key (printed once, never logged); while nobody is a
- * member, the owner: from GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL and _PASSWORD, else a one-time setup link (24 h).
+ * The first start: on an empty store, the first organization and its admin key (printed once, never logged);
+ * while nobody is a member, the owner: from GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL and _PASSWORD, else a one-time setup
+ * link (24 h). Called once every port is bound, so nothing is shown for a server that could not start.
  */
-export async function bootstrap(
+export async function firstStartBootstrap(
   store: Store,
   box: SecretBox,
   config: Config,
@@ -138,15 +144,6 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config): Embedd
   return pdp;
 }
 
-/** The control plane's pino options: credentials in headers never reach a log line. */
-export const serverLogger = (level: string) => ({
-  level,
-  redact: {
-    paths: ["req.headers.authorization", "req.headers.cookie", 'req.headers["x-csrf-token"]'],
-    censor: "[redacted]",
-  },
-});
-
 export interface RunningServer {
   app: FastifyInstance;
   close(): Promise<void>;
@@ -159,13 +156,23 @@ export async function startServer(
   config: Config,
   print: (line: string) => void = console.log,
 ): Promise<RunningServer> {
-  const store = openConfiguredStore(config);
-  await migrateToLatest(store);
+  const store = await openReachableStore(config);
+  try {
+    await migrateToLatest(store);
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
   const box = loadSecretBox(config);
-  await bootstrap(store, box, config, print);
-  const logger = serverLogger(config.logLevel);
   // The control plane first, then the embedded PDP over it.
-  const app = await buildApp({ config, store, box, logger, dashboardDir: DASHBOARD_DIR });
+  const app = await buildApp({
+    config,
+    store,
+    box,
+    logger: await loggerOptions(config.logLevel),
+    dashboardDir: DASHBOARD_DIR,
+  });
+  app.starting = true;
   const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config);
   // On PostgreSQL, writes committed by other instances wake this one's PDPs at once (polling stays the fallback).
   const listener =
@@ -182,32 +189,135 @@ export async function startServer(
         );
       },
     });
-  await app.listen({ host: config.host, port: config.apiPort });
+  const pdpApps: FastifyInstance[] = [];
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      for (const pdpApp of pdpApps) await pdpApp.close();
+      await listener?.close();
+      await pdp?.close();
+      await app.close();
+      await store.close();
+    })();
+    return closing;
+  };
+  // Every port is bound before anything is created or printed: a taken port stops the start here.
+  try {
+    await listenOn(app, config.host, config.apiPort, "--api-port");
+    if (pdp) {
+      const logger = await loggerOptions(config.logLevel);
+      const pdpApp = await buildPdpApp({ ...pdp, logger });
+      pdpApps.push(pdpApp);
+      await listenOn(pdpApp, config.host, config.pdpPort, "--pdp-port");
+      if (config.opaPort !== 0) {
+        const opaApp = await buildOpaApp({ ...pdp, logger });
+        pdpApps.push(opaApp);
+        await listenOn(opaApp, config.host, config.opaPort, "--opa-port");
+      }
+    }
+  } catch (e) {
+    await close().catch(() => {});
+    throw e;
+  }
+  await firstStartBootstrap(store, box, config, print);
+  app.starting = false;
   // Background task workers run in every instance; app.close() stops them (the running task is given back).
   app.taskRunner.start();
-  const pdpApps: FastifyInstance[] = [];
-  if (pdp) {
-    const pdpApp = await buildPdpApp({ ...pdp, logger: { level: config.logLevel } });
-    await pdpApp.listen({ host: config.host, port: config.pdpPort });
-    pdpApps.push(pdpApp);
-    if (config.opaPort !== 0) {
-      const opaApp = await buildOpaApp({ ...pdp, logger: { level: config.logLevel } });
-      await opaApp.listen({ host: config.host, port: config.opaPort });
-      pdpApps.push(opaApp);
-    }
+  for (const line of runningBanner(config, app, pdpApps)) print(line);
+  return { app, close };
+}
+
+async function listenOn(app: FastifyInstance, host: string, port: number, flag: string): Promise<void> {
+  try {
+    await app.listen({ host, port });
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== "EADDRINUSE") throw e;
+    throw new StartError(
+      `cannot listen on ${host}:${port}: the port is in use (EADDRINUSE); choose another with ${flag}`,
+    );
   }
-  let closing: Promise<void> | undefined;
-  return {
-    app,
-    close() {
-      closing ??= (async () => {
-        for (const pdpApp of pdpApps) await pdpApp.close();
-        await listener?.close();
-        await pdp?.close();
-        await app.close();
-        await store.close();
-      })();
-      return closing;
-    },
+}
+
+/** What is running where, printed once the server is ready. */
+function runningBanner(config: Config, app: FastifyInstance, pdpApps: FastifyInstance[]): string[] {
+  const urlOf = (server: FastifyInstance | undefined) => {
+    const address = server?.server.address();
+    if (!address || typeof address === "string") return undefined;
+    const host = ["0.0.0.0", "::"].includes(config.host) ? "localhost" : config.host;
+    return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
   };
+  const api = urlOf(app) as string;
+  const [pdpUrl, opaUrl] = pdpApps.map(urlOf);
+  return [
+    `Gatehouse ${packageJson.version} is running`,
+    `  API        ${api}/v2 (every request needs Authorization: Bearer <API key>)`,
+    `  API docs   ${api}/docs`,
+    `  dashboard  ${dashboardBuilt(DASHBOARD_DIR) ? `${api}/` : "not built (npm run build:web)"}`,
+    `  PDP        ${pdpUrl ? `${pdpUrl}${opaUrl ? `, OPA-compatible ${opaUrl}` : ""}` : "off (--pdp-port 0)"}`,
+    `  metrics    ${api}/metrics`,
+    `  database   ${describeDatabase(config)}`,
+    `  data       ${config.dataDir}`,
+  ];
+}
+
+/** The database in use, without its password. */
+export function describeDatabase(config: Config): string {
+  if (!config.databaseUrl) return `SQLite ${path.join(config.dataDir, "gatehouse.db")}`;
+  const url = new URL(config.databaseUrl);
+  url.password = "";
+  return `PostgreSQL ${url.toString()}`;
+}
+
+/** host:port of a PostgreSQL URL, as errors name it. */
+const databaseAddress = (databaseUrl: string) => {
+  const url = new URL(databaseUrl);
+  return `${url.hostname || "localhost"}:${url.port || "5432"}`;
+};
+
+/** Seconds the first query at start may take before the start fails. */
+const REACH_TIMEOUT_MS = 5_000;
+
+/**
+ * The configured store, once it answers: an unreachable PostgreSQL server ends the start within seconds with one
+ * line saying where and why (`cannot reach the database at host:port (ECONNREFUSED)`).
+ */
+export async function openReachableStore(config: Config): Promise<Store> {
+  const store = openConfiguredStore(config);
+  if (!config.databaseUrl) return store;
+  const where = databaseAddress(config.databaseUrl);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new StartError(
+            `cannot reach the database at ${where} (no answer within ${REACH_TIMEOUT_MS / 1000} s)`,
+          ),
+        ),
+      REACH_TIMEOUT_MS,
+    );
+  });
+  try {
+    await Promise.race([sql`select 1`.execute(store.db), deadline]);
+    return store;
+  } catch (e) {
+    void store.close().catch(() => {});
+    if (e instanceof StartError) throw e;
+    const reason = reasonOf(e);
+    throw new StartError(
+      isDatabaseUnavailable(e)
+        ? `cannot reach the database at ${where} (${reason})`
+        : `the database at ${where} refused the connection: ${reason}`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An error's code (ECONNREFUSED, ENOTFOUND), or its message; for a name with several addresses, the first's. */
+function reasonOf(e: unknown): string {
+  const error = e as { code?: unknown; message?: unknown; errors?: unknown[] };
+  if (typeof error.code === "string" && !/^\d/.test(error.code)) return error.code;
+  if (Array.isArray(error.errors) && error.errors.length > 0) return reasonOf(error.errors[0]);
+  return typeof error.message === "string" && error.message ? error.message : String(e);
 }

@@ -6,6 +6,7 @@ import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
 import { pdpScenario } from "./pdp.ts";
 import { propagationScenario } from "./propagation.ts";
 import { scaleScenario } from "./scale.ts";
+import { startupScenario } from "./startup.ts";
 
 /** Every scenario, in the order a full run takes them and docs/benchmarks.md shows them. */
 export const SCENARIOS = [
@@ -16,4 +17,5 @@ export const SCENARIOS = [
   controlPlaneScenario,
   propagationScenario,
   decisionLogScenario,
+  startupScenario,
 ] as Scenario[];

@@ -27,6 +27,8 @@ export interface Store {
   pgClientConfig: pg.ClientConfig | undefined;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
+  /** The PostgreSQL pool's connections and waiting queries (undefined for SQLite, one connection). */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** Tells "the database is unavailable" errors from others and logs each outage once. */
   outage: DatabaseOutage;
   close(): Promise<void>;
@@ -93,6 +95,7 @@ export function openStore(options: StoreOptions): Store {
       db,
       dialect: "postgres",
       ping,
+      poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
       outage,
       async close() {
         outage.close();
@@ -117,6 +120,7 @@ export function openStore(options: StoreOptions): Store {
     db,
     dialect: "sqlite",
     ping,
+    poolStats: () => undefined,
     outage,
     async close() {
       outage.close();

@@ -166,6 +166,8 @@ export interface ApiLogWriter {
   drain(): Promise<void>;
   /** Stops the timer and drains. */
   close(): Promise<void>;
+  /** Records waiting to be written, and records dropped since the start (queue full, or a batch given up on). */
+  stats(): { queued: number; dropped: number };
 }
 
 /** How often a batch is tried again while the database is unavailable. */
@@ -189,6 +191,7 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
   let retryAt = 0;
   let overflow = 0;
   let overflowReportedAt = 0;
+  let dropped = 0;
 
   async function writeBatch(batch: CapturedCall[]): Promise<void> {
     const scopes = await scopesOf(db, batch);
@@ -226,6 +229,7 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
             "API log: dropping a batch of records that could not be written",
           );
           attempts = 0;
+          dropped += batch.length;
           queue = queue.slice(batch.length);
           continue;
         }
@@ -265,6 +269,7 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
     enqueue(call) {
       if (queue.length >= maxQueue) {
         overflow += 1;
+        dropped += 1;
         const at = Date.now();
         if (at - overflowReportedAt > 10_000) {
           log.error({ dropped: overflow, maxQueue }, "API log: queue full; dropping new records");
@@ -279,6 +284,7 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
         setImmediate(() => void start(false));
     },
     drain,
+    stats: () => ({ queued: queue.length, dropped }),
     async close() {
       clearInterval(timer);
       await drain();

@@ -2,10 +2,10 @@ import type { Kysely, Selectable } from "kysely";
 import type { Database, OrganizationsTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import { duplicate } from "../lib/errors.ts";
-import { newId } from "../lib/ids.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
+import { idOrKey, newId } from "../lib/ids.ts";
 import type { OrganizationCreate, OrganizationRead } from "../modules/organizations/organizations.schemas.ts";
 import { createKeyRecord } from "./api-key-records.ts";
 import { createProjectRecords } from "./project-records.ts";
@@ -72,6 +72,12 @@ export async function createOrganizationRecords(
   });
   return { organization, adminKeyId: key.id, adminKeySecret: key.secret };
 }
+
+/** An organization by id or key. */
+export const findOrganization = (db: Kysely<Database>, ref: string): Promise<OrganizationRow | undefined> => {
+  const { column, value } = idOrKey(ref);
+  return db.selectFrom("organizations").selectAll().where(column, "=", value).executeTakeFirst();
+};
 
 /** The organization's own rate limit (settings.rate_limit_per_minute), when it has a valid one. */
 export async function organizationRateLimit(

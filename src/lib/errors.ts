@@ -2,29 +2,105 @@ import { randomUUID } from "node:crypto";
 
 /** Every error code the API answers with, its HTTP status and its human title. */
 export const ERROR_CODES = {
-  INVALID_INPUT: { status: 422, title: "The request is invalid" },
-  INVALID_ENCODING: { status: 400, title: "The request body is not valid UTF-8" },
-  UNAUTHORIZED: { status: 401, title: "Missing or invalid API key" },
-  FORBIDDEN_ACCESS: { status: 403, title: "The API key does not cover this operation" },
+  INVALID_INPUT: {
+    status: 422,
+    title: "The request is invalid",
+    help: 'A field is missing, has the wrong type or an unaccepted value. `detail` names each problem by its location (`loc`, such as `["body", "key"]`).',
+  },
+  INVALID_ENCODING: {
+    status: 400,
+    title: "The request body is not valid UTF-8",
+    help: "Send the JSON body encoded as UTF-8.",
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    title: "Missing or invalid API key",
+    help: "Send `Authorization: Bearer <API key>`, or log in for a session cookie. The key or session is missing, malformed, unknown, revoked or rotated; an operator without any admin key can make one with `gatehouse keys create`.",
+  },
+  FORBIDDEN_ACCESS: {
+    status: 403,
+    title: "The API key does not cover this operation",
+    help: "The key is valid, but its scope (organization, project or environment) does not cover the path, or its access level (read, write, admin) is too low. Use a key of the right scope and level.",
+  },
   /** A session's write without its X-CSRF-Token, or from another origin. */
-  CSRF_CHECK_FAILED: { status: 403, title: "The request failed the cross-site request check" },
+  CSRF_CHECK_FAILED: {
+    status: 403,
+    title: "The request failed the cross-site request check",
+    help: "A write made with a session cookie needs the session's `X-CSRF-Token` header (csrf_token of GET /v2/auth/session) and, when the browser sends an Origin, the server's public origin. Scripts should use an API key instead.",
+  },
   /** A login with a wrong e-mail or password: the same body whether the e-mail exists or not. */
-  INVALID_CREDENTIALS: { status: 401, title: "The e-mail or password is wrong" },
-  NOT_FOUND: { status: 404, title: "Not found" },
-  METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
-  WRONG_REGION: { status: 421, title: "This deployment does not serve that region" },
-  DUPLICATE_ENTITY: { status: 409, title: "An object with this key already exists" },
-  CONFLICT: { status: 409, title: "The request conflicts with the current state" },
-  PAYLOAD_TOO_LARGE: { status: 413, title: "The request body is too large" },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported content type" },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    title: "The e-mail or password is wrong",
+    help: "Check both and try again; repeated failures are limited per account and per address (429).",
+  },
+  NOT_FOUND: {
+    status: 404,
+    title: "Not found",
+    help: "Nothing with this id or key exists in what the key reaches (another organization's objects do not exist for it). `additional_info` names the object and the reference.",
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    title: "Method not allowed",
+    help: "The path exists but not with this HTTP method; the API reference at /docs lists each path's methods.",
+  },
+  WRONG_REGION: {
+    status: 421,
+    title: "This deployment does not serve that region",
+    help: "The API key belongs to an organization of another region. Send the call to the base URL in `additional_info.api_url` (docs/regions.md).",
+  },
+  DUPLICATE_ENTITY: {
+    status: 409,
+    title: "An object with this key already exists",
+    help: "Keys are unique within their parent. Choose another key, or update the existing object.",
+  },
+  CONFLICT: {
+    status: 409,
+    title: "The request conflicts with the current state",
+    help: "The change cannot be made as things are (for example deleting an organization's last admin key); the message says why.",
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    title: "The request body is too large",
+    help: "Split the request (bulk endpoints take batches), or raise GATEHOUSE_BODY_LIMIT_BYTES on the server.",
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    title: "Unsupported content type",
+    help: "Send bodies as `Content-Type: application/json`.",
+  },
   /** The AuthZEN routes' malformed requests: that specification asks for 400 where the API answers 422. */
-  BAD_REQUEST: { status: 400, title: "Bad request" },
-  PAGINATION_SIZE_OVERREACHED: { status: 422, title: "per_page is larger than allowed" },
-  TOO_MANY_REQUESTS: { status: 429, title: "Rate limit exceeded" },
-  TIMEOUT: { status: 504, title: "The operation timed out" },
-  UNEXPECTED_ERROR: { status: 500, title: "Unexpected error" },
-  SERVICE_UNAVAILABLE: { status: 503, title: "The service is not ready" },
-} as const satisfies Record<string, { status: number; title: string }>;
+  BAD_REQUEST: {
+    status: 400,
+    title: "Bad request",
+    help: "An AuthZEN request is malformed (that specification answers 400 where the API answers 422); the message names the field.",
+  },
+  PAGINATION_SIZE_OVERREACHED: {
+    status: 422,
+    title: "per_page is larger than allowed",
+    help: "Ask for fewer items per page and follow the pages.",
+  },
+  TOO_MANY_REQUESTS: {
+    status: 429,
+    title: "Rate limit exceeded",
+    help: "The key made more requests this minute than its organization's limit. Wait the seconds in `Retry-After`; the limit is GATEHOUSE_RATE_LIMIT_PER_MINUTE or the organization's `settings.rate_limit_per_minute`.",
+  },
+  TIMEOUT: {
+    status: 504,
+    title: "The operation timed out",
+    help: "The operation did not finish in time (for example a PDP waiting for a revision, or a background task past its limit). Try again; see the message for which.",
+  },
+  UNEXPECTED_ERROR: {
+    status: 500,
+    title: "Unexpected error",
+    help: "A fault in the service. The server log has the details under the error body's `id` (the request id); report it with that id.",
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    title: "The service is not ready",
+    help: "The database cannot be reached for now, or the service is starting or stopping. Try again shortly; /readyz says when it is ready.",
+  },
+} as const satisfies Record<string, { status: number; title: string; help: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

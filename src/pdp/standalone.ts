@@ -11,6 +11,7 @@ import { Replica } from "./runtime/replica.ts";
 import type { FeedSource, Snapshot } from "./storage.ts";
 import { buildOpaApp, buildPdpApp } from "./http/server.ts";
 import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
+import { loggerOptions } from "../http/logging.ts";
 
 export interface StandaloneOptions {
   controlPlaneUrl: string;
@@ -159,7 +160,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     pdpId,
     publicUrl: cp.url,
     decisions,
-    logger: { level: options.logLevel },
+    logger: await loggerOptions(options.logLevel),
     async resolve(authorization) {
       if (!(await keyCovers(bearerSecret(authorization))))
         throw new AppError("FORBIDDEN_ACCESS", "the API key does not cover this PDP's environment");

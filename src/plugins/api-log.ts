@@ -14,7 +14,7 @@ declare module "fastify" {
     apiLogResponse: unknown;
   }
   interface FastifyInstance {
-    apiLog: { flush(): Promise<void> };
+    apiLog: { flush(): Promise<void>; stats(): { queued: number; dropped: number } };
   }
 }
 
@@ -79,7 +79,7 @@ export const apiLogPlugin = fp(
       maxBodyBytes: opts.maxBodyBytes,
       ...(opts.outage && { outage: opts.outage }),
     });
-    app.decorate("apiLog", { flush: () => writer.drain() });
+    app.decorate("apiLog", { flush: () => writer.drain(), stats: () => writer.stats() });
 
     if (opts.enabled) {
       app.decorateRequest("apiLogResponse", null);

@@ -138,3 +138,18 @@ export async function purgeFinishedTasks(db: Db, finishedBefore: string): Promis
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** Unfinished tasks: those a worker holds (running) and those waiting for one, for /metrics. */
+export async function countOpenTasks(db: Db, at: string): Promise<{ running: number; waiting: number }> {
+  const count = async (leased: boolean) => {
+    let q = db
+      .selectFrom("tasks")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("status", "=", "processing");
+    q = leased
+      ? q.where("lease_expires_at", ">", at)
+      : q.where((eb) => eb.or([eb("lease_expires_at", "is", null), eb("lease_expires_at", "<=", at)]));
+    return Number((await q.executeTakeFirstOrThrow()).n);
+  };
+  return { running: await count(true), waiting: await count(false) };
+}

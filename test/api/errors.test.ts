@@ -103,4 +103,31 @@ describeEachDialect("error bodies", (env) => {
     assert.deepEqual((await app.inject({ url: "/healthz" })).json(), { status: "ok" });
     assert.equal((await app.inject({ url: "/readyz" })).statusCode, 200);
   });
+
+  test("support_link leads to a readable page with the code's anchor; JSON stays for clients", async () => {
+    const { app } = env();
+    const res = await app.inject({ url: "/v2/projects" });
+    const link = new URL(res.json().support_link);
+    assert.equal(link.pathname, "/errors");
+    assert.equal(link.hash, "#UNAUTHORIZED");
+
+    const browser = await app.inject({
+      url: "/errors",
+      headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" },
+    });
+    assert.equal(browser.statusCode, 200);
+    assert.match(String(browser.headers["content-type"]), /^text\/html/);
+    for (const code of ["UNAUTHORIZED", "FORBIDDEN_ACCESS", "TOO_MANY_REQUESTS", "UNEXPECTED_ERROR"]) {
+      assert.match(browser.body, new RegExp(`<section id="${code}">`), `an anchor for ${code}`);
+    }
+    assert.match(browser.body, /gatehouse keys create/);
+
+    for (const accept of [undefined, "application/json", "*/*"]) {
+      const json = await app.inject({ url: "/errors", headers: accept ? { accept } : {} });
+      assert.match(String(json.headers["content-type"]), /^application\/json/, `Accept: ${accept}`);
+      const unauthorized = json.json().find((e: { error_code: string }) => e.error_code === "UNAUTHORIZED");
+      assert.equal(unauthorized.status, 401);
+      assert.equal(typeof unauthorized.help, "string");
+    }
+  });
 });

@@ -7,7 +7,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { createSetupToken } from "../../src/domain/setup-token-records.ts";
-import { serverLogger } from "../../src/server.ts";
+import { loggerOptions } from "../../src/http/logging.ts";
 import { DIALECTS, freshStore } from "../helpers/stores.ts";
 import { PUBLIC_URL } from "../helpers/app.ts";
 import { anonymous, asMember, sessionOf } from "../helpers/members.ts";
@@ -56,7 +56,7 @@ for (const { dialect, skip } of DIALECTS) {
         config: { ...loadConfig([], {}), publicUrl: PUBLIC_URL, smtpUrl: smtp.url, apiLogFlushMs: 10 },
         store,
         box,
-        logger: { ...serverLogger("trace"), stream },
+        logger: { ...(await loggerOptions("trace", false)), stream },
       });
       await app.ready();
       try {

@@ -138,3 +138,25 @@ export async function httpOk(base: string, key: string, method: string, url: str
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { json: (text ? JSON.parse(text) : undefined) as any, headers: res.headers };
 }
+
+/** Runs one `gatehouse` command to its end (through tsx, as the tests run the TypeScript); its exit code and output. */
+export async function runGatehouse(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, GATEHOUSE_LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+  clearTimeout(timer);
+  return { code, stdout, stderr, ms: Date.now() - started };
+}

@@ -1,7 +1,7 @@
 // What every decision route does, whatever its protocol (Permit's, OPA's, AuthZEN's): authenticate, wait for a
 // named revision, decide, log. The HTTP routes (server.ts, authzen.ts) call these.
 
-import type { FastifyRequest } from "fastify";
+import type { FastifyRequest, FastifyServerOptions } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 import type { DatabaseOutage } from "../../db/outage.ts";
 import type { CheckQuery, Decision } from "../engine/types.ts";
@@ -50,7 +50,7 @@ export interface PdpDeps {
     /** A standalone PDP's decision log kept on disk while its control plane is away. */
     decisionLogSpool?: DecisionSpoolStats;
   };
-  logger?: boolean | { level: string };
+  logger?: FastifyServerOptions["logger"];
   bodyLimitBytes?: number;
   /** The embedded PDP's database: its outages are logged once (requests that need it get 503). */
   outage?: DatabaseOutage;

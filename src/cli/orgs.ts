@@ -1,21 +1,17 @@
 import fs from "node:fs";
 import readline from "node:readline";
-import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { migrateToLatest, type Store } from "./db/store.ts";
-import type { SecretBox } from "./lib/secrets.ts";
-import { splitFlags } from "./cli-flags.ts";
+import { ConfigError, loadConfig, type Config } from "../config.ts";
+import { migrateToLatest, type Store } from "../db/store.ts";
+import type { SecretBox } from "../lib/secrets.ts";
+import { takeFlags } from "./args.ts";
+import { ORGS_USAGE } from "./usage.ts";
 import {
   deleteOrganization,
   exportOrganization,
   findOrganization,
   importOrganization,
   TransferError,
-} from "./domain/organization-transfer.ts";
-
-export const ORGS_USAGE = `  orgs      move an organization between regions (on the database, like migrate; docs/regions.md):
-            gatehouse orgs export --org KEY --file PATH       every row of the organization, as JSON lines
-            gatehouse orgs import --file PATH                 into this region; prints the reissued API keys
-            gatehouse orgs delete --org KEY --confirm KEY     removes it (once it is imported elsewhere)`;
+} from "../domain/organization-transfer.ts";
 
 export interface OrgsCommandDeps {
   openStore: (config: Config) => Store;
@@ -26,7 +22,7 @@ export interface OrgsCommandDeps {
 /** `gatehouse orgs ...`: its own flags (--org, --file, --confirm), then the service's flags for the database. */
 export async function orgsCommand(argv: string[], deps: OrgsCommandDeps, env = process.env): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values, configFlags } = splitFlags(rest, ["org", "file", "confirm"]);
+  const { values, rest: configFlags } = takeFlags(rest, ["org", "file", "confirm"]);
   const { org, file } = values;
   const usage = new ConfigError(`usage:\n${ORGS_USAGE}`);
   if (!file && sub !== "delete") throw usage;
@@ -71,7 +67,7 @@ export async function orgsCommand(argv: string[], deps: OrgsCommandDeps, env = p
       return 0;
     }
     if (sub === "delete") {
-      if (values["confirm"] !== organization.key)
+      if (values.confirm !== organization.key)
         throw new ConfigError(
           `to delete organization '${organization.key}', add --confirm ${organization.key}`,
         );

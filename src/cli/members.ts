@@ -1,8 +1,9 @@
-import { splitFlags } from "./cli-flags.ts";
-import { ConfigError, loadConfig } from "./config.ts";
-import { migrateToLatest, type Store } from "./db/store.ts";
-import { AppError } from "./lib/errors.ts";
-import { assertAcceptablePassword, hashPassword } from "./lib/passwords.ts";
+import { takeFlags } from "./args.ts";
+import { MEMBERS_USAGE } from "./usage.ts";
+import { ConfigError, loadConfig } from "../config.ts";
+import { migrateToLatest, type Store } from "../db/store.ts";
+import { AppError } from "../lib/errors.ts";
+import { assertAcceptablePassword, hashPassword } from "../lib/passwords.ts";
 import {
   findMemberByEmail,
   firstOrganizationId,
@@ -10,13 +11,8 @@ import {
   orgAdminGrant,
   putGrant,
   setPasswordHash,
-} from "./domain/member-records.ts";
-import { deleteMemberSessions } from "./domain/session-records.ts";
-
-export const MEMBERS_USAGE = `  members   manage members from the shell (on the database, like migrate):
-            gatehouse members add --email E [--role admin|write|read] [--org KEY]
-            gatehouse members reset-password --email E
-            the password comes from GATEHOUSE_MEMBER_PASSWORD or the first line of stdin, never from flags`;
+} from "../domain/member-records.ts";
+import { deleteMemberSessions } from "../domain/session-records.ts";
 
 const ROLES = new Set(["admin", "write", "read", "no_access"]);
 
@@ -40,12 +36,12 @@ export async function membersCommand(
   io: { env: NodeJS.ProcessEnv; stdin: NodeJS.ReadableStream; print: (line: string) => void },
 ): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values, configFlags } = splitFlags(rest, ["email", "role", "org"]);
-  const email = values["email"];
+  const { values, rest: configFlags } = takeFlags(rest, ["email", "role", "org"]);
+  const email = values.email;
   if ((sub !== "add" && sub !== "reset-password") || !email) {
     throw new ConfigError(`usage:\n${MEMBERS_USAGE}`);
   }
-  const role = values["role"] ?? "admin";
+  const role = values.role ?? "admin";
   if (!ROLES.has(role)) throw new ConfigError(`--role must be one of ${[...ROLES].join(", ")}`);
   const config = loadConfig(configFlags, io.env);
   const store = openStore(config);
@@ -64,7 +60,7 @@ export async function membersCommand(
       io.print(`New password set for ${existing.email}; its sessions have ended.`);
       return 0;
     }
-    const org = values["org"];
+    const org = values.org;
     const organizationId = await firstOrganizationId(store.db, org);
     if (!organizationId)
       throw new ConfigError(org ? `no organization with the key ${org}` : "no organization yet");

@@ -1,0 +1,11 @@
+/** The shell commands' usage lines, apart from their code so that `gatehouse help` loads none of it. */
+
+export const MEMBERS_USAGE = `  members   manage members from the shell (on the database, like migrate):
+            gatehouse members add --email E [--role admin|write|read] [--org KEY]
+            gatehouse members reset-password --email E
+            the password comes from GATEHOUSE_MEMBER_PASSWORD or the first line of stdin, never from flags`;
+
+export const ORGS_USAGE = `  orgs      move an organization between regions (on the database, like migrate; docs/regions.md):
+            gatehouse orgs export --org KEY --file PATH       every row of the organization, as JSON lines
+            gatehouse orgs import --file PATH                 into this region; prints the reissued API keys
+            gatehouse orgs delete --org KEY --confirm KEY     removes it (once it is imported elsewhere)`;

@@ -1,0 +1,176 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { freePort, runGatehouse, startServerProcess } from "../helpers/process.ts";
+import { loadConfig } from "../../src/config.ts";
+import { describeDatabase } from "../../src/server.ts";
+
+const KEY_RE = /\b(gh_[A-Za-z0-9_-]{43})\b/;
+
+const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-first-"));
+
+/** A port held by another listener for the length of `run`. */
+async function withTakenPort<T>(run: (port: number) => Promise<T>): Promise<T> {
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+  const port = (blocker.address() as net.AddressInfo).port;
+  try {
+    return await run(port);
+  } finally {
+    blocker.close();
+  }
+}
+
+test("a taken port (API or PDP) ends the start before the first organization is made: no key is shown, the next start shows it", async () => {
+  const dataDir = tempDir();
+  try {
+    for (const which of ["GATEHOUSE_API_PORT", "GATEHOUSE_PDP_PORT"] as const) {
+      const failed = await withTakenPort(async (taken) =>
+        runGatehouse(["serve"], {
+          GATEHOUSE_DATA_DIR: dataDir,
+          GATEHOUSE_API_PORT: String(await freePort()),
+          GATEHOUSE_PDP_PORT: String(await freePort()),
+          GATEHOUSE_OPA_PORT: "0",
+          [which]: String(taken),
+        }),
+      );
+      const output = failed.stdout + failed.stderr;
+      assert.equal(failed.code, 1, output);
+      assert.match(failed.stderr, /cannot listen on 127\.0\.0\.1:\d+: the port is in use \(EADDRINUSE\)/);
+      assert.doesNotMatch(output, KEY_RE, `${which} taken: no key is printed`);
+      assert.doesNotMatch(output, /Created the first organization/);
+    }
+    const server = await startServerProcess({ GATEHOUSE_DATA_DIR: dataDir }, [], { pdp: true });
+    try {
+      const key = KEY_RE.exec(server.output())?.[1];
+      assert.ok(key, `the first start that runs prints the key:\n${server.output()}`);
+      const scope = await fetch(`${server.baseUrl}/v2/api-key/scope`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      assert.equal(scope.status, 200);
+      // What is running, once: the API, the docs, the PDP, the database and the data folder.
+      const out = server.output();
+      assert.match(out, /Gatehouse \S+ is running/);
+      assert.match(out, new RegExp(`API +${server.baseUrl}/v2`));
+      assert.match(out, new RegExp(`API docs +${server.baseUrl}/docs`));
+      assert.match(out, new RegExp(`PDP +http://127\\.0\\.0\\.1:${server.pdpPort}`));
+      assert.match(out, /database +SQLite .*gatehouse\.db/);
+      assert.ok(out.includes(`data       ${dataDir}`), out);
+      assert.ok(out.indexOf(key) < out.indexOf("is running"), "the key comes before the block");
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("gatehouse keys create|list work on the database directly; the key made works over HTTP", async () => {
+  const dataDir = tempDir();
+  const env = { GATEHOUSE_DATA_DIR: dataDir };
+  try {
+    const empty = await runGatehouse(["keys", "create", "--scope", "org"], env);
+    assert.equal(empty.code, 2);
+    assert.match(empty.stderr, /there is no organization yet/);
+
+    const server = await startServerProcess(env);
+    let orgKey = "";
+    let envKey = "";
+    try {
+      const created = await runGatehouse(
+        ["keys", "create", "--org", "default", "--scope", "environment", "--project", "default"],
+        env,
+      );
+      assert.equal(created.code, 2, "an environment key needs --env");
+      assert.match(created.stderr, /--scope environment needs --env; see `gatehouse help`/);
+
+      const org = await runGatehouse(
+        ["keys", "create", "--org", "default", "--scope", "org", "--name", "rescue"],
+        env,
+      );
+      assert.equal(org.code, 0, org.stderr);
+      orgKey = KEY_RE.exec(org.stdout)?.[1] ?? "";
+      assert.ok(orgKey, org.stdout);
+      const envKeyRun = await runGatehouse(
+        [
+          "keys",
+          "create",
+          "--org",
+          "default",
+          "--scope",
+          "environment",
+          "--project",
+          "default",
+          "--env",
+          "production",
+          "--access",
+          "read",
+        ],
+        env,
+      );
+      assert.equal(envKeyRun.code, 0, envKeyRun.stderr);
+      envKey = KEY_RE.exec(envKeyRun.stdout)?.[1] ?? "";
+
+      // The running server accepts both at once: the admin key reaches the organization, the read key only reads.
+      const headers = (key: string) => ({
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+      });
+      const scope = await (
+        await fetch(`${server.baseUrl}/v2/api-key/scope`, { headers: headers(orgKey) })
+      ).json();
+      assert.ok(scope.organization_id && !scope.project_id, JSON.stringify(scope));
+      const projects = await fetch(`${server.baseUrl}/v2/projects`, {
+        method: "POST",
+        headers: headers(orgKey),
+        body: JSON.stringify({ key: "made-with-rescue-key", name: "x" }),
+      });
+      assert.equal(projects.status, 200);
+      const readOnly = await fetch(`${server.baseUrl}/v2/facts/default/production/users`, {
+        method: "POST",
+        headers: headers(envKey),
+        body: JSON.stringify({ key: "u1" }),
+      });
+      assert.equal(readOnly.status, 403);
+      const users = await fetch(`${server.baseUrl}/v2/facts/default/production/users`, {
+        headers: headers(envKey),
+      });
+      assert.equal(users.status, 200);
+    } finally {
+      await server.stop();
+    }
+
+    const list = await runGatehouse(["keys", "list"], env);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /default +organization +admin +gh_\S+\.\.\. .* rescue/);
+    assert.match(list.stdout, /default +environment default\/production +read /);
+    assert.ok(!list.stdout.includes(orgKey) && !list.stdout.includes(envKey), "no secret is listed");
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("an unreachable database is one clear line within seconds; an unknown flag points to gatehouse help", async () => {
+  const port = await freePort();
+  const unreachable = await runGatehouse(["serve"], {
+    DATABASE_URL: `postgres://gatehouse:very-secret@127.0.0.1:${port}/gatehouse`,
+  });
+  assert.equal(unreachable.code, 1);
+  assert.equal(
+    unreachable.stderr.trim(),
+    `gatehouse: cannot reach the database at 127.0.0.1:${port} (ECONNREFUSED)`,
+  );
+  assert.ok(unreachable.ms < 15_000, `it fails within seconds (${unreachable.ms} ms)`);
+
+  const unknown = await runGatehouse(["serve", "--no-such-flag"]);
+  assert.equal(unknown.code, 2);
+  assert.equal(unknown.stderr.trim(), "gatehouse: Unknown option '--no-such-flag'; see `gatehouse help`");
+});
+
+test("the database in the running block has no password", () => {
+  const config = loadConfig([], { DATABASE_URL: "postgres://app:hunter2-secret@db.internal:6543/gatehouse" });
+  assert.equal(describeDatabase(config), "PostgreSQL postgres://app@db.internal:6543/gatehouse");
+});
