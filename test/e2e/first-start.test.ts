@@ -8,7 +8,7 @@ import { freePort, runGatehouse, startServerProcess } from "../helpers/process.t
 import { loadConfig } from "../../src/config.ts";
 import { describeDatabase } from "../../src/server.ts";
 
-const KEY_RE = /\b(gh_[A-Za-z0-9_-]{43})\b/;
+const KEY_RE = /\b(gh_us_[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/;
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-first-"));
 

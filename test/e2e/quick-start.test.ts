@@ -72,7 +72,7 @@ test("the README quick start runs as written: npm start, the key, gatehouse demo
       assert.ok(Date.now() < deadline, `npm start did not print the running block:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const key = /\b(gh_[A-Za-z0-9_-]{43})\b/.exec(output)?.[1];
+    const key = /\b(gh_us_[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/.exec(output)?.[1];
     assert.ok(key, output);
     for (const line of [
       `API        http://127.0.0.1:${apiPort}/v2`,
