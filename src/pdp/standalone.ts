@@ -266,28 +266,61 @@ function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
 }
 
 /** The last snapshot and the changes since, on disk: what the PDP starts from when the control plane is away. */
+/**
+ * The PDP's copy on disk: the snapshot it loaded (`pdp-snapshot.json`, written when it loads one) and the changes
+ * since, appended to `pdp-journal.jsonl` as they come, a line each. Persisting costs the new changes, not the whole
+ * environment (which would stall checks for as long as it takes to write it). A line a crash cut short ends the
+ * journal; lines of an older snapshot's journal (a crash between the two writes) are at or below the new
+ * snapshot's revision, which loading skips.
+ */
 class DiskState {
   private readonly file: string;
+  private readonly journal: string;
+  /** The snapshot on disk, and how many of its journal's changes are. */
+  private writtenBase: Snapshot | undefined;
+  private written = 0;
 
   constructor(dataDir: string) {
     this.file = path.join(dataDir, "pdp-snapshot.json");
+    this.journal = path.join(dataDir, "pdp-journal.jsonl");
     fs.mkdirSync(dataDir, { recursive: true });
   }
 
   read(): StoredState | undefined {
+    let stored: StoredState;
     try {
-      return JSON.parse(fs.readFileSync(this.file, "utf8")) as StoredState;
+      stored = JSON.parse(fs.readFileSync(this.file, "utf8")) as StoredState;
     } catch {
       return undefined;
     }
+    // Older versions kept the changes in the snapshot's file.
+    const changes = [...(stored.changes ?? [])];
+    const lines = fs.existsSync(this.journal) ? fs.readFileSync(this.journal, "utf8").split("\n") : [];
+    for (const line of lines) {
+      if (line === "") continue;
+      try {
+        changes.push(JSON.parse(line) as StoredChange);
+      } catch {
+        break;
+      }
+    }
+    return { ...stored, changes };
   }
 
   persist(sync: SyncState): void {
     if (!sync.dirty || !sync.base || !sync.ids) return;
-    const state: StoredState = { ...sync.ids, base: sync.base, changes: sync.journal };
-    const tmp = `${this.file}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(state));
-    fs.renameSync(tmp, this.file);
+    if (sync.base !== this.writtenBase) {
+      const tmp = `${this.file}.tmp`;
+      fs.writeFileSync(tmp, JSON.stringify({ ...sync.ids, base: sync.base, changes: [] }));
+      fs.renameSync(tmp, this.file);
+      fs.writeFileSync(this.journal, "");
+      this.writtenBase = sync.base;
+      this.written = 0;
+    }
+    const fresh = sync.journal.slice(this.written);
+    if (fresh.length > 0)
+      fs.appendFileSync(this.journal, fresh.map((c) => `${JSON.stringify(c)}\n`).join(""));
+    this.written = sync.journal.length;
     sync.dirty = false;
   }
 }
