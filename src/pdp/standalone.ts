@@ -46,6 +46,7 @@ interface StoredState {
 /** A fresh snapshot replaces the journal once it holds this many changes. */
 const MAX_JOURNAL = 10_000;
 const PERSIST_MS = 2000;
+const SNAPSHOT_TIMEOUT_MS = 300_000;
 const KEY_CACHE_MS = 60_000;
 const DEFAULT_SPOOL_BYTES = 100 * 1024 * 1024;
 /** Statuses with which the control plane refuses a decision log batch for good: retrying sends the same bytes. */
@@ -195,8 +196,12 @@ interface EnvironmentIds {
 /** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
 interface SyncState {
   ids?: EnvironmentIds;
-  /** The last snapshot and the changes since: what goes to disk. */
+  /**
+   * A snapshot loaded and not yet on disk; once written it is let go (the engine holds what it needs, and keeping
+   * the parsed snapshot beside it would cost more memory than the engine itself).
+   */
   base?: Snapshot;
+  /** The changes since the last snapshot: what the journal on disk holds, or will. */
   journal: StoredChange[];
   /** The newest revision the control plane has told of. */
   head: number;
@@ -234,7 +239,12 @@ function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
   const syncPath = () => `/v2/pdp-sync/${sync.ids?.project_id}/${sync.ids?.environment_id}`;
   return {
     async snapshot() {
-      const snap = await cp.get<Snapshot & EnvironmentIds>(`${syncPath()}/snapshot`);
+      // A large environment's snapshot takes a while to serve.
+      const snap = await cp.get<Snapshot & EnvironmentIds>(
+        `${syncPath()}/snapshot`,
+        undefined,
+        SNAPSHOT_TIMEOUT_MS,
+      );
       sync.base = { revision: snap.revision, data: snap.data };
       sync.journal = [];
       sync.head = Math.max(sync.head, snap.revision);
@@ -276,8 +286,7 @@ function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
 class DiskState {
   private readonly file: string;
   private readonly journal: string;
-  /** The snapshot on disk, and how many of its journal's changes are. */
-  private writtenBase: Snapshot | undefined;
+  /** How many of the journal's changes are on disk. */
   private written = 0;
 
   constructor(dataDir: string) {
@@ -296,25 +305,31 @@ class DiskState {
     // Older versions kept the changes in the snapshot's file.
     const changes = [...(stored.changes ?? [])];
     const lines = fs.existsSync(this.journal) ? fs.readFileSync(this.journal, "utf8").split("\n") : [];
+    const kept: string[] = [];
     for (const line of lines) {
       if (line === "") continue;
       try {
         changes.push(JSON.parse(line) as StoredChange);
+        kept.push(line);
       } catch {
+        // Cut short by a crash: the journal ends before it, and goes on from there.
+        fs.writeFileSync(this.journal, kept.map((l) => `${l}\n`).join(""));
         break;
       }
     }
+    // All of these are on disk already.
+    this.written = changes.length;
     return { ...stored, changes };
   }
 
   persist(sync: SyncState): void {
-    if (!sync.dirty || !sync.base || !sync.ids) return;
-    if (sync.base !== this.writtenBase) {
+    if (!sync.dirty || !sync.ids) return;
+    if (sync.base) {
       const tmp = `${this.file}.tmp`;
       fs.writeFileSync(tmp, JSON.stringify({ ...sync.ids, base: sync.base, changes: [] }));
       fs.renameSync(tmp, this.file);
       fs.writeFileSync(this.journal, "");
-      this.writtenBase = sync.base;
+      sync.base = undefined;
       this.written = 0;
     }
     const fresh = sync.journal.slice(this.written);
@@ -360,7 +375,6 @@ async function loadEnvironment(
       project_id: stored.project_id,
       environment_id: stored.environment_id,
     };
-    sync.base = stored.base;
     sync.journal = stored.changes;
     await replica.load(stored.base);
     for (const change of stored.changes) {

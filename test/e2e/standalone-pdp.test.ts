@@ -120,6 +120,11 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
     const again = await startPdpProcess(pdpEnv);
     procs.push(again);
     assert.match(again.output(), /snapshot on disk/);
+    assert.doesNotMatch(
+      fs.readFileSync(journal, "utf8"),
+      /cut sh/,
+      "the cut line is gone, so later lines follow whole ones",
+    );
     assert.equal(await allowed(again, key, "bob"), true);
     assert.equal(await allowed(again, key, "alice"), true);
     // Past carol's instant, with no control plane to purge anything, the PDP denies her and says why.
