@@ -196,10 +196,7 @@ interface EnvironmentIds {
 /** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
 interface SyncState {
   ids?: EnvironmentIds;
-  /**
-   * A snapshot loaded and not yet on disk; once written it is let go (the engine holds what it needs, and keeping
-   * the parsed snapshot beside it would cost more memory than the engine itself).
-   */
+  /** A snapshot loaded and not yet on disk; once written nothing needs it (the engine holds its own indexes). */
   base?: Snapshot;
   /** The changes since the last snapshot: what the journal on disk holds, or will. */
   journal: StoredChange[];
