@@ -8,6 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
 import {
   browserUnavailable,
+  assertAccessible,
   checkPage,
   ensureDashboardBuilt,
   launchChromium,
@@ -18,11 +19,14 @@ import {
 const unavailable = browserUnavailable();
 
 const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
+const READER = { email: "reader@example.com", password: "a reader reads all day long" };
 const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
 
 let server: ServerProcess;
 let browser: Browser;
 let page: Page;
+/** The second member's browser (a context of its own: its own cookie). */
+let second: Page;
 const log = new RequestLog();
 const api = (method: string, url: string, body?: unknown) =>
   httpOk(server.baseUrl, adminKey, method, url, body);
@@ -282,6 +286,129 @@ test(
       });
       assert.equal(revoked.status, 401);
     });
+
+    await step(t, "Settings → Organization: rename it and set its rate limit", async () => {
+      await page.getByRole("link", { name: "Organization", exact: true }).click();
+      await heading("Organization").waitFor();
+      await page.getByRole("textbox", { name: "Name", exact: true }).fill("Acme");
+      await page.getByLabel("Rate limit per minute").fill("600");
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.getByText("Organization saved").waitFor();
+      // The top bar's switcher shows the new name.
+      await page.waitForFunction(
+        () => document.querySelector<HTMLInputElement>('input[aria-label="Organization"]')?.value === "Acme",
+      );
+      await checkPage(page, "organization");
+      const org = (await api("GET", "/v2/orgs/active/org")).json as {
+        name: string;
+        settings: Record<string, unknown>;
+      };
+      assert.equal(org.name, "Acme");
+      assert.equal(org.settings["rate_limit_per_minute"], 600);
+    });
+
+    await step(
+      t,
+      "Settings → Members: invite a second member as read, who accepts the link in a second browser",
+      async () => {
+        await page.getByRole("link", { name: "Members", exact: true }).click();
+        await heading("Members").waitFor();
+        await page.getByRole("cell", { name: OWNER.email, exact: true }).waitFor();
+        await page.getByRole("button", { name: "Invite member" }).click();
+        const dialog = page.getByRole("dialog");
+        await dialog.getByLabel("E-mail").fill(READER.email);
+        await dialog.getByLabel("Access", { exact: true }).click();
+        await page.getByRole("option", { name: "read", exact: true }).click();
+        await dialog.getByRole("button", { name: "Invite" }).click();
+        const linkBox = page
+          .getByRole("dialog", { name: `Invite link for ${READER.email}` })
+          .getByLabel("Invite link");
+        await linkBox.filter({ hasText: "/invite/" }).waitFor();
+        const link = ((await linkBox.textContent()) ?? "").trim();
+        assert.ok(link.startsWith(`${server.baseUrl}/invite/`), link);
+        await checkPage(page, "invite-link");
+        await page.getByRole("button", { name: "Close", exact: true }).click();
+        await page
+          .getByRole("row")
+          .filter({ hasText: READER.email })
+          .filter({ hasText: "pending" })
+          .waitFor();
+        await checkPage(page, "members");
+
+        second = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+        second.setDefaultTimeout(10_000);
+        log.watch(second);
+        await second.goto(link);
+        await second.getByRole("heading", { name: "Join an organization" }).waitFor();
+        await assertAccessible(second, "invite");
+        await second.getByLabel("First name").fill("Rita");
+        await second.locator('input[name="password"]').fill(READER.password);
+        await second.getByRole("button", { name: "Accept the invite" }).click();
+        await second.getByRole("heading", { name: "Projects", exact: true }).waitFor();
+        // A read member sees no write controls.
+        assert.equal(await second.getByRole("button", { name: "New project" }).count(), 0);
+
+        const members = (await api("GET", "/v2/members")).json as {
+          email: string;
+          grants: { object_type: string; access_level: string }[];
+        }[];
+        const reader = members.find((m) => m.email === READER.email);
+        assert.deepEqual(
+          reader?.grants.map((g) => [g.object_type, g.access_level]),
+          [["org", "read"]],
+        );
+      },
+    );
+
+    await step(
+      t,
+      "change a member's grants: write on a project, then taken away; cancel an invite",
+      async () => {
+        await page.reload();
+        const row = page.getByRole("row").filter({ hasText: READER.email });
+        await row.filter({ hasText: "organization: read" }).waitFor();
+        await row.getByRole("button", { name: `Change access of ${READER.email}` }).click();
+        const dialog = page.getByRole("dialog", { name: `Access of ${READER.email}` });
+        await dialog.getByLabel("Grant on", { exact: true }).click();
+        await page.getByRole("option", { name: "A project" }).click();
+        await dialog.getByPlaceholder("Choose a project").click();
+        await page.getByRole("option", { name: "Shop" }).click();
+        await dialog.getByLabel("Access", { exact: true }).click();
+        await page.getByRole("option", { name: "write", exact: true }).click();
+        await dialog.getByRole("button", { name: "Grant" }).click();
+        await dialog.getByText("shop: write").waitFor();
+        await checkPage(page, "member-grants");
+        const grantsOf = async () =>
+          (
+            (await api("GET", `/v2/members/${READER.email}`)).json as {
+              grants: { object_type: string; access_level: string; project_key?: string }[];
+            }
+          ).grants
+            .map((g) => `${g.object_type}:${g.project_key ?? ""}:${g.access_level}`)
+            .sort();
+        assert.deepEqual(await grantsOf(), ["org::read", "project:shop:write"]);
+        await dialog.getByRole("button", { name: "Take away shop: write" }).click();
+        await dialog.getByText("shop: write").waitFor({ state: "detached" });
+        assert.deepEqual(await grantsOf(), ["org::read"]);
+        await dialog.getByRole("button", { name: "Cancel" }).click();
+
+        await page.getByRole("button", { name: "Invite member" }).click();
+        await page.getByRole("dialog").getByLabel("E-mail").fill("temp@example.com");
+        await page.getByRole("dialog").getByRole("button", { name: "Invite" }).click();
+        await page.getByRole("button", { name: "Close", exact: true }).click();
+        await page.getByRole("button", { name: "Cancel the invite for temp@example.com" }).click();
+        await page.getByRole("row").filter({ hasText: "temp@example.com" }).waitFor({ state: "detached" });
+        const org = (await api("GET", "/v2/orgs/active/org")).json as { id: string };
+        const invites = (await api("GET", `/v2/orgs/${org.id}/invites`)).json as {
+          email: string;
+          status: string;
+        }[];
+        assert.deepEqual(
+          invites.map((i) => [i.email, i.status]),
+          [[READER.email, "accepted"]],
+        );
+      },
+    );
 
     await step(t, "log out", async () => {
       await page.getByRole("button", { name: "Log out" }).click();

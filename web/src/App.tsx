@@ -23,6 +23,8 @@ const InvitePage = lazy(async () => ({ default: (await AuthPages()).InvitePage }
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
 const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
+const MembersPage = lazy(() => import("./pages/MembersPage"));
+const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -123,6 +125,8 @@ const routes: RouteObject[] = [
       { path: "projects", element: <ProjectsPage /> },
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
       { path: "settings/api-keys", element: <ApiKeysPage /> },
+      { path: "settings/members", element: <MembersPage /> },
+      { path: "settings/organization", element: <OrganizationPage /> },
       { path: "*", element: <NotFound /> },
     ],
   },

@@ -52,6 +52,8 @@ export function Shell({ session, children }: { session: Session; children: React
           Settings
         </Text>
         <SideLink to={`${base}/settings/api-keys`} label="API keys" />
+        <SideLink to={`${base}/settings/members`} label="Members" />
+        <SideLink to={`${base}/settings/organization`} label="Organization" />
       </AppShell.Navbar>
       <AppShell.Main>{children}</AppShell.Main>
     </AppShell>
