@@ -252,6 +252,112 @@ test(
       assert.deepEqual(alice.attributes, { plan: "pro" });
     });
 
+    await step(t, "edit a user: names, e-mail and attributes (the editor validates)", async () => {
+      await page.getByLabel("Search users").fill("");
+      await page.getByRole("button", { name: "Edit alice" }).click();
+      const dialog = page.getByRole("dialog", { name: "Edit user alice" });
+      assert.equal(await dialog.getByLabel("First name").inputValue(), "Alice");
+      await dialog.getByLabel("Last name").fill("Liddell");
+      await dialog.getByLabel("E-mail").fill("alice@wonderland.example");
+      await dialog.getByLabel("Attributes").fill("42");
+      await dialog.getByRole("button", { name: "Save" }).click();
+      await dialog.getByRole("alert").filter({ hasText: "attributes must be a JSON object" }).waitFor();
+      await checkPage(page, "user-edit");
+      await dialog.getByLabel("Attributes").fill('{"plan": "team", "seats": 5}');
+      await dialog.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("cell", { name: "Alice Liddell" }).waitFor();
+      const alice = (await api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
+        email: string;
+        last_name: string;
+        attributes: Record<string, unknown>;
+      };
+      assert.equal(alice.email, "alice@wonderland.example");
+      assert.equal(alice.last_name, "Liddell");
+      assert.deepEqual(alice.attributes, { plan: "team", seats: 5 });
+    });
+
+    await step(t, "tenants: create, edit, delete one with its key typed", async () => {
+      await page.getByRole("link", { name: "Tenants" }).click();
+      await heading("Tenants").waitFor();
+      await page.getByRole("cell", { name: "Default Tenant" }).waitFor();
+      const dialog = page.getByRole("dialog");
+      for (const [key, name] of [
+        ["acme", "Acme"],
+        ["scratch-tenant", "Scratch"],
+      ]) {
+        await page.getByRole("button", { name: "New tenant" }).click();
+        await dialog.getByLabel("Key").fill(key!);
+        await dialog.getByRole("textbox", { name: "Name", exact: true }).fill(name!);
+        await dialog.getByLabel("Attributes").fill('{"tier": "gold"}');
+        await dialog.getByRole("button", { name: "Create" }).click();
+        await page.getByRole("cell", { name: name!, exact: true }).waitFor();
+      }
+      await page.getByRole("button", { name: "Edit acme" }).click();
+      await dialog.getByRole("textbox", { name: "Name", exact: true }).fill("Acme Inc");
+      await dialog.getByLabel("Description").fill("the first customer");
+      await dialog.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("cell", { name: "Acme Inc" }).waitFor();
+      await page.getByRole("button", { name: "Delete scratch-tenant" }).click();
+      await dialog.getByLabel("Type scratch-tenant to confirm").fill("scratch-tenant");
+      await dialog.getByRole("button", { name: "Delete" }).click();
+      await page.getByRole("cell", { name: "Scratch", exact: true }).waitFor({ state: "detached" });
+      await checkPage(page, "tenants");
+      const tenants = (await api("GET", "/v2/facts/shop/staging-copy/tenants")).json as {
+        key: string;
+        name: string;
+        description: string;
+        attributes: Record<string, unknown>;
+      }[];
+      assert.deepEqual(
+        tenants.filter((x) => x.key !== "default").map((x) => [x.key, x.name, x.description, x.attributes]),
+        [["acme", "Acme Inc", "the first customer", { tier: "gold" }]],
+      );
+    });
+
+    await step(
+      t,
+      "assign a role to a user in a tenant, unassign it, assign it again; the tenant's users",
+      async () => {
+        await page.getByRole("link", { name: "Users" }).click();
+        await heading("Users").waitFor();
+        await page.getByRole("button", { name: "Roles of alice" }).click();
+        const dialog = page.getByRole("dialog", { name: "Roles of alice" });
+        await dialog.getByText("No role assigned.").waitFor();
+        const assign = async () => {
+          await dialog.getByPlaceholder("Choose a role").click();
+          await page.getByRole("option", { name: "Editor" }).click();
+          await dialog.getByPlaceholder("Search tenants").fill("acm");
+          await page.getByRole("option", { name: "Acme Inc" }).click();
+          await dialog.getByRole("button", { name: "Assign" }).click();
+          await dialog.getByRole("button", { name: "Unassign editor in acme" }).waitFor();
+        };
+        const assignments = async () =>
+          (
+            (await api("GET", "/v2/facts/shop/staging-copy/role_assignments?user=alice")).json as {
+              role: string;
+              tenant: string;
+            }[]
+          ).map((a) => `${a.role}@${a.tenant}`);
+        await assign();
+        await checkPage(page, "user-roles");
+        assert.deepEqual(await assignments(), ["editor@acme"]);
+        await dialog.getByRole("button", { name: "Unassign editor in acme" }).click();
+        await dialog.getByText("No role assigned.").waitFor();
+        assert.deepEqual(await assignments(), []);
+        await assign();
+        await dialog.getByRole("button", { name: "Cancel" }).click();
+        await page.getByRole("cell", { name: "editor @ acme" }).waitFor();
+
+        await page.getByRole("link", { name: "Tenants" }).click();
+        await page.getByRole("button", { name: "Users of acme" }).click();
+        const users = page.getByRole("dialog", { name: "Users of Acme Inc" });
+        await users.getByRole("row").filter({ hasText: "alice" }).filter({ hasText: "editor" }).waitFor();
+        await checkPage(page, "tenant-users");
+        await page.keyboard.press("Escape");
+        await users.waitFor({ state: "detached" });
+      },
+    );
+
     await step(t, "create an environment key, reveal its secret (it works), revoke it", async () => {
       await page.getByRole("link", { name: "API keys" }).click();
       await heading("API keys").waitFor();

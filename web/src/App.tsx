@@ -23,6 +23,7 @@ const InvitePage = lazy(async () => ({ default: (await AuthPages()).InvitePage }
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
 const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
+const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
 
@@ -124,6 +125,7 @@ const routes: RouteObject[] = [
       { index: true, element: <Navigate to="projects" replace /> },
       { path: "projects", element: <ProjectsPage /> },
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
+      { path: "p/:proj/e/:env/tenants", element: <TenantsPage /> },
       { path: "settings/api-keys", element: <ApiKeysPage /> },
       { path: "settings/members", element: <MembersPage /> },
       { path: "settings/organization", element: <OrganizationPage /> },

@@ -46,6 +46,7 @@ export function Shell({ session, children }: { session: Session; children: React
               Directory ({proj} / {env})
             </Text>
             <SideLink to={envPath(org.key, proj, env, "users")} label="Users" />
+            <SideLink to={envPath(org.key, proj, env, "tenants")} label="Tenants" />
           </>
         )}
         <Text size="xs" c="dimmed" mt="sm" px="sm">
