@@ -516,6 +516,61 @@ test(
       },
     );
 
+    await step(
+      t,
+      "the API log: filtered by status, method and path, newest first, details, the chart",
+      async () => {
+        const refused = await fetch(`${server.baseUrl}/v2/projects`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ key: 1 }),
+        });
+        assert.equal(refused.status, 422);
+        await page.getByRole("link", { name: "API log" }).click();
+        await heading("API log").waitFor();
+        await page.getByLabel("Calls per minute by status class").waitFor();
+        await checkPage(page, "api-log");
+
+        const filters = page.getByRole("form", { name: "Filters" });
+        await filters.getByLabel("Status codes").fill("422");
+        await filters.getByRole("button", { name: "Apply" }).click();
+        await page.waitForURL(/status=422/);
+        const row = page.getByRole("row").filter({ hasText: "/v2/projects" }).filter({ hasText: "422" });
+        await row.waitFor();
+        await row.getByRole("button", { name: /^Details of POST \/v2\/projects/ }).click();
+        const drawer = page.getByRole("dialog", { name: "Call details" });
+        // Bodies are pretty-printed: one key per line.
+        await drawer.getByLabel("Request body").filter({ hasText: '"key": 1' }).waitFor();
+        await drawer
+          .getByLabel("Response body")
+          .filter({ hasText: '"error_code": "INVALID_INPUT"' })
+          .waitFor();
+        await checkPage(page, "api-log-details");
+        await page.keyboard.press("Escape");
+        await drawer.waitFor({ state: "detached" });
+
+        // The role assignments made in the dashboard, by the owner, newest first.
+        await filters.getByLabel("Status codes").fill("");
+        await filters.getByLabel("Path").fill("/v2/facts/shop/staging-copy/users/alice/roles");
+        await filters.getByLabel("Actor").fill(OWNER.email);
+        await filters.getByRole("button", { name: "Apply" }).click();
+        await page.getByText("3 calls").waitFor();
+        const methods = await page.locator("tbody tr td:nth-child(3)").allTextContents();
+        assert.deepEqual(methods, ["POST", "DELETE", "POST"]);
+        const viaApi = (
+          await api(
+            "GET",
+            `/v2/history?path=/v2/facts/shop/staging-copy/users/alice/roles&actor_display_name=${encodeURIComponent(OWNER.email)}`,
+          )
+        ).json as { total_count: number; data: { method: string; status: number }[] };
+        assert.equal(viaApi.total_count, 3);
+        assert.deepEqual(
+          viaApi.data.map((e) => e.method),
+          methods,
+        );
+      },
+    );
+
     await step(t, "log out", async () => {
       await page.getByRole("button", { name: "Log out" }).click();
       await heading("Log in to Gatehouse").waitFor();

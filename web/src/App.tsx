@@ -24,6 +24,7 @@ const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
 const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
 const TenantsPage = lazy(() => import("./pages/TenantsPage"));
+const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
 
@@ -127,6 +128,7 @@ const routes: RouteObject[] = [
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
       { path: "p/:proj/e/:env/tenants", element: <TenantsPage /> },
       { path: "settings/api-keys", element: <ApiKeysPage /> },
+      { path: "api-log", element: <ApiLogPage /> },
       { path: "settings/members", element: <MembersPage /> },
       { path: "settings/organization", element: <OrganizationPage /> },
       { path: "*", element: <NotFound /> },

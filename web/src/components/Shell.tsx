@@ -40,6 +40,7 @@ export function Shell({ session, children }: { session: Session; children: React
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Pages">
         <SideLink to={`${base}/projects`} label="Projects" />
+        <SideLink to={`${base}/api-log`} label="API log" />
         {proj && env && (
           <>
             <Text size="xs" c="dimmed" mt="sm" px="sm">
