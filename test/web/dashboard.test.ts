@@ -571,6 +571,20 @@ test(
       },
     );
 
+    await step(t, "remove the second member: it is logged out of the organization at once", async () => {
+      await page.getByRole("link", { name: "Members", exact: true }).click();
+      await page.getByRole("button", { name: `Remove ${READER.email}` }).click();
+      await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click();
+      await page.getByRole("button", { name: `Remove ${READER.email}` }).waitFor({ state: "detached" });
+      const members = (await api("GET", "/v2/members")).json as { email: string }[];
+      assert.deepEqual(
+        members.map((m) => m.email),
+        [OWNER.email],
+      );
+      await second.reload();
+      await second.getByRole("heading", { name: "Log in to Gatehouse" }).waitFor();
+    });
+
     await step(t, "log out", async () => {
       await page.getByRole("button", { name: "Log out" }).click();
       await heading("Log in to Gatehouse").waitFor();

@@ -7,7 +7,7 @@ const closeButtonProps = { "aria-label": "Close the notification" };
 export function notifyError(error: unknown): void {
   notifications.show({
     color: "red",
-    title: error instanceof ApiError ? error.title : "Something went wrong",
+    title: error instanceof ApiError ? `${error.title} (${error.status})` : "Something went wrong",
     message: error instanceof Error ? error.message : String(error),
     closeButtonProps,
   });
