@@ -141,6 +141,44 @@ describeEachDialect(
       assert.ok(row.duration_ms > 0 && row.duration_ms < 10_000, String(row.duration_ms));
     });
 
+    test("GET /v2/history/stats: calls per minute by status class, with the list's filters, in the organization", async () => {
+      const { acme, globex, call } = env();
+      await flushLog(env());
+      const stats = async (key: string, query: string) => {
+        const res = await call(key, "GET", `/v2/history/stats?${query}`);
+        assert.equal(res.status, 200, res.body as string);
+        return res.json as {
+          from: string;
+          until: string;
+          data: { minute: string; status_class: string; count: number }[];
+        };
+      };
+      const totals = (data: { status_class: string; count: number }[]) => {
+        const out: Record<string, number> = {};
+        for (const d of data) out[d.status_class] = (out[d.status_class] ?? 0) + d.count;
+        return out;
+      };
+      const probeStats = await stats(acme.adminKey, `actor_id=${probe.id}`);
+      assert.deepEqual(totals(probeStats.data), { "2xx": 3, "4xx": 2 });
+      for (const d of probeStats.data) assert.match(d.minute, /^\d{4}-\d\d-\d\dT\d\d:\d\d:00\+00:00$/);
+      assert.ok(
+        Date.parse(probeStats.until) - Date.parse(probeStats.from) === 3_600_000,
+        "default: the last hour",
+      );
+      assert.deepEqual(totals((await stats(acme.adminKey, `actor_id=${probe.id}&status_code=404`)).data), {
+        "4xx": 1,
+      });
+      // Another organization sees none of it; a range in the past has nothing; more than a week is refused.
+      assert.deepEqual((await stats(globex.adminKey, `actor_id=${probe.id}`)).data, []);
+      assert.deepEqual((await stats(acme.adminKey, `timestamp_from=0&timestamp_until=3600`)).data, []);
+      const tooLong = await call(
+        acme.adminKey,
+        "GET",
+        "/v2/history/stats?timestamp_from=0&timestamp_until=700000",
+      );
+      assert.equal(tooLong.status, 422);
+    });
+
     test("filters: one and several status codes, success, method, path, project, environment, time", async () => {
       const { acme, call } = env();
       const only = `&actor_id=${probe.id}`;

@@ -31,15 +31,38 @@ const newestIn = (dir: string): number =>
     })
     .reduce((a, b) => Math.max(a, b), 0);
 
-/** Builds the dashboard when web/dist is missing or older than its sources or the API document. */
+const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Builds the dashboard when web/dist is missing or older than its sources or the API document. Test files run in
+ * parallel: one builds while holding a lock directory, the others wait for it and then find the build fresh.
+ */
 export function ensureDashboardBuilt(): void {
   const index = path.join(WEB, "dist", "index.html");
-  const sources = Math.max(
-    newestIn(path.join(WEB, "src")),
-    fs.statSync(path.join(REPO_ROOT, "docs/openapi.json")).mtimeMs,
-  );
-  if (fs.existsSync(index) && fs.statSync(index).mtimeMs >= sources) return;
-  execFileSync(process.execPath, ["scripts/build-web.mjs"], { cwd: REPO_ROOT, stdio: "inherit" });
+  const lock = path.join(WEB, ".build.lock");
+  const fresh = () =>
+    fs.existsSync(index) &&
+    fs.statSync(index).mtimeMs >=
+      Math.max(
+        newestIn(path.join(WEB, "src")),
+        fs.statSync(path.join(REPO_ROOT, "docs/openapi.json")).mtimeMs,
+      );
+  for (const deadline = Date.now() + 300_000; !fresh();) {
+    try {
+      fs.mkdirSync(lock);
+    } catch {
+      // Another test file is building (a lock older than the deadline is a crashed one's and is taken over).
+      if (Date.now() > deadline) fs.rmSync(lock, { recursive: true, force: true });
+      sleep(500);
+      continue;
+    }
+    try {
+      if (!fresh())
+        execFileSync(process.execPath, ["scripts/build-web.mjs"], { cwd: REPO_ROOT, stdio: "inherit" });
+    } finally {
+      fs.rmSync(lock, { recursive: true, force: true });
+    }
+  }
 }
 
 /** The routes of docs/openapi.json as matchers of a method and a path. */

@@ -23,6 +23,10 @@ const InvitePage = lazy(async () => ({ default: (await AuthPages()).InvitePage }
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
 const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
+const TenantsPage = lazy(() => import("./pages/TenantsPage"));
+const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
+const MembersPage = lazy(() => import("./pages/MembersPage"));
+const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -122,7 +126,11 @@ const routes: RouteObject[] = [
       { index: true, element: <Navigate to="projects" replace /> },
       { path: "projects", element: <ProjectsPage /> },
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
+      { path: "p/:proj/e/:env/tenants", element: <TenantsPage /> },
       { path: "settings/api-keys", element: <ApiKeysPage /> },
+      { path: "api-log", element: <ApiLogPage /> },
+      { path: "settings/members", element: <MembersPage /> },
+      { path: "settings/organization", element: <OrganizationPage /> },
       { path: "*", element: <NotFound /> },
     ],
   },

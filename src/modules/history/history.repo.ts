@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from "kysely";
+import { sql, type Insertable, type Kysely, type Selectable } from "kysely";
 import type { ApiLogTable, Database } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
 
@@ -84,6 +84,17 @@ export async function listEvents(
     .execute();
   const count = await q.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
+}
+
+/** Calls per minute and status class (1 … 5): timestamps are ISO text, so a minute is their first 16 characters. */
+export function countPerMinute(db: Kysely<Database>, filter: HistoryFilter) {
+  const minute = sql<string>`substr(timestamp, 1, 16)`;
+  const statusClass = sql<number>`status / 100`;
+  return filtered(db, filter)
+    .select((eb) => [minute.as("minute"), statusClass.as("status_class"), eb.fn.countAll<number>().as("n")])
+    .groupBy([minute, statusClass])
+    .orderBy(minute)
+    .execute();
 }
 
 export const findEvent = (

@@ -3,7 +3,14 @@ import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { principalOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
-import { APIHistoryEventFullRead, APIHistoryPage, EventParams, HistoryQuery } from "./history.schemas.ts";
+import {
+  APIHistoryEventFullRead,
+  APIHistoryPage,
+  EventParams,
+  HistoryQuery,
+  HistoryStats,
+  HistoryStatsQuery,
+} from "./history.schemas.ts";
 import { createHistoryService } from "./history.service.ts";
 
 /** A bare string answered as JSON (`"..."`), as Permit does; Fastify would otherwise send it as text/plain. */
@@ -27,6 +34,19 @@ export const historyRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createHi
       },
     },
     (req) => history.list(principalOf(req), req.query),
+  );
+  app.get(
+    "/v2/history/stats",
+    {
+      schema: {
+        tags,
+        summary:
+          "Calls per minute by status class (Gatehouse's own): the same filters as /v2/history, over at most a week",
+        querystring: HistoryStatsQuery,
+        response: { 200: HistoryStats, ...errorResponses() },
+      },
+    },
+    (req) => history.stats(principalOf(req), req.query),
   );
   app.get(
     "/v2/history/:event_id",

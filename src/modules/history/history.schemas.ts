@@ -53,7 +53,7 @@ const Many = <T extends TSchema>(item: T, description: string) =>
 const UnixSeconds = (description: string) =>
   Type.Optional(Type.Integer({ minimum: 0, maximum: 253_402_300_799, description }));
 
-export const HistoryQuery = Type.Object({
+const historyFilters = {
   method: Many(Type.String({ minLength: 1, maxLength: 16 }), "HTTP methods (any of)"),
   path: Many(
     Type.String({ minLength: 1, maxLength: 2048 }),
@@ -71,8 +71,29 @@ export const HistoryQuery = Type.Object({
   env_id: Many(Ref("environment id or key"), "environments (any of)"),
   timestamp_from: UnixSeconds("calls at or after this second"),
   timestamp_until: UnixSeconds("calls at or before this second (inclusive)"),
-  ...PageQuery,
-});
+};
+
+export const HistoryQuery = Type.Object({ ...historyFilters, ...PageQuery });
 export type HistoryQuery = Static<typeof HistoryQuery>;
+
+/** The most minutes one stats call covers (a week). */
+export const STATS_MAX_MINUTES = 7 * 24 * 60;
+
+export const HistoryStatsQuery = Type.Object(historyFilters);
+export type HistoryStatsQuery = Static<typeof HistoryStatsQuery>;
+
+export const HistoryStats = Type.Object({
+  from: Timestamp,
+  until: Timestamp,
+  data: Type.Array(
+    Type.Object({
+      minute: Timestamp,
+      status_class: Type.Union(["1xx", "2xx", "3xx", "4xx", "5xx"].map((c) => Type.Literal(c))),
+      count: Type.Integer({ minimum: 1 }),
+    }),
+    { description: "minutes with calls, oldest first; a minute with none is left out" },
+  ),
+});
+export type HistoryStats = Static<typeof HistoryStats>;
 
 export const EventParams = Type.Object({ event_id: Uuid });

@@ -2,12 +2,13 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 
 import { type Principal } from "../../lib/access.ts";
-import { notFound } from "../../lib/errors.ts";
+import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, pageRequest } from "../../lib/pagination.ts";
 
 import { toTimestamp } from "../../lib/time.ts";
 
 import {
+  countPerMinute,
   environmentIdsOf,
   findEvent,
   listEvents,
@@ -16,11 +17,14 @@ import {
   type ApiLogSummaryRow,
   type HistoryFilter,
 } from "./history.repo.ts";
-import type {
-  APIHistoryEventFullRead,
-  APIHistoryEventRead,
-  APIHistoryPage,
-  HistoryQuery,
+import {
+  STATS_MAX_MINUTES,
+  type APIHistoryEventFullRead,
+  type APIHistoryEventRead,
+  type APIHistoryPage,
+  type HistoryQuery,
+  type HistoryStats,
+  type HistoryStatsQuery,
 } from "./history.schemas.ts";
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000";
@@ -77,46 +81,72 @@ export function createHistoryService(deps: { db: Kysely<Database> }) {
     return row;
   }
 
+  /** The query's filters within the principal's scope; null when a named project or environment does not exist. */
+  async function filterOf(principal: Principal, query: HistoryStatsQuery): Promise<HistoryFilter | null> {
+    const filter: HistoryFilter = {
+      ...scopeOf(principal),
+      methods: query.method?.map((m) => m.toUpperCase()),
+      paths: query.path,
+      statuses: query.status_code,
+      success: query.success,
+      clientIps: query.client_ip,
+      actorTypes: query.actor_type,
+      actorIds: query.actor_id?.map((a) => a.toLowerCase()),
+      actorDisplayName: query.actor_display_name,
+      ...(query.timestamp_from !== undefined && {
+        from: toTimestamp(new Date(query.timestamp_from * 1000)),
+      }),
+      ...(query.timestamp_until !== undefined && {
+        before: toTimestamp(new Date((query.timestamp_until + 1) * 1000)),
+      }),
+    };
+    // Project and environment filters take ids or keys; names that match nothing match no record.
+    if (query.project_id?.length) {
+      filter.projectIds = await projectIdsOf(db, principal.organizationId, query.project_id);
+      if (filter.projectIds.length === 0) return null;
+    }
+    if (query.env_id?.length) {
+      filter.environmentIds = await environmentIdsOf(
+        db,
+        principal.organizationId,
+        query.env_id,
+        filter.projectIds,
+      );
+      if (filter.environmentIds.length === 0) return null;
+    }
+    for (const list of ["methods", "paths", "statuses", "clientIps", "actorTypes", "actorIds"] as const) {
+      if (filter[list]?.length === 0) delete filter[list];
+    }
+    return filter;
+  }
+
   return {
     async list(principal: Principal, query: HistoryQuery): Promise<APIHistoryPage> {
       const page = pageRequest(query);
-      const empty = { data: [], total_count: 0, page_count: 0, pagination_count: 0 };
-      const filter: HistoryFilter = {
-        ...scopeOf(principal),
-        methods: query.method?.map((m) => m.toUpperCase()),
-        paths: query.path,
-        statuses: query.status_code,
-        success: query.success,
-        clientIps: query.client_ip,
-        actorTypes: query.actor_type,
-        actorIds: query.actor_id?.map((a) => a.toLowerCase()),
-        actorDisplayName: query.actor_display_name,
-        ...(query.timestamp_from !== undefined && {
-          from: toTimestamp(new Date(query.timestamp_from * 1000)),
-        }),
-        ...(query.timestamp_until !== undefined && {
-          before: toTimestamp(new Date((query.timestamp_until + 1) * 1000)),
-        }),
-      };
-      // Project and environment filters take ids or keys; names that match nothing match no record.
-      if (query.project_id?.length) {
-        filter.projectIds = await projectIdsOf(db, principal.organizationId, query.project_id);
-        if (filter.projectIds.length === 0) return empty;
-      }
-      if (query.env_id?.length) {
-        filter.environmentIds = await environmentIdsOf(
-          db,
-          principal.organizationId,
-          query.env_id,
-          filter.projectIds,
-        );
-        if (filter.environmentIds.length === 0) return empty;
-      }
-      for (const list of ["methods", "paths", "statuses", "clientIps", "actorTypes", "actorIds"] as const) {
-        if (filter[list]?.length === 0) delete filter[list];
-      }
+      const filter = await filterOf(principal, query);
+      if (!filter) return { data: [], total_count: 0, page_count: 0, pagination_count: 0 };
       const { rows, total } = await listEvents(db, filter, offsetOf(page), page.perPage);
       return { ...envelope(rows.map(eventRead), total, page), pagination_count: total };
+    },
+
+    /** Calls per minute by status class over [from, until] (default: the last hour; at most a week). */
+    async stats(principal: Principal, query: HistoryStatsQuery): Promise<HistoryStats> {
+      const until = query.timestamp_until ?? Math.floor(Date.now() / 1000);
+      const from = query.timestamp_from ?? until - 3600;
+      if (until < from || (until - from) / 60 > STATS_MAX_MINUTES) {
+        throw invalid(`the range must run forward and span at most ${STATS_MAX_MINUTES} minutes`, ["query"]);
+      }
+      const range = { from: toTimestamp(new Date(from * 1000)), until: toTimestamp(new Date(until * 1000)) };
+      const filter = await filterOf(principal, { ...query, timestamp_from: from, timestamp_until: until });
+      const rows = filter ? await countPerMinute(db, filter) : [];
+      return {
+        ...range,
+        data: rows.map((r) => ({
+          minute: `${r.minute}:00+00:00`,
+          status_class: `${Number(r.status_class)}xx` as HistoryStats["data"][number]["status_class"],
+          count: Number(r.n),
+        })),
+      };
     },
 
     async get(principal: Principal, id: string): Promise<APIHistoryEventFullRead> {

@@ -40,18 +40,22 @@ export function Shell({ session, children }: { session: Session; children: React
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Pages">
         <SideLink to={`${base}/projects`} label="Projects" />
+        <SideLink to={`${base}/api-log`} label="API log" />
         {proj && env && (
           <>
             <Text size="xs" c="dimmed" mt="sm" px="sm">
               Directory ({proj} / {env})
             </Text>
             <SideLink to={envPath(org.key, proj, env, "users")} label="Users" />
+            <SideLink to={envPath(org.key, proj, env, "tenants")} label="Tenants" />
           </>
         )}
         <Text size="xs" c="dimmed" mt="sm" px="sm">
           Settings
         </Text>
         <SideLink to={`${base}/settings/api-keys`} label="API keys" />
+        <SideLink to={`${base}/settings/members`} label="Members" />
+        <SideLink to={`${base}/settings/organization`} label="Organization" />
       </AppShell.Navbar>
       <AppShell.Main>{children}</AppShell.Main>
     </AppShell>

@@ -11,6 +11,7 @@ export function FormModal({
   submitLabel,
   danger,
   closeOnSuccess = true,
+  hideSubmit = false,
   children,
 }: {
   title: string;
@@ -21,6 +22,8 @@ export function FormModal({
   danger?: boolean;
   /** false when a success shows something else in its place. */
   closeOnSuccess?: boolean;
+  /** true when the form only shows (a member who may not write). */
+  hideSubmit?: boolean;
   children: ReactNode;
 }) {
   const [error, setError] = useState<unknown>(null);
@@ -52,9 +55,11 @@ export function FormModal({
             <Button variant="default" onClick={close}>
               Cancel
             </Button>
-            <Button type="submit" loading={busy} color={danger ? "red" : undefined}>
-              {submitLabel}
-            </Button>
+            {!hideSubmit && (
+              <Button type="submit" loading={busy} color={danger ? "red" : undefined}>
+                {submitLabel}
+              </Button>
+            )}
           </Group>
         </Stack>
       </form>

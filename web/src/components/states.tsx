@@ -13,7 +13,8 @@ export function Loading({ label = "Loading" }: { label?: string }) {
 
 /** A failed call: the API's title and message. */
 export function ErrorState({ error }: { error: unknown }) {
-  const title = error instanceof ApiError ? error.title : "Something went wrong";
+  // The status too: a 403 reads as the API's refusal, whatever its title.
+  const title = error instanceof ApiError ? `${error.title} (${error.status})` : "Something went wrong";
   const message = error instanceof Error ? error.message : String(error);
   return (
     <Alert color="red" title={title} role="alert" variant="light">

@@ -1,19 +1,8 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import {
-  Button,
-  Code,
-  CopyButton,
-  Group,
-  Modal,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from "@mantine/core";
+import { Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { api, unwrap } from "../api/client";
+import { CopyBlock } from "../components/CopyBlock";
 import { FormModal, formText } from "../components/dialogs";
 import { Empty, ErrorState, QueryState } from "../components/states";
 import { useOrg } from "../org";
@@ -250,21 +239,12 @@ function SecretModal({ keyId, title, onClose }: { keyId: string; title: string; 
         {secret.error ? (
           <ErrorState error={secret.error} />
         ) : (
-          <>
-            <Code block aria-label="Secret">
-              {secret.data?.secret ?? "…"}
-            </Code>
-            <Group justify="flex-end">
-              <CopyButton value={secret.data?.secret ?? ""}>
-                {({ copied, copy }) => (
-                  <Button onClick={copy}>{copied ? "Copied" : "Copy the secret"}</Button>
-                )}
-              </CopyButton>
-              <Button variant="default" onClick={onClose}>
-                Close
-              </Button>
-            </Group>
-          </>
+          <CopyBlock
+            label="Secret"
+            value={secret.data?.secret}
+            copyLabel="Copy the secret"
+            onClose={onClose}
+          />
         )}
       </Stack>
     </Modal>

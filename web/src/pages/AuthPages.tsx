@@ -191,7 +191,7 @@ export function InvitePage() {
   return (
     <AuthCard
       title="Join an organization"
-      intro="You were invited to Gatehouse. Choose a password to accept."
+      intro="You were invited to Gatehouse. Choose a password to accept; if you already log in to Gatehouse with this e-mail, enter your current password."
     >
       <form onSubmit={onSubmit}>
         <Stack>

@@ -1,10 +1,12 @@
 import { useState } from "react";
 import { useSearchParams } from "react-router";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, JsonInput, Pagination, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Button, Group, Pagination, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
+import { AttributesInput, parseAttributes, UserFields } from "../components/fields";
+import { UserRolesModal } from "./UserRolesModal";
 import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 import { usePlaceIds } from "../queries";
@@ -12,15 +14,13 @@ import { useMayWrite } from "../session";
 
 const PER_PAGE = 20;
 
-/** Parses the attributes editor's text: a JSON object, or an error saying why not. */
-export function parseAttributes(text: string): Record<string, unknown> {
-  if (text.trim() === "") return {};
-  const value: unknown = JSON.parse(text);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error("attributes must be a JSON object");
-  }
-  return value as Record<string, unknown>;
-}
+type EditedUser = {
+  key: string;
+  email?: string;
+  first_name?: string;
+  last_name?: string;
+  attributes?: Record<string, unknown> | null;
+};
 
 /** An environment's users: one page at a time from the server, searched there too. */
 export default function UsersPage() {
@@ -30,7 +30,9 @@ export default function UsersPage() {
   const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
   const [search, setSearch] = useState(params.get("q") ?? "");
   const [query] = useDebouncedValue(search.trim(), 300);
-  const [dialog, setDialog] = useState<{ kind: "new" } | { kind: "delete"; key: string } | null>(null);
+  const [dialog, setDialog] = useState<
+    { kind: "new" } | { kind: "delete" | "roles"; key: string } | { kind: "edit"; user: EditedUser } | null
+  >(null);
   const canWrite = useMayWrite(usePlaceIds(proj, env));
   const queryClient = useQueryClient();
   const path = { proj_id: proj, env_id: env };
@@ -94,17 +96,37 @@ export default function UsersPage() {
                         {user.roles.map((r) => `${r.role}${r.tenant ? ` @ ${r.tenant}` : ""}`).join(", ")}
                       </Table.Td>
                       <Table.Td>
-                        {canWrite && (
+                        <Group gap="xs" wrap="nowrap">
                           <Button
                             size="compact-xs"
                             variant="subtle"
-                            color="red"
-                            aria-label={`Delete ${user.key}`}
-                            onClick={() => setDialog({ kind: "delete", key: user.key })}
+                            aria-label={`Roles of ${user.key}`}
+                            onClick={() => setDialog({ kind: "roles", key: user.key })}
                           >
-                            Delete
+                            Roles
                           </Button>
-                        )}
+                          {canWrite && (
+                            <>
+                              <Button
+                                size="compact-xs"
+                                variant="subtle"
+                                aria-label={`Edit ${user.key}`}
+                                onClick={() => setDialog({ kind: "edit", user })}
+                              >
+                                Edit
+                              </Button>
+                              <Button
+                                size="compact-xs"
+                                variant="subtle"
+                                color="red"
+                                aria-label={`Delete ${user.key}`}
+                                onClick={() => setDialog({ kind: "delete", key: user.key })}
+                              >
+                                Delete
+                              </Button>
+                            </>
+                          )}
+                        </Group>
                       </Table.Td>
                     </Table.Tr>
                   ))}
@@ -151,19 +173,46 @@ export default function UsersPage() {
         }}
       >
         <TextInput label="Key" name="key" required data-autofocus />
-        <TextInput label="E-mail" name="email" type="email" />
-        <TextInput label="First name" name="first_name" />
-        <TextInput label="Last name" name="last_name" />
-        <JsonInput
-          label="Attributes"
-          name="attributes"
-          description="a JSON object"
-          validationError="Not valid JSON"
-          formatOnBlur
-          autosize
-          minRows={3}
-        />
+        <UserFields />
+        <AttributesInput />
       </FormModal>
+
+      {dialog?.kind === "edit" && (
+        <FormModal
+          title={`Edit user ${dialog.user.key}`}
+          opened
+          onClose={() => setDialog(null)}
+          submitLabel="Save"
+          onSubmit={async (form) => {
+            const attributes = parseAttributes(formText(form, "attributes"));
+            const email = formText(form, "email");
+            unwrap(
+              await api.PATCH("/v2/facts/{proj_id}/{env_id}/users/{user_id}", {
+                params: { path: { ...path, user_id: dialog.user.key } },
+                body: {
+                  ...(email && { email }),
+                  first_name: formText(form, "first_name"),
+                  last_name: formText(form, "last_name"),
+                  attributes,
+                },
+              }),
+            );
+            await refresh();
+          }}
+        >
+          <UserFields user={dialog.user} />
+          <AttributesInput value={dialog.user.attributes} />
+        </FormModal>
+      )}
+
+      {dialog?.kind === "roles" && (
+        <UserRolesModal
+          userKey={dialog.key}
+          canWrite={canWrite}
+          onClose={() => setDialog(null)}
+          onChanged={refresh}
+        />
+      )}
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
