@@ -201,6 +201,9 @@ function createKeyResolver(
 
   /** What the key resolves to: from the database, or while it is away, from memory when the key was seen before. */
   async function resolveKey(secret: string, request: FastifyRequest): Promise<PdpTarget> {
+    // Off the cached path: a key found in the cache was looked up here, so it is of this region.
+    const misdirected = regions && misdirectedKey(secret, regions);
+    if (misdirected) throw misdirected;
     const named = request.headers[ENVIRONMENT_HEADER];
     const hash = hashSecret(secret);
     const knownAs = `${hash}\n${typeof named === "string" ? named : ""}`;
@@ -247,8 +250,6 @@ function createKeyResolver(
   return {
     resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
       const secret = bearerSecret(authorization);
-      const misdirected = regions && misdirectedKey(secret, regions);
-      if (misdirected) throw misdirected;
       const known = targetCache.get(secret);
       const now = Date.now();
       if (known && known.expires > now) {

@@ -7,7 +7,6 @@ import {
   Code,
   Drawer,
   Group,
-  Pagination,
   Select,
   SimpleGrid,
   Stack,
@@ -16,6 +15,7 @@ import {
   TextInput,
   Title,
 } from "@mantine/core";
+import { PageFooter } from "../components/paging";
 import { api, unwrap } from "../api/client";
 import { Empty, ErrorState, Loading, QueryState } from "../components/states";
 import { useOrg } from "../org";
@@ -215,18 +215,12 @@ export default function ApiLogPage() {
                   ))}
                 </Table.Tbody>
               </Table>
-              <Group justify="space-between">
-                <Text size="sm" c="dimmed">
-                  {result.total_count} calls
-                </Text>
-                <Pagination
-                  total={result.page_count}
-                  value={page}
-                  onChange={goTo}
-                  getControlProps={(control) => ({ "aria-label": `${control} page` })}
-                  getItemProps={(item) => ({ "aria-label": `Page ${item}` })}
-                />
-              </Group>
+              <PageFooter
+                count={`${result.total_count} calls`}
+                total={result.page_count}
+                page={page}
+                onChange={goTo}
+              />
             </>
           )
         }

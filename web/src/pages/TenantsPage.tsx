@@ -1,19 +1,7 @@
 import { useState } from "react";
-import { useSearchParams } from "react-router";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import {
-  Button,
-  Group,
-  Modal,
-  Pagination,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Textarea,
-  Title,
-} from "@mantine/core";
-import { useDebouncedValue } from "@mantine/hooks";
+import { Button, Group, Modal, Stack, Table, Text, TextInput, Textarea, Title } from "@mantine/core";
+import { PageFooter, Pages, SearchInput, usePagedSearch } from "../components/paging";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
 import { asPage, AttributesInput, parseAttributes } from "../components/fields";
@@ -31,26 +19,12 @@ type Tenant = {
   attributes?: Record<string, unknown> | null;
 };
 
-function Pages({ total, page, onChange }: { total: number; page: number; onChange: (page: number) => void }) {
-  return (
-    <Pagination
-      total={total}
-      value={page}
-      onChange={onChange}
-      getControlProps={(control) => ({ "aria-label": `${control} page` })}
-      getItemProps={(item) => ({ "aria-label": `Page ${item}` })}
-    />
-  );
-}
-
 /** An environment's tenants: one page at a time from the server, searched there; create, edit, delete. */
 export default function TenantsPage() {
   const org = useOrg();
   const { proj = "", env = "" } = usePlace();
-  const [params, setParams] = useSearchParams();
-  const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
-  const [search, setSearch] = useState(params.get("q") ?? "");
-  const [query] = useDebouncedValue(search.trim(), 300);
+  const paged = usePagedSearch();
+  const { page, query, goTo } = paged;
   const [dialog, setDialog] = useState<
     { kind: "new" } | { kind: "edit" | "delete" | "users"; tenant: Tenant } | null
   >(null);
@@ -73,7 +47,6 @@ export default function TenantsPage() {
       ),
   });
   const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, proj, env, "tenants"] });
-  const goTo = (next: number, q = query) => setParams(q ? { page: String(next), q } : { page: String(next) });
   const body = (form: FormData) => ({
     name: formText(form, "name"),
     description: formText(form, "description"),
@@ -88,15 +61,7 @@ export default function TenantsPage() {
         </Title>
         {canWrite && <Button onClick={() => setDialog({ kind: "new" })}>New tenant</Button>}
       </Group>
-      <TextInput
-        label="Search tenants"
-        placeholder="key or name"
-        value={search}
-        onChange={(e) => {
-          setSearch(e.currentTarget.value);
-          if (page !== 1) goTo(1, e.currentTarget.value.trim());
-        }}
-      />
+      <SearchInput label="Search tenants" placeholder="key or name" paged={paged} />
       <QueryState query={tenants}>
         {(result) =>
           result.data.length === 0 ? (
@@ -159,12 +124,12 @@ export default function TenantsPage() {
                   ))}
                 </Table.Tbody>
               </Table>
-              <Group justify="space-between">
-                <Text size="sm" c="dimmed">
-                  {result.total_count} tenants
-                </Text>
-                <Pages total={result.page_count} page={page} onChange={(next) => goTo(next)} />
-              </Group>
+              <PageFooter
+                count={`${result.total_count} tenants`}
+                total={result.page_count}
+                page={page}
+                onChange={(next) => goTo(next)}
+              />
             </>
           )
         }

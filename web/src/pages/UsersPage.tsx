@@ -1,8 +1,7 @@
 import { useState } from "react";
-import { useSearchParams } from "react-router";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, Pagination, Stack, Table, Text, TextInput, Title } from "@mantine/core";
-import { useDebouncedValue } from "@mantine/hooks";
+import { Button, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { PageFooter, SearchInput, usePagedSearch } from "../components/paging";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
 import { AttributesInput, parseAttributes, UserFields } from "../components/fields";
@@ -26,10 +25,8 @@ type EditedUser = {
 export default function UsersPage() {
   const org = useOrg();
   const { proj = "", env = "" } = usePlace();
-  const [params, setParams] = useSearchParams();
-  const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
-  const [search, setSearch] = useState(params.get("q") ?? "");
-  const [query] = useDebouncedValue(search.trim(), 300);
+  const paged = usePagedSearch();
+  const { page, query, goTo } = paged;
   const [dialog, setDialog] = useState<
     { kind: "new" } | { kind: "delete" | "roles"; key: string } | { kind: "edit"; user: EditedUser } | null
   >(null);
@@ -47,7 +44,6 @@ export default function UsersPage() {
       ),
   });
   const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, proj, env, "users"] });
-  const goTo = (next: number, q = query) => setParams(q ? { page: String(next), q } : { page: String(next) });
 
   return (
     <Stack>
@@ -57,15 +53,7 @@ export default function UsersPage() {
         </Title>
         {canWrite && <Button onClick={() => setDialog({ kind: "new" })}>New user</Button>}
       </Group>
-      <TextInput
-        label="Search users"
-        placeholder="key, e-mail or name"
-        value={search}
-        onChange={(e) => {
-          setSearch(e.currentTarget.value);
-          if (page !== 1) goTo(1, e.currentTarget.value.trim());
-        }}
-      />
+      <SearchInput label="Search users" placeholder="key, e-mail or name" paged={paged} />
       <QueryState query={users}>
         {(result) =>
           result.data.length === 0 ? (
@@ -132,18 +120,12 @@ export default function UsersPage() {
                   ))}
                 </Table.Tbody>
               </Table>
-              <Group justify="space-between">
-                <Text size="sm" c="dimmed">
-                  {result.total_count} users
-                </Text>
-                <Pagination
-                  total={result.page_count}
-                  value={page}
-                  onChange={(next) => goTo(next)}
-                  getControlProps={(control) => ({ "aria-label": `${control} page` })}
-                  getItemProps={(item) => ({ "aria-label": `Page ${item}` })}
-                />
-              </Group>
+              <PageFooter
+                count={`${result.total_count} users`}
+                total={result.page_count}
+                page={page}
+                onChange={(next) => goTo(next)}
+              />
             </>
           )
         }
