@@ -1,17 +1,16 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { useScopeFields } from "../components/scope-fields";
 import { api, unwrap } from "../api/client";
 import { CopyBlock } from "../components/CopyBlock";
 import { FormModal, formText } from "../components/dialogs";
 import { Empty, ErrorState, QueryState } from "../components/states";
 import { useOrg } from "../org";
-import { useEnvironments, useProjects } from "../queries";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
 
 type Key = { id: string; name?: string };
-type Level = "org" | "project" | "env";
 type Access = "admin" | "write" | "read" | "no_access";
 
 const when = (at: string | null | undefined) => (at ? new Date(at).toLocaleString() : "never");
@@ -155,10 +154,11 @@ function CreateKeyModal({
   onClose: () => void;
   onCreated: (id: string, name: string) => Promise<unknown>;
 }) {
-  const [level, setLevel] = useState<Level>("env");
-  const [proj, setProj] = useState<string | null>(null);
-  const projects = useProjects();
-  const envs = useEnvironments(proj ?? undefined);
+  const {
+    level,
+    proj,
+    fields: scopeFields,
+  } = useScopeFields("env", "Scope", { org: "Organization", project: "Project", env: "Environment" });
   return (
     <FormModal
       title="New API key"
@@ -183,37 +183,7 @@ function CreateKeyModal({
       }}
     >
       <TextInput label="Name" name="name" required data-autofocus />
-      <Select
-        label="Scope"
-        value={level}
-        onChange={(value) => setLevel((value as Level | null) ?? "env")}
-        allowDeselect={false}
-        data={[
-          { value: "org", label: "Organization" },
-          { value: "project", label: "Project" },
-          { value: "env", label: "Environment" },
-        ]}
-      />
-      {level !== "org" && (
-        <Select
-          label="Project"
-          placeholder="Choose a project"
-          required
-          value={proj}
-          onChange={setProj}
-          data={(projects.data ?? []).map((p) => ({ value: p.key, label: p.name }))}
-        />
-      )}
-      {level === "env" && (
-        <Select
-          label="Environment"
-          name="environment"
-          placeholder="Choose an environment"
-          required
-          disabled={!proj}
-          data={(envs.data ?? []).map((e) => ({ value: e.key, label: e.name }))}
-        />
-      )}
+      {scopeFields}
       <Select
         label="Access"
         name="access_level"

@@ -1,17 +1,16 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Badge, Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { useScopeFields, type Level } from "../components/scope-fields";
 import { api, unwrap } from "../api/client";
 import { CopyBlock } from "../components/CopyBlock";
 import { FormModal, formText } from "../components/dialogs";
 import { Empty, QueryState } from "../components/states";
 import { useOrg } from "../org";
-import { useEnvironments, useProjects } from "../queries";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
 
 type Access = "admin" | "write" | "read" | "no_access";
-type Level = "org" | "project" | "env";
 type Grant = {
   object_type: Level;
   access_level: Access;
@@ -282,10 +281,15 @@ function GrantsModal({
   onChanged: () => Promise<unknown>;
 }) {
   const org = useOrg();
-  const [level, setLevel] = useState<Level>("org");
-  const [proj, setProj] = useState<string | null>(null);
-  const projects = useProjects();
-  const envs = useEnvironments(proj ?? undefined);
+  const {
+    level,
+    proj,
+    fields: scopeFields,
+  } = useScopeFields("org", "Grant on", {
+    org: "The organization",
+    project: "A project",
+    env: "An environment",
+  });
   const revoke = async (grant: Grant) => {
     try {
       unwrap(
@@ -355,37 +359,7 @@ function GrantsModal({
           </Group>
         ))}
       </Stack>
-      <Select
-        label="Grant on"
-        value={level}
-        onChange={(value) => setLevel((value as Level | null) ?? "org")}
-        allowDeselect={false}
-        data={[
-          { value: "org", label: "The organization" },
-          { value: "project", label: "A project" },
-          { value: "env", label: "An environment" },
-        ]}
-      />
-      {level !== "org" && (
-        <Select
-          label="Project"
-          placeholder="Choose a project"
-          required
-          value={proj}
-          onChange={setProj}
-          data={(projects.data ?? []).map((p) => ({ value: p.key, label: p.name }))}
-        />
-      )}
-      {level === "env" && (
-        <Select
-          label="Environment"
-          name="environment"
-          placeholder="Choose an environment"
-          required
-          disabled={!proj}
-          data={(envs.data ?? []).map((e) => ({ value: e.key, label: e.name }))}
-        />
-      )}
+      {scopeFields}
       <Select label="Access" name="access_level" defaultValue="read" allowDeselect={false} data={ACCESS} />
     </FormModal>
   );
