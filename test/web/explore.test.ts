@@ -165,6 +165,44 @@ test(
       via: [{ role: "editor", instance: `folder:${names.folder}`, relation: "parent" }],
     });
 
+    // A read member: no write controls on the new pages, and checks are reads, so the playground answers.
+    const READER = { email: "reader@example.com", password: "a reader reads all day long" };
+    const invited = (await api("POST", "/v2/orgs/default/invites", [{ email: READER.email, role: "read" }]))
+      .json as { success: { invite_code: string }[] };
+    const code = invited.success[0]?.invite_code ?? "";
+    const accepted = await fetch(`${server.baseUrl}/v2/auth/invites/accept`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ invite_code: code, password: READER.password, first_name: "Rita" }),
+    });
+    assert.ok(accepted.ok, await accepted.text());
+    const reader = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+    reader.setDefaultTimeout(10_000);
+    log.watch(reader);
+    await reader.goto(`${server.baseUrl}/login?next=/o/default/p/default/e/production/instances`);
+    await reader.getByLabel("E-mail").fill(READER.email);
+    await reader.locator('input[name="password"]').fill(READER.password);
+    await reader.getByRole("button", { name: "Log in" }).click();
+    await reader.getByRole("heading", { name: "Instances and relationships" }).waitFor();
+    await reader
+      .getByRole("table", { name: "Instances" })
+      .getByRole("cell", { name: `file:${names.file}`, exact: true })
+      .waitFor();
+    await reader.getByRole("button", { name: `Open file:${names.file}` }).click();
+    await reader.getByRole("figure", { name: /^Graph around file:/ }).waitFor();
+    for (const name of ["New instance", "New tuple", "Assign a role", "Edit attributes"])
+      assert.equal(await reader.getByRole("button", { name }).count(), 0, `a read member sees ${name}`);
+    assert.equal(await reader.getByRole("button", { name: /^Delete/ }).count(), 0);
+    await reader.getByRole("link", { name: "Check playground", exact: true }).click();
+    await reader.getByRole("combobox", { name: "Resource type", exact: true }).click();
+    await reader.getByRole("option", { name: "File (file)", exact: true }).click();
+    await reader.getByRole("combobox", { name: "User", exact: true }).fill(names.editor);
+    await reader.getByRole("combobox", { name: "Action", exact: true }).fill("read");
+    await reader.keyboard.press("Escape");
+    await reader.getByLabel("Instance key").fill(names.file);
+    await reader.getByRole("button", { name: "Check", exact: true }).click();
+    await reader.getByRole("region", { name: "Decision" }).getByText("Allowed").waitFor();
+
     log.assertPublicApiOnly(server.baseUrl);
   },
 );
