@@ -56,6 +56,8 @@ import { rolesRoutes } from "./modules/roles/roles.routes.ts";
 import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.routes.ts";
 import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
+import { checksRoutes } from "./modules/checks/checks.routes.ts";
+import type { PdpSlot } from "./pdp/embedded.ts";
 
 /** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
 export type AppConfig = Pick<
@@ -112,6 +114,7 @@ export interface ModuleDeps {
   notifier: ChangeNotifier;
   onKeysChanged(): void;
   onEnvironmentDeleted(environmentId: string): void;
+  pdpSlot: PdpSlot;
 }
 
 /** The modules in the order their routes appear in the OpenAPI document; `tasks` comes before its task types. */
@@ -124,6 +127,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   tasksPlugin,
   environmentCopyRoutes,
   auditLogsRoutes,
+  checksRoutes,
   pdpSyncRoutes,
   usersRoutes,
   tenantsRoutes,
@@ -162,6 +166,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate("notifier", notifier);
   app.decorate("events", events);
   app.decorate("starting", false);
+  const pdpSlot: PdpSlot = { current: undefined };
+  app.decorate("pdpSlot", pdpSlot);
 
   await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
   app.addSchema(ErrorBodySchema);
@@ -224,6 +230,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     notifier,
     onKeysChanged: () => events.emit("keysChanged"),
     onEnvironmentDeleted: (environmentId) => events.emit("environmentDeleted", environmentId),
+    pdpSlot,
   };
   for (const module of MODULES) await app.register(module, shared);
   await app.register(opsRoutes, { store });
@@ -331,5 +338,7 @@ declare module "fastify" {
     events: AppEvents;
     /** True while the server finishes starting after binding its port (readiness answers 503). */
     starting: boolean;
+    /** The embedded PDP once it is built over this app (none with --pdp-port 0): the control plane's checks. */
+    pdpSlot: PdpSlot;
   }
 }

@@ -141,6 +141,7 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config): Embedd
   });
   app.events.on("keysChanged", () => pdp.invalidateKeys());
   app.events.on("environmentDeleted", (environmentId) => pdp.dropEnvironment(environmentId));
+  app.pdpSlot.current = pdp;
   return pdp;
 }
 

@@ -20,10 +20,17 @@ const LAST_KNOWN_MS = 60 * 60_000;
 /** At most this many keys (by hash and named environment) are remembered for outages. */
 const LAST_KNOWN_MAX = 10_000;
 
+/** Where the control plane finds the embedded PDP built over it (none while the PDP is off). */
+export interface PdpSlot {
+  current: EmbeddedPdp | undefined;
+}
+
 export interface EmbeddedPdp extends PdpDeps {
   /** Drops cached key lookups (after a key is revoked or rotated). */
   invalidateKeys(): void;
   dropEnvironment(environmentId: string): void;
+  /** The environment's copy, loaded when no check has asked for it yet: the control plane's check routes. */
+  environmentTarget(ids: Omit<PdpTarget, "replica">): Promise<PdpTarget>;
   close(): Promise<void>;
 }
 
@@ -90,6 +97,11 @@ export function createEmbeddedPdp(deps: {
     },
     invalidateKeys: keys.clear,
     dropEnvironment,
+    async environmentTarget(ids) {
+      const replica = await replicas.get(ids.environmentId);
+      replica.usedAt = Date.now();
+      return { ...ids, replica };
+    },
     outage: storage.outage,
     async close() {
       unsubscribe();

@@ -125,7 +125,13 @@ const ORGANIZATION_LEVEL = new Set([
   "DELETE /v2/orgs/{org_id}/invites/{invite_id}",
 ]);
 
-const writes = (op: Operation) => op.method !== "GET";
+/** POSTs that only read (checks carry a body): a read key may call them (the route config's `need.access`). */
+const READING_POSTS = new Set([
+  "POST /v2/pdps/{proj_id}/{env_id}/allowed",
+  "POST /v2/pdps/{proj_id}/{env_id}/allowed/bulk",
+  "POST /v2/pdps/{proj_id}/{env_id}/user-permissions",
+]);
+const writes = (op: Operation) => op.method !== "GET" && !READING_POSTS.has(`${op.method} ${op.path}`);
 const organizationLevel = (op: Operation) => ORGANIZATION_LEVEL.has(`${op.method} ${op.path}`);
 const projectLevel = (op: Operation) => organizationLevel(op) || PROJECT_LEVEL.has(`${op.method} ${op.path}`);
 const names = (op: Operation, param: string) => op.params.includes(param);

@@ -36,6 +36,7 @@ export async function startTestPdp(
     controlPlane: () => env.app,
     ...options,
   });
+  env.app.pdpSlot.current = pdp;
   const app = await buildPdpApp(pdp);
   const opa = await buildOpaApp(pdp);
   const inject = async (
@@ -60,6 +61,7 @@ export async function startTestPdp(
     call: (key, url, body, headers) => inject(app, key, url, body, headers),
     opaCall: (key, url, body) => inject(opa, key, url, body),
     async close() {
+      if (env.app.pdpSlot.current === pdp) env.app.pdpSlot.current = undefined;
       await app.close();
       await opa.close();
       await pdp.close();

@@ -213,9 +213,12 @@ test(
     await step(t, "the top bar's switchers put the project and environment in the URL", async () => {
       await page.getByPlaceholder("Project", { exact: true }).click();
       await page.getByRole("option", { name: "Shop" }).click();
-      await page.waitForURL(/\/o\/default\/p\/shop\/e\/[\w-]+\/users$/);
+      // An environment opens on its overview.
+      await page.waitForURL(/\/o\/default\/p\/shop\/e\/[\w-]+\/overview$/);
       await page.getByPlaceholder("Environment", { exact: true }).click();
       await page.getByRole("option", { name: "Staging copy" }).click();
+      await page.waitForURL(/\/o\/default\/p\/shop\/e\/staging-copy\/overview$/);
+      await page.getByRole("link", { name: "Users", exact: true }).click();
       await page.waitForURL(/\/o\/default\/p\/shop\/e\/staging-copy\/users$/);
       await heading("Users").waitFor();
       await page.getByText("No user in this environment yet.").waitFor();

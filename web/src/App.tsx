@@ -27,6 +27,10 @@ const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
+const OverviewPage = lazy(() => import("./pages/OverviewPage"));
+const InstancesPage = lazy(() => import("./pages/InstancesPage"));
+const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
+const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -127,6 +131,11 @@ const routes: RouteObject[] = [
       { path: "projects", element: <ProjectsPage /> },
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
       { path: "p/:proj/e/:env/tenants", element: <TenantsPage /> },
+      { path: "p/:proj/e/:env", element: <Navigate to="overview" replace /> },
+      { path: "p/:proj/e/:env/overview", element: <OverviewPage /> },
+      { path: "p/:proj/e/:env/instances", element: <InstancesPage /> },
+      { path: "p/:proj/e/:env/check", element: <PlaygroundPage /> },
+      { path: "p/:proj/e/:env/decisions", element: <DecisionLogPage /> },
       { path: "settings/api-keys", element: <ApiKeysPage /> },
       { path: "api-log", element: <ApiLogPage /> },
       { path: "settings/members", element: <MembersPage /> },

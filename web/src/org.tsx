@@ -23,6 +23,6 @@ export function usePlace(): { proj?: string; env?: string } {
 }
 
 /** Where an environment's pages live. */
-export function envPath(org: string, proj: string, env: string, page = "users"): string {
+export function envPath(org: string, proj: string, env: string, page = "overview"): string {
   return `/o/${encodeURIComponent(org)}/p/${encodeURIComponent(proj)}/e/${encodeURIComponent(env)}/${page}`;
 }

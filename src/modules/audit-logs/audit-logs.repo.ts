@@ -268,3 +268,39 @@ export async function purgeDecisionLogs(db: Db, beforeMs: number): Promise<numbe
   }
   return deleted;
 }
+
+/**
+ * Checks per minute, allowed and denied, for a filter that bounds the time. Grouped in the database by the
+ * millisecond an id holds (its first 13 characters), then by minute here: neither dialect shares a way to read hex.
+ */
+export async function countDecisionsPerMinute(
+  db: Db,
+  dialect: Dialect,
+  environmentId: string,
+  f: DecisionLogFilter,
+): Promise<{ minuteMs: number; decision: boolean; count: number }[]> {
+  const q = chunkSql[dialect];
+  const where = conditions(dialect, environmentId, f);
+  const ms = sql<string>`substr(${q.field("id")}, 1, 13)`;
+  const decision = q.field("decision");
+  const { rows } = await sql<{
+    ms: string;
+    decision: string | number;
+    n: number | string;
+  }>`select ${ms} as ms,
+    ${decision} as decision, count(*) as n from ${q.from}
+    where ${sql.join(where, sql` and `)} and ${decision} is not null
+    group by ${ms}, ${decision}`.execute(db);
+  const counts = new Map<string, { minuteMs: number; decision: boolean; count: number }>();
+  for (const row of rows) {
+    const minuteMs = Math.floor(timeOfId(row.ms) / 60_000) * 60_000;
+    const allowed = row.decision === 1 || row.decision === "1" || row.decision === "true";
+    const key = `${minuteMs}:${allowed}`;
+    const entry = counts.get(key) ?? { minuteMs, decision: allowed, count: 0 };
+    entry.count += Number(row.n);
+    counts.set(key, entry);
+  }
+  return [...counts.values()].sort(
+    (a, b) => a.minuteMs - b.minuteMs || Number(b.decision) - Number(a.decision),
+  );
+}

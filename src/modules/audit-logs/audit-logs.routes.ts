@@ -13,6 +13,8 @@ import {
   AuditLogQuery,
   DecisionLogIngest,
   DecisionLogIngestQuery,
+  DecisionStats,
+  DecisionStatsQuery,
 } from "./audit-logs.schemas.ts";
 import { createAuditLogsService, purgeDecisionLogsOlderThan } from "./audit-logs.service.ts";
 import { openSqliteDecisionLogReader } from "./sqlite-decision-log.ts";
@@ -54,6 +56,20 @@ export const auditLogsRoutes: FastifyPluginAsyncTypebox<{
         req.query,
         pageRequest(req.query),
       ),
+  );
+  app.get(
+    "/v2/pdps/:proj_id/:env_id/decision_logs/stats",
+    {
+      schema: {
+        tags,
+        summary:
+          "Checks per minute, allowed and denied (Gatehouse's own): the audit log's filters, over at most a week",
+        params: EnvParams,
+        querystring: DecisionStatsQuery,
+        response: { 200: DecisionStats, ...errorResponses(404) },
+      },
+    },
+    (req) => auditLogs.stats(envOf(req), req.query),
   );
   app.get(
     "/v2/pdps/:proj_id/:env_id/audit_logs/:log_id",

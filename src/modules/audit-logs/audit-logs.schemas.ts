@@ -95,3 +95,31 @@ export const DecisionLogIngestQuery = Type.Object({
 });
 
 export const DecisionLogIngest = Type.Array(LogEntry, { maxItems: 5000 });
+
+/** The most minutes one stats call covers (a week). */
+export const DECISION_STATS_MAX_MINUTES = 7 * 24 * 60;
+
+export const DecisionStatsQuery = Type.Object({
+  users: AuditLogQuery.properties.users,
+  decision: AuditLogQuery.properties.decision,
+  resources: AuditLogQuery.properties.resources,
+  tenant: AuditLogQuery.properties.tenant,
+  action: AuditLogQuery.properties.action,
+  timestamp_from: Type.Optional(
+    Type.Integer({ minimum: 0, description: "unix seconds; default an hour before timestamp_to" }),
+  ),
+  timestamp_to: Type.Optional(Type.Integer({ minimum: 0, description: "unix seconds; default now" })),
+});
+
+export const DecisionStats = Type.Object({
+  from: Timestamp,
+  until: Timestamp,
+  data: Type.Array(
+    Type.Object({
+      minute: Timestamp,
+      decision: Type.Union([Type.Literal("allow"), Type.Literal("deny")]),
+      count: Type.Integer({ minimum: 1 }),
+    }),
+    { description: "minutes with checks, oldest first; a minute with none is left out" },
+  ),
+});

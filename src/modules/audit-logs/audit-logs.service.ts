@@ -4,13 +4,14 @@ import type { Database } from "../../db/types.ts";
 
 import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
-import { now } from "../../lib/time.ts";
+import { now, toTimestamp } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/storage.ts";
-import type { ShippedDecision } from "./audit-logs.schemas.ts";
+import { DECISION_STATS_MAX_MINUTES, type ShippedDecision } from "./audit-logs.schemas.ts";
 import type { Reason } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import {
   purgeDecisionLogs,
+  countDecisionsPerMinute,
   findDecisionLog,
   insertDecisionLogChunk,
   listDecisionLogs,
@@ -160,6 +161,35 @@ export function createAuditLogsService(deps: {
         page,
       );
       return { ...result, pagination_count: result.page_count };
+    },
+
+    /** Checks per minute, allowed and denied, over [from, to] (default: the last hour; at most a week). */
+    async stats({ environment }: EnvScope, q: AuditLogQueryInput) {
+      const to = q.timestamp_to ?? Math.floor(Date.now() / 1000);
+      const from = q.timestamp_from ?? to - 3600;
+      if (to < from || (to - from) / 60 > DECISION_STATS_MAX_MINUTES) {
+        throw invalid(`the range must run forward and span at most ${DECISION_STATS_MAX_MINUTES} minutes`, [
+          "query",
+        ]);
+      }
+      const rows = await countDecisionsPerMinute(readDb, dialect, environment.id, {
+        users: q.users,
+        decision: q.decision,
+        resources: q.resources,
+        tenant: q.tenant,
+        action: q.action,
+        fromMs: from * 1000,
+        toMs: to * 1000 + 999,
+      });
+      return {
+        from: toTimestamp(new Date(from * 1000)),
+        until: toTimestamp(new Date(to * 1000)),
+        data: rows.map((r) => ({
+          minute: toTimestamp(new Date(r.minuteMs)),
+          decision: r.decision ? ("allow" as const) : ("deny" as const),
+          count: r.count,
+        })),
+      };
     },
 
     async get({ environment }: EnvScope, id: string) {

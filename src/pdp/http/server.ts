@@ -170,23 +170,55 @@ function metricLines(s: ReturnType<PdpDeps["status"]>, decisions: DecisionLogger
   ];
 }
 
+/** `/allowed`: one check, decided and logged; the control plane's check route answers with it too. */
+export function checkOne(deps: PdpDeps, target: PdpTarget, body: unknown) {
+  return authorizationResult(decide(deps, target, toCheck(body)), target.replica.revision);
+}
+
+/** `/allowed/bulk`: each check decided and logged, in order. */
+export function checkBulk(deps: PdpDeps, target: PdpTarget, body: unknown) {
+  const checks = toCheckList(body);
+  return {
+    allow: checks.map((c) =>
+      authorizationResult(decide(deps, target, c, "bulk_check"), target.replica.revision),
+    ),
+  };
+}
+
+/** `/user-permissions`: what the user may do, by tenant and instance; the query is logged. */
+export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unknown) {
+  const body = (rawBody ?? {}) as Record<string, unknown>;
+  const query = {
+    user: toUser(body["user"]),
+    ...(toStringList(body["tenants"], ["body", "tenants"]) && {
+      tenants: toStringList(body["tenants"], ["body", "tenants"]),
+    }),
+    ...(toStringList(body["resources"], ["body", "resources"]) && {
+      resources: toStringList(body["resources"], ["body", "resources"]),
+    }),
+    ...(toStringList(body["resource_types"], ["body", "resource_types"]) && {
+      resource_types: toStringList(body["resource_types"], ["body", "resource_types"]),
+    }),
+    context: toContext(body["context"]),
+  };
+  const start = process.hrtime.bigint();
+  const permissions = target.replica.engine.userPermissions(query);
+  logQuery(
+    deps,
+    target,
+    "get_user_permissions",
+    query,
+    { keys: Object.keys(permissions) },
+    start,
+    query.user.key,
+  );
+  return permissions;
+}
+
 /** Permit's PDP decision routes (contract §4): checks, bulk checks and the permission queries. */
 function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
-  app.post("/allowed", async (request) => {
-    const target = await prepare(deps, request);
-    const check = toCheck(request.body);
-    return authorizationResult(decide(deps, target, check), target.replica.revision);
-  });
-
-  app.post("/allowed/bulk", async (request) => {
-    const target = await prepare(deps, request);
-    const checks = toCheckList(request.body);
-    return {
-      allow: checks.map((c) =>
-        authorizationResult(decide(deps, target, c, "bulk_check"), target.replica.revision),
-      ),
-    };
-  });
+  app.post("/allowed", async (request) => checkOne(deps, await prepare(deps, request), request.body));
+  app.post("/allowed/bulk", async (request) => checkBulk(deps, await prepare(deps, request), request.body));
 
   // Permit's Node SDK 2.7.6 sends its axios config as the body here, with the key inside it (contract §4.5).
   app.post("/allowed/all-tenants", async (request) => {
@@ -218,35 +250,9 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     return { allowed_tenants: allowed, allowedTenants: allowed };
   });
 
-  app.post("/user-permissions", async (request) => {
-    const target = await prepare(deps, request);
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const query = {
-      user: toUser(body["user"]),
-      ...(toStringList(body["tenants"], ["body", "tenants"]) && {
-        tenants: toStringList(body["tenants"], ["body", "tenants"]),
-      }),
-      ...(toStringList(body["resources"], ["body", "resources"]) && {
-        resources: toStringList(body["resources"], ["body", "resources"]),
-      }),
-      ...(toStringList(body["resource_types"], ["body", "resource_types"]) && {
-        resource_types: toStringList(body["resource_types"], ["body", "resource_types"]),
-      }),
-      context: toContext(body["context"]),
-    };
-    const start = process.hrtime.bigint();
-    const permissions = target.replica.engine.userPermissions(query);
-    logQuery(
-      deps,
-      target,
-      "get_user_permissions",
-      query,
-      { keys: Object.keys(permissions) },
-      start,
-      query.user.key,
-    );
-    return permissions;
-  });
+  app.post("/user-permissions", async (request) =>
+    userPermissionsOf(deps, await prepare(deps, request), request.body),
+  );
 
   app.post("/authorized_users", async (request) => {
     const target = await prepare(deps, request);

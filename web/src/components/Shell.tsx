@@ -48,6 +48,13 @@ export function Shell({ session, children }: { session: Session; children: React
             </Text>
             <SideLink to={envPath(org.key, proj, env, "users")} label="Users" />
             <SideLink to={envPath(org.key, proj, env, "tenants")} label="Tenants" />
+            <Text size="xs" c="dimmed" mt="sm" px="sm">
+              Authorization
+            </Text>
+            <SideLink to={envPath(org.key, proj, env, "overview")} label="Overview" />
+            <SideLink to={envPath(org.key, proj, env, "instances")} label="Instances" />
+            <SideLink to={envPath(org.key, proj, env, "check")} label="Check playground" />
+            <SideLink to={envPath(org.key, proj, env, "decisions")} label="Decision log" />
           </>
         )}
         <Text size="xs" c="dimmed" mt="sm" px="sm">

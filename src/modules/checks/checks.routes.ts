@@ -1,0 +1,84 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { envOf } from "../../plugins/auth.ts";
+import { errorResponses } from "../../lib/schemas.ts";
+import {
+  BulkCheckRequest,
+  BulkCheckResult,
+  CheckRequest,
+  CheckResult,
+  EnvParams,
+  PdpStatus,
+  UserPermissionsRequest,
+  UserPermissionsResult,
+} from "./checks.schemas.ts";
+import { createChecksService } from "./checks.service.ts";
+
+/** Checks are reads: a key or member with read access may ask them (their body makes them POSTs). */
+const config = { need: { access: "read" as const } };
+
+/** Gatehouse's own: the PDP's checks on the control plane's port, with its session or key auth. */
+export const checksRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createChecksService>[0]> = async (
+  app,
+  deps,
+) => {
+  const checks = createChecksService(deps);
+  const tags = ["checks"];
+  app.post(
+    "/v2/pdps/:proj_id/:env_id/allowed",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "One check decided by the embedded PDP (Gatehouse's own): the PDP's answer, its reason and revision",
+        params: EnvParams,
+        body: CheckRequest,
+        response: { 200: CheckResult, ...errorResponses(404, 503) },
+      },
+    },
+    (req) => checks.check(envOf(req), req.body),
+  );
+  app.post(
+    "/v2/pdps/:proj_id/:env_id/allowed/bulk",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "Several checks decided by the embedded PDP, in order (Gatehouse's own)",
+        params: EnvParams,
+        body: BulkCheckRequest,
+        response: { 200: BulkCheckResult, ...errorResponses(404, 503) },
+      },
+    },
+    (req) => checks.bulk(envOf(req), req.body),
+  );
+  app.post(
+    "/v2/pdps/:proj_id/:env_id/user-permissions",
+    {
+      config,
+      schema: {
+        tags,
+        summary: "What a user may do, by tenant and instance, from the embedded PDP (Gatehouse's own)",
+        params: EnvParams,
+        body: UserPermissionsRequest,
+        response: {
+          200: UserPermissionsResult,
+          ...errorResponses(404, 503),
+        },
+      },
+    },
+    (req) => checks.userPermissions(envOf(req), req.body),
+  );
+  app.get(
+    "/v2/pdps/:proj_id/:env_id/status",
+    {
+      schema: {
+        tags,
+        summary: "The embedded PDP's revision of the environment and its lag (Gatehouse's own)",
+        params: EnvParams,
+        response: { 200: PdpStatus, ...errorResponses(404, 503) },
+      },
+    },
+    (req) => checks.status(envOf(req)),
+  );
+};

@@ -1,0 +1,263 @@
+import { lazy, Suspense, useState, type FormEvent } from "react";
+import { useSearchParams } from "react-router";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import {
+  Badge,
+  Button,
+  Code,
+  Drawer,
+  Select,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { PageFooter } from "../components/paging";
+import { api, unwrap } from "../api/client";
+import { Empty, ErrorState, Loading, QueryState } from "../components/states";
+import { useOrg, usePlace } from "../org";
+
+const DecisionLogChart = lazy(() => import("./DecisionLogChart"));
+
+const PER_PAGE = 20;
+const RANGES: Record<string, number> = { "15m": 15 * 60, "1h": 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600 };
+const FILTERS = ["user", "action", "resource", "decision", "range"] as const;
+
+/** The URL's filters as the decision log's query (the range ends at `until`, in Unix seconds). */
+function logQuery(params: URLSearchParams, until: number) {
+  const user = params.get("user");
+  const action = params.get("action");
+  const resource = params.get("resource");
+  const decision = params.get("decision");
+  const range = RANGES[params.get("range") ?? "1h"] ?? 3600;
+  return {
+    ...(user && { users: [user] }),
+    ...(action && { action }),
+    ...(resource && { resources: [resource] }),
+    ...(decision && { decision: decision === "allow" }),
+    timestamp_from: until - range,
+    timestamp_to: until,
+  };
+}
+
+/** The environment's decision log: filters in the URL, a chart of allows and denies, each decision's reason. */
+export default function DecisionLogPage() {
+  const org = useOrg();
+  const { proj = "", env = "" } = usePlace();
+  const path = { proj_id: proj, env_id: env };
+  const [params, setParams] = useSearchParams();
+  const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
+  const [until, setUntil] = useState(() => Math.floor(Date.now() / 1000));
+  const [openId, setOpenId] = useState<string | null>(null);
+  const query = logQuery(params, until);
+  const filterKey = FILTERS.map((f) => params.get(f) ?? "");
+  const logs = useQuery({
+    queryKey: [org.id, proj, env, "decisions", filterKey, until, page],
+    placeholderData: keepPreviousData,
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/v2/pdps/{proj_id}/{env_id}/audit_logs", {
+          params: { path, query: { ...query, query: "none", page, per_page: PER_PAGE } },
+        }),
+      ),
+  });
+  const stats = useQuery({
+    queryKey: [org.id, proj, env, "decision-stats", filterKey, until],
+    queryFn: async () =>
+      unwrap(await api.GET("/v2/pdps/{proj_id}/{env_id}/decision_logs/stats", { params: { path, query } })),
+  });
+  const apply = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next = new URLSearchParams();
+    for (const name of FILTERS) {
+      const value = String(form.get(name) ?? "").trim();
+      if (value) next.set(name, value);
+    }
+    setUntil(Math.floor(Date.now() / 1000));
+    setParams(next);
+  };
+  const goTo = (next: number) => {
+    const copy = new URLSearchParams(params);
+    copy.set("page", String(next));
+    setParams(copy);
+  };
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Decision log
+      </Title>
+      <form onSubmit={apply} aria-label="Filters">
+        <SimpleGrid cols={{ base: 1, sm: 3, lg: 6 }} spacing="sm" style={{ alignItems: "end" }}>
+          <TextInput
+            label="User"
+            name="user"
+            placeholder="user key"
+            defaultValue={params.get("user") ?? ""}
+          />
+          <TextInput label="Action" name="action" defaultValue={params.get("action") ?? ""} />
+          <TextInput label="Resource type" name="resource" defaultValue={params.get("resource") ?? ""} />
+          <Select
+            label="Decision"
+            name="decision"
+            placeholder="any"
+            clearable
+            defaultValue={params.get("decision")}
+            data={[
+              { value: "allow", label: "Allowed" },
+              { value: "deny", label: "Denied" },
+            ]}
+          />
+          <Select
+            label="Time range"
+            name="range"
+            allowDeselect={false}
+            defaultValue={params.get("range") ?? "1h"}
+            data={[
+              { value: "15m", label: "Last 15 minutes" },
+              { value: "1h", label: "Last hour" },
+              { value: "24h", label: "Last 24 hours" },
+              { value: "7d", label: "Last 7 days" },
+            ]}
+          />
+          <Button type="submit">Apply</Button>
+        </SimpleGrid>
+      </form>
+
+      {stats.error ? (
+        <ErrorState error={stats.error} />
+      ) : stats.data ? (
+        stats.data.data.length > 0 && (
+          <Suspense fallback={<Loading label="Loading the chart" />}>
+            <DecisionLogChart data={stats.data.data} />
+          </Suspense>
+        )
+      ) : (
+        <Loading label="Loading the chart" />
+      )}
+
+      <QueryState query={logs}>
+        {(result) =>
+          result.data.length === 0 ? (
+            <Empty>No decision matches these filters in this range.</Empty>
+          ) : (
+            <>
+              <Table striped highlightOnHover aria-label="Decisions">
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th>Time</Table.Th>
+                    <Table.Th>Decision</Table.Th>
+                    <Table.Th>User</Table.Th>
+                    <Table.Th>Action</Table.Th>
+                    <Table.Th>Resource</Table.Th>
+                    <Table.Th>Tenant</Table.Th>
+                    <Table.Th>Details</Table.Th>
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {result.data.map((d) => (
+                    <Table.Tr key={d.id}>
+                      <Table.Td>{new Date(d.timestamp).toLocaleString()}</Table.Td>
+                      <Table.Td>
+                        {d.decision === undefined ? (
+                          <Text size="sm">{d.query}</Text>
+                        ) : (
+                          <Badge color={d.decision ? "teal" : "red"} variant="light">
+                            {d.decision ? "Allowed" : "Denied"}
+                          </Badge>
+                        )}
+                      </Table.Td>
+                      <Table.Td>{d.user_key ?? ""}</Table.Td>
+                      <Table.Td>{d.action ?? ""}</Table.Td>
+                      <Table.Td>
+                        {d.resource_type ?? ""}
+                        {d.resource_key ? `:${d.resource_key}` : ""}
+                      </Table.Td>
+                      <Table.Td>{d.tenant ?? ""}</Table.Td>
+                      <Table.Td>
+                        <Button
+                          size="compact-xs"
+                          variant="subtle"
+                          aria-label={`Details of ${d.user_key ?? d.query} ${d.action ?? ""} at ${d.timestamp}`}
+                          onClick={() => setOpenId(d.id)}
+                        >
+                          Details
+                        </Button>
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+              <PageFooter
+                count={`${result.total_count} decisions`}
+                total={result.page_count}
+                page={page}
+                onChange={goTo}
+              />
+            </>
+          )
+        }
+      </QueryState>
+      <Drawer
+        opened={openId !== null}
+        onClose={() => setOpenId(null)}
+        position="right"
+        size="xl"
+        title="Decision details"
+      >
+        {openId && <DecisionDetails path={path} id={openId} />}
+      </Drawer>
+    </Stack>
+  );
+}
+
+function DecisionDetails({ path, id }: { path: { proj_id: string; env_id: string }; id: string }) {
+  const entry = useQuery({
+    queryKey: ["decision", path, id],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/v2/pdps/{proj_id}/{env_id}/audit_logs/{log_id}", {
+          params: { path: { ...path, log_id: id } },
+        }),
+      ),
+  });
+  return (
+    <QueryState query={entry}>
+      {(d) => (
+        <Stack>
+          {d.decision !== undefined && (
+            <Badge color={d.decision ? "teal" : "red"} size="lg" variant="light">
+              {d.decision ? "Allowed" : "Denied"}
+            </Badge>
+          )}
+          <Text size="sm">
+            {new Date(d.timestamp).toLocaleString()} · {d.query} · revision {d.revision} · {d.latency_us} µs
+          </Text>
+          <Stack gap={4}>
+            <Text fw={500} size="sm">
+              Reason
+            </Text>
+            <Text size="sm" role="group" aria-label="Reason">
+              {d.reason ?? "none"}
+            </Text>
+          </Stack>
+          <Stack gap={4}>
+            <Text fw={500} size="sm">
+              Input
+            </Text>
+            <Code block>{JSON.stringify(d.input ?? null, null, 2)}</Code>
+          </Stack>
+          <Stack gap={4}>
+            <Text fw={500} size="sm">
+              Result
+            </Text>
+            <Code block>{JSON.stringify(d.result ?? null, null, 2)}</Code>
+          </Stack>
+        </Stack>
+      )}
+    </QueryState>
+  );
+}

@@ -1,0 +1,262 @@
+import { useState, type FormEvent } from "react";
+import { useQuery } from "@tanstack/react-query";
+import {
+  Autocomplete,
+  Badge,
+  Button,
+  Card,
+  Group,
+  JsonInput,
+  Select,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { api, unwrap } from "../api/client";
+import { parseAttributes } from "../components/fields";
+import { formText } from "../components/dialogs";
+import { DecisionView, type Reason } from "../components/reason";
+import { ErrorState } from "../components/states";
+import { useOrg, usePlace } from "../org";
+
+type CheckAnswer = { allow: boolean; reason: Reason; explanation: string; revision: number };
+type Result =
+  | { kind: "check"; answer: CheckAnswer }
+  | { kind: "bulk"; actions: string[]; answers: CheckAnswer[] }
+  | {
+      kind: "permissions";
+      revision: number;
+      permissions: Record<string, { permissions: string[]; roles: string[] }>;
+    };
+
+function JsonField({ label, name }: { label: string; name: string }) {
+  return (
+    <JsonInput
+      label={label}
+      name={name}
+      description="a JSON object"
+      validationError="Not valid JSON"
+      formatOnBlur
+      autosize
+      minRows={2}
+    />
+  );
+}
+
+/** Pick a user, an action and a resource: the decision, why, and at which revision; or all actions, or all rights. */
+export default function PlaygroundPage() {
+  const org = useOrg();
+  const { proj = "", env = "" } = usePlace();
+  const path = { proj_id: proj, env_id: env };
+  const [resourceType, setResourceType] = useState<string | null>(null);
+  const [userSearch, setUserSearch] = useState("");
+  const [result, setResult] = useState<Result | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const resources = useQuery({
+    queryKey: [org.id, proj, env, "resources-all"],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/v2/schema/{proj_id}/{env_id}/resources", {
+          params: { path, query: { per_page: 100 } },
+        }),
+      ),
+  });
+  const users = useQuery({
+    queryKey: [org.id, proj, env, "users-pick", userSearch],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/v2/facts/{proj_id}/{env_id}/users", {
+          params: { path, query: { per_page: 20, ...(userSearch && { search: userSearch }) } },
+        }),
+      ),
+  });
+  const resourceList = Array.isArray(resources.data) ? resources.data : (resources.data?.data ?? []);
+  const actions = Object.keys(resourceList.find((r) => r.key === resourceType)?.actions ?? {});
+
+  const run = async (kind: Result["kind"], form: HTMLFormElement) => {
+    setError(null);
+    setBusy(true);
+    try {
+      const data = new FormData(form);
+      const userAttributes = parseAttributes(formText(data, "user_attributes"));
+      const user = {
+        key: formText(data, "user"),
+        ...(Object.keys(userAttributes).length > 0 && { attributes: userAttributes }),
+      };
+      const context = parseAttributes(formText(data, "context"));
+      const resourceAttributes = parseAttributes(formText(data, "resource_attributes"));
+      const key = formText(data, "instance");
+      const resource = {
+        type: resourceType ?? "",
+        tenant: formText(data, "tenant") || "default",
+        ...(key && { key }),
+        ...(Object.keys(resourceAttributes).length > 0 && { attributes: resourceAttributes }),
+      };
+      if (kind === "permissions") {
+        const answer = unwrap(
+          await api.POST("/v2/pdps/{proj_id}/{env_id}/user-permissions", {
+            params: { path },
+            body: { user, context, tenants: [resource.tenant] },
+          }),
+        );
+        setResult({ kind, revision: answer.revision, permissions: answer.permissions });
+      } else if (kind === "bulk") {
+        const body = actions.map((action) => ({ user, action, resource, context }));
+        const answer = unwrap(
+          await api.POST("/v2/pdps/{proj_id}/{env_id}/allowed/bulk", { params: { path }, body }),
+        );
+        setResult({ kind, actions, answers: answer.allow as CheckAnswer[] });
+      } else {
+        const answer = unwrap(
+          await api.POST("/v2/pdps/{proj_id}/{env_id}/allowed", {
+            params: { path },
+            body: { user, action: formText(data, "action"), resource, context },
+          }),
+        );
+        setResult({ kind, answer: answer as CheckAnswer });
+      }
+    } catch (e) {
+      setError(e);
+      setResult(null);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const submitter = (e.nativeEvent as SubmitEvent).submitter as HTMLButtonElement | null;
+    void run((submitter?.value ?? "check") as Result["kind"], e.currentTarget);
+  };
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Check playground
+      </Title>
+      <form onSubmit={submit} aria-label="Check">
+        <Stack>
+          <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }}>
+            <Autocomplete
+              label="User"
+              name="user"
+              placeholder="user key"
+              value={userSearch}
+              onChange={setUserSearch}
+              data={[...new Set((users.data?.data ?? []).map((u) => u.key))]}
+            />
+            <Select
+              label="Resource type"
+              placeholder="pick a resource type"
+              value={resourceType}
+              onChange={setResourceType}
+              data={resourceList.map((r) => ({
+                value: r.key,
+                label: r.name ? `${r.name} (${r.key})` : r.key,
+              }))}
+            />
+            <Autocomplete label="Action" name="action" placeholder="action key" data={actions} />
+            <TextInput label="Instance key" name="instance" placeholder="none: the resource type" />
+            <TextInput label="Tenant" name="tenant" placeholder="default" />
+          </SimpleGrid>
+          <SimpleGrid cols={{ base: 1, sm: 3 }}>
+            <JsonField label="User attributes" name="user_attributes" />
+            <JsonField label="Resource attributes" name="resource_attributes" />
+            <JsonField label="Context" name="context" />
+          </SimpleGrid>
+          <Group>
+            <Button type="submit" value="check" loading={busy}>
+              Check
+            </Button>
+            <Button type="submit" value="bulk" variant="light" disabled={actions.length === 0}>
+              Check every action
+            </Button>
+            <Button type="submit" value="permissions" variant="light">
+              What can this user do
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+      {error !== null && <ErrorState error={error} />}
+      {result && <ResultView result={result} />}
+    </Stack>
+  );
+}
+
+function ResultView({ result }: { result: Result }) {
+  if (result.kind === "check") {
+    return (
+      <Card withBorder role="region" aria-label="Decision">
+        <Stack gap="xs">
+          <DecisionView allow={result.answer.allow} reason={result.answer.reason} />
+          <Text size="sm" c="dimmed">
+            Decided at environment revision {result.answer.revision}.
+          </Text>
+        </Stack>
+      </Card>
+    );
+  }
+  if (result.kind === "bulk") {
+    return (
+      <Table striped aria-label="Decisions">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Action</Table.Th>
+            <Table.Th>Decision</Table.Th>
+            <Table.Th>Why</Table.Th>
+            <Table.Th>Revision</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {result.answers.map((a, i) => (
+            <Table.Tr key={i}>
+              <Table.Td>{result.actions[i]}</Table.Td>
+              <Table.Td>
+                <Badge color={a.allow ? "teal" : "red"} variant="light">
+                  {a.allow ? "Allowed" : "Denied"}
+                </Badge>
+              </Table.Td>
+              <Table.Td>{a.explanation}</Table.Td>
+              <Table.Td>{a.revision}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    );
+  }
+  const entries = Object.entries(result.permissions);
+  return (
+    <Stack gap="xs">
+      <Text size="sm" c="dimmed">
+        At environment revision {result.revision}.
+      </Text>
+      <Table striped aria-label="Permissions">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Where</Table.Th>
+            <Table.Th>Roles</Table.Th>
+            <Table.Th>Permissions</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {entries.length === 0 ? (
+            <Table.Tr>
+              <Table.Td colSpan={3}>No permission.</Table.Td>
+            </Table.Tr>
+          ) : (
+            entries.map(([where, p]) => (
+              <Table.Tr key={where}>
+                <Table.Td>{where}</Table.Td>
+                <Table.Td>{p.roles.join(", ")}</Table.Td>
+                <Table.Td>{p.permissions.join(", ")}</Table.Td>
+              </Table.Tr>
+            ))
+          )}
+        </Table.Tbody>
+      </Table>
+    </Stack>
+  );
+}
