@@ -11,7 +11,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Container } from "@mantine/core";
 import { api, ApiError, unwrap } from "./api/client";
 import { ErrorState, Loading } from "./components/states";
-import { Shell } from "./components/Shell";
+import { POLICY_PAGES, Shell } from "./components/Shell";
 import { OrgContext } from "./org";
 import { useSession, type Session } from "./session";
 
@@ -27,6 +27,7 @@ const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
+const PolicyPages = lazy(() => import("./pages/policy"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -127,6 +128,10 @@ const routes: RouteObject[] = [
       { path: "projects", element: <ProjectsPage /> },
       { path: "p/:proj/e/:env/users", element: <UsersPage /> },
       { path: "p/:proj/e/:env/tenants", element: <TenantsPage /> },
+      ...POLICY_PAGES.map(([page]) => ({
+        path: `p/:proj/e/:env/${page}`,
+        element: <PolicyPages page={page} />,
+      })),
       { path: "settings/api-keys", element: <ApiKeysPage /> },
       { path: "api-log", element: <ApiLogPage /> },
       { path: "settings/members", element: <MembersPage /> },
