@@ -259,6 +259,62 @@ test(
       assert.equal(await doc.getByRole("checkbox", { name: "r1 may a1 doc", exact: true }).isChecked(), true);
     });
 
+    await step(t, "a read member sees the policy pages without write controls", async () => {
+      const production = (await api("GET", "/v2/projects/default/envs/production")).json as {
+        organization_id: string;
+      };
+      const invited = (
+        await api("POST", `/v2/orgs/${production.organization_id}/invites`, [
+          { email: "reader@example.com", role: "read" },
+        ])
+      ).json as { success: { invite_code: string }[] };
+      const reader = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+      reader.setDefaultTimeout(15_000);
+      log.watch(reader);
+      await reader.goto(`${server.baseUrl}/invite/${invited.success[0]!.invite_code}`);
+      await reader.getByLabel("First name").fill("Rita");
+      await reader.locator('input[name="password"]').fill("a reader reads all day long");
+      await reader.getByRole("button", { name: "Accept the invite" }).click();
+      await reader.getByRole("heading", { name: "Projects", exact: true }).waitFor();
+      const open = async (segment: string, title: string, loaded: string) => {
+        await reader.goto(envUrl(segment));
+        await reader.getByRole("heading", { name: title, exact: true }).waitFor();
+        await reader.getByText(loaded, { exact: true }).first().waitFor();
+      };
+      const none = async (role: "button" | "checkbox", name: string) =>
+        assert.equal(await reader.getByRole(role, { name }).count(), 0, `${role} ${name}`);
+
+      await open("resources", "Resources", "folder#editor via parent");
+      await none("button", "New resource");
+      await none("button", "Add action to folder");
+      await none("button", "Edit role file#editor");
+      await none("button", "Derive file#editor");
+      await open("roles", "Tenant roles", "viewer");
+      await none("button", "New role");
+      await none("button", "Edit viewer");
+      await open("policy", "Policy editor", "Doc");
+      await none("button", "Save");
+      await none("checkbox", "All doc actions for r1");
+      assert.equal(
+        await reader.getByRole("checkbox", { name: "r1 may a1 doc", exact: true }).isDisabled(),
+        true,
+      );
+      await open("abac", "ABAC", "finance_files");
+      await none("button", "New user set");
+      await none("button", "Delete finance");
+      assert.equal(
+        await reader
+          .getByRole("checkbox", { name: "finance may read finance_files", exact: true })
+          .isDisabled(),
+        true,
+      );
+      await reader.getByRole("button", { name: "Show finance", exact: true }).click();
+      await reader.getByRole("dialog").getByLabel("Attribute 1").waitFor();
+      await none("button", "Save");
+      await checkPage(reader, "policy-abac-read-member");
+      await reader.context().close();
+    });
+
     await step(t, "every request was a route of docs/openapi.json", async () => {
       log.assertPublicApiOnly(server.baseUrl);
     });
