@@ -56,10 +56,10 @@ after(async () => {
 });
 
 let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void>) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
+function step(t: TestContext, name: string, fn: (st: TestContext) => Promise<void>) {
+  return t.test(name, { skip: failed && "an earlier step failed" }, async (st) => {
     try {
-      await fn();
+      await fn(st);
     } catch (error) {
       failed = true;
       await page
@@ -122,6 +122,34 @@ test(
         }
       },
     );
+
+    await step(t, "edit an attribute; a tenant role that extends another", async () => {
+      const dialog = page.getByRole("dialog");
+      await page.goto(envUrl("resources"));
+      await page.getByRole("button", { name: "Edit attribute file.department" }).click();
+      await dialog.getByLabel("Description").fill("the owning department");
+      await dialog.getByRole("button", { name: "Save", exact: true }).click();
+      await dialog.waitFor({ state: "detached" });
+      await page.getByRole("cell", { name: "the owning department" }).waitFor();
+      const file = (await api("GET", `${S}/resources/file`)).json;
+      assert.deepEqual(
+        [file.attributes.department.type, file.attributes.department.description],
+        ["string", "the owning department"],
+      );
+
+      await page.goto(envUrl("roles"));
+      await page.getByRole("button", { name: "New role" }).click();
+      await dialog.getByRole("textbox", { name: "Key", exact: true }).fill("auditor");
+      await dialog.getByRole("textbox", { name: "Name", exact: true }).fill("Auditor");
+      await dialog.getByRole("button", { name: "Create" }).click();
+      await dialog.waitFor({ state: "detached" });
+      await page.getByRole("button", { name: "Edit auditor" }).click();
+      await choose(page, dialog.getByLabel("Extends"), "viewer");
+      await dialog.getByRole("button", { name: "Save", exact: true }).click();
+      await dialog.waitFor({ state: "detached" });
+      await page.getByRole("row").filter({ hasText: "auditor" }).filter({ hasText: "viewer" }).waitFor();
+      assert.deepEqual((await api("GET", `${S}/roles/auditor`)).json.extends, ["viewer"]);
+    });
 
     await step(
       t,
@@ -197,7 +225,7 @@ test(
     await step(
       t,
       "the policy matrix saves 10 roles x 50 actions in one click and a handful of requests",
-      async () => {
+      async (st) => {
         await api("POST", `${S}/resources`, {
           key: "doc",
           name: "Doc",
@@ -225,6 +253,7 @@ test(
           calls.length <= 5,
           `${calls.length} requests: ${calls.map((c) => `${c.method} ${c.url}`).join(", ")}`,
         );
+        st.diagnostic(`Save: ${calls.length} requests (${calls.map((c) => c.method).join(", ")})`);
         assert.equal(calls.filter((c) => c.method !== "GET").length, 1);
         assert.match(calls.find((c) => c.method === "POST")?.url ?? "", /\/bulk\/role_permissions$/);
         for (const role of ROLES) {

@@ -227,6 +227,44 @@ function ResourceCard({
       },
     });
 
+  const attributeForm = (existing?: { key: string; type: string; description?: string }) =>
+    open({
+      kind: "form",
+      title: existing ? `Edit attribute ${resource.key}.${existing.key}` : `New attribute of ${resource.key}`,
+      submitLabel: existing ? "Save" : "Add",
+      fields: (
+        <>
+          {!existing && <TextInput label="Key" name="key" required data-autofocus />}
+          <Select
+            label="Type"
+            name="type"
+            data={[...ATTRIBUTE_TYPES]}
+            defaultValue={existing?.type ?? "string"}
+            allowDeselect={false}
+            required
+          />
+          <TextInput label="Description" name="description" defaultValue={existing?.description ?? ""} />
+        </>
+      ),
+      submit: async (form) => {
+        const body = {
+          type: formText(form, "type") as AttributeType,
+          description: formText(form, "description"),
+        };
+        unwrap(
+          existing
+            ? await api.PATCH(
+                "/v2/schema/{proj_id}/{env_id}/resources/{resource_id}/attributes/{attribute_id}",
+                { params: { path: { ...r, attribute_id: existing.key } }, body },
+              )
+            : await api.POST("/v2/schema/{proj_id}/{env_id}/resources/{resource_id}/attributes", {
+                params: { path: r },
+                body: { key: formText(form, "key"), ...body },
+              }),
+        );
+      },
+    });
+
   // A derivation names a relation of this resource and a role of the relation's subject resource.
   const derivationChoices = relations.flatMap(([relation, block]) =>
     Object.keys(all.find((x) => x.key === block.resource)?.roles ?? {}).map((subjectRole) => ({
@@ -389,40 +427,7 @@ function ResourceCard({
           </Group>
         </Section>
 
-        <Section
-          title="Attributes"
-          action={add("Add attribute", () =>
-            open({
-              kind: "form",
-              title: `New attribute of ${resource.key}`,
-              submitLabel: "Add",
-              fields: (
-                <>
-                  <TextInput label="Key" name="key" required data-autofocus />
-                  <Select
-                    label="Type"
-                    name="type"
-                    data={[...ATTRIBUTE_TYPES]}
-                    defaultValue="string"
-                    required
-                  />
-                  <TextInput label="Description" name="description" />
-                </>
-              ),
-              submit: async (form) =>
-                unwrap(
-                  await api.POST("/v2/schema/{proj_id}/{env_id}/resources/{resource_id}/attributes", {
-                    params: { path: r },
-                    body: {
-                      key: formText(form, "key"),
-                      type: formText(form, "type") as AttributeType,
-                      description: formText(form, "description"),
-                    },
-                  }),
-                ),
-            }),
-          )}
-        >
+        <Section title="Attributes" action={add("Add attribute", () => attributeForm())}>
           {attributes.length === 0 ? (
             <Text c="dimmed">No attribute yet.</Text>
           ) : (
@@ -445,6 +450,7 @@ function ResourceCard({
                       <Table.Td>
                         <RowActions
                           name={`attribute ${resource.key}.${key}`}
+                          onEdit={() => attributeForm({ ...attribute, key })}
                           onDelete={() =>
                             remove(
                               "attribute",
