@@ -11,7 +11,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Container } from "@mantine/core";
 import { api, ApiError, unwrap } from "./api/client";
 import { ErrorState, Loading } from "./components/states";
-import { Shell } from "./components/Shell";
+import { POLICY_PAGES, Shell } from "./components/Shell";
 import { OrgContext } from "./org";
 import { useSession, type Session } from "./session";
 
@@ -31,6 +31,7 @@ const OverviewPage = lazy(() => import("./pages/OverviewPage"));
 const InstancesPage = lazy(() => import("./pages/InstancesPage"));
 const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
 const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
+const PolicyPages = lazy(() => import("./pages/policy"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -136,6 +137,10 @@ const routes: RouteObject[] = [
       { path: "p/:proj/e/:env/instances", element: <InstancesPage /> },
       { path: "p/:proj/e/:env/check", element: <PlaygroundPage /> },
       { path: "p/:proj/e/:env/decisions", element: <DecisionLogPage /> },
+      ...POLICY_PAGES.map(([page]) => ({
+        path: `p/:proj/e/:env/${page}`,
+        element: <PolicyPages page={page} />,
+      })),
       { path: "settings/api-keys", element: <ApiKeysPage /> },
       { path: "api-log", element: <ApiLogPage /> },
       { path: "settings/members", element: <MembersPage /> },

@@ -3,7 +3,6 @@ import { createRoot } from "react-dom/client";
 import { RouterProvider } from "react-router";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { MantineProvider } from "@mantine/core";
-import { ModalsProvider } from "@mantine/modals";
 import { Notifications } from "@mantine/notifications";
 import "@mantine/core/styles.css";
 import "@mantine/notifications/styles.css";
@@ -27,10 +26,8 @@ if (root) {
     <StrictMode>
       <MantineProvider theme={theme} cssVariablesResolver={cssVariables} defaultColorScheme="auto">
         <QueryClientProvider client={queryClient}>
-          <ModalsProvider>
-            <Notifications />
-            <RouterProvider router={router} />
-          </ModalsProvider>
+          <Notifications />
+          <RouterProvider router={router} />
         </QueryClientProvider>
       </MantineProvider>
     </StrictMode>,

@@ -12,6 +12,8 @@ import {
   RoleParams,
   RoleParentParams,
   RolePermissionsBody,
+  RolePermissionsBulk,
+  RolePermissionsBulkResult,
   RoleRead,
   RoleUpdate,
 } from "./roles.schemas.ts";
@@ -177,5 +179,19 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
       },
     },
     (req) => roles.bulkReplace(envOf(req), req.params, req.body.operations),
+  );
+  app.post(
+    "/v2/schema/:proj_id/:env_id/bulk/role_permissions",
+    {
+      schema: {
+        tags,
+        summary:
+          "Grant and revoke permissions of many tenant and resource roles in one transaction, all or nothing (Gatehouse extension)",
+        params: EnvParams,
+        body: RolePermissionsBulk,
+        response: { 200: RolePermissionsBulkResult, ...errorResponses(404) },
+      },
+    },
+    (req) => roles.bulkPermissions(envOf(req), req.params, req.body.operations),
   );
 };

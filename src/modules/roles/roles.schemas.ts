@@ -66,3 +66,29 @@ export const RoleCreateBulkOperationResult = Type.Object({
   updated: Type.Array(Type.String()),
 });
 export type RoleCreateBulkOperationResult = Static<typeof RoleCreateBulkOperationResult>;
+
+/** One role's permission changes in `POST /bulk/role_permissions` (a Gatehouse extension). */
+export const RolePermissionChange = Type.Object({
+  role: Ref("role id or key"),
+  resource: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 512,
+      description: "resource (id or key) of a resource role; absent for a tenant role",
+    }),
+  ),
+  grant: Type.Optional(PermissionList),
+  revoke: Type.Optional(PermissionList),
+});
+export type RolePermissionChange = Static<typeof RolePermissionChange>;
+
+export const RolePermissionsBulk = Type.Object({
+  operations: Type.Array(RolePermissionChange, { minItems: 1, maxItems: 1000 }),
+});
+
+export const RolePermissionsBulkResult = Type.Object({
+  updated: Type.Array(Type.String(), {
+    description: "the roles changed: tenant roles by key, resource roles as `resource:role`",
+  }),
+});
+export type RolePermissionsBulkResult = Static<typeof RolePermissionsBulkResult>;

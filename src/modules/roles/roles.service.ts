@@ -20,9 +20,11 @@ import type { DerivedRoleBlockEdit, EnvPath } from "../../domain/schema/schema.s
 import {
   assertNoExtendsCycle,
   createRoleRecord,
+  resolveResourceActions,
   resolveRoleRefs,
   unique,
   walkRoles,
+  writableResource,
 } from "../../domain/schema/schema-rules.ts";
 import { bulkReplaceResourceRoles } from "../../domain/schema/resource-role-records.ts";
 import {
@@ -45,6 +47,8 @@ import type {
   RoleCreateBulkOperationResult,
   RoleParentPath,
   RolePath,
+  RolePermissionChange,
+  RolePermissionsBulkResult,
   RoleRead,
   RoleUpdate,
 } from "./roles.schemas.ts";
@@ -323,6 +327,47 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
           created: [...created, ...resourceResult.created],
           updated: [...updated, ...resourceResult.updated],
         };
+      });
+    },
+
+    /**
+     * Grants and revokes permissions of many tenant and resource roles in one transaction (a Gatehouse extension
+     * for the dashboard's policy matrix). Every role and action is resolved before anything is written, so a
+     * refused batch changes nothing; the changed roles reach the PDPs in one change record.
+     */
+    async bulkPermissions(
+      env: EnvScope,
+      _path: EnvPath,
+      operations: RolePermissionChange[],
+    ): Promise<RolePermissionsBulkResult> {
+      const envId = env.environment.id;
+      return schemaWrite(db, envId, async (trx, changes) => {
+        const resolved = [];
+        for (const [index, op] of operations.entries()) {
+          const loc = ["body", "operations", index];
+          const resource = op.resource === undefined ? null : await writableResource(trx, envId, op.resource);
+          const role = await findRole(trx, envId, resource?.id ?? null, op.role);
+          if (!role) throw notFound("role", resource ? `${resource.key}:${op.role}` : op.role);
+          const resolve = (refs: string[] | undefined, field: string) =>
+            resource
+              ? resolveResourceActions(trx, envId, resource, refs ?? [], [...loc, field])
+              : resolveTenantPermissions(trx, envId, refs ?? [], [...loc, field]);
+          const grant = await resolve(op.grant, "grant");
+          const revoke = await resolve(op.revoke, "revoke");
+          if (grant.some((id) => revoke.includes(id))) {
+            throw invalid("a permission cannot be granted and revoked in one operation", loc);
+          }
+          resolved.push({ resource, role, grant, revoke });
+        }
+        const updated: string[] = [];
+        for (const { resource, role, grant, revoke } of resolved) {
+          await addRolePermissions(trx, envId, role.id, grant);
+          await removeRolePermissions(trx, envId, role.id, revoke);
+          if (resource) changes.resource(resource.id);
+          else changes.role(role.id);
+          updated.push(resource ? `${resource.key}:${role.key}` : role.key);
+        }
+        return { updated: unique(updated) };
       });
     },
   };

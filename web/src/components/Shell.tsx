@@ -9,6 +9,14 @@ import { useEnvironments, useProjects } from "../queries";
 import type { Session } from "../session";
 import { notifyError } from "../notify";
 
+/** The policy pages of an environment (one lazy chunk): path segment and name. */
+export const POLICY_PAGES = [
+  ["resources", "Resources"],
+  ["roles", "Tenant roles"],
+  ["policy", "Policy editor"],
+  ["abac", "ABAC"],
+] as const;
+
 /** The frame of every page after login: switchers and logout on top, the pages on the side. */
 export function Shell({ session, children }: { session: Session; children: ReactNode }) {
   const [opened, { toggle }] = useDisclosure();
@@ -55,6 +63,12 @@ export function Shell({ session, children }: { session: Session; children: React
             <SideLink to={envPath(org.key, proj, env, "instances")} label="Instances" />
             <SideLink to={envPath(org.key, proj, env, "check")} label="Check playground" />
             <SideLink to={envPath(org.key, proj, env, "decisions")} label="Decision log" />
+            <Text size="xs" c="dimmed" mt="sm" px="sm">
+              Policy
+            </Text>
+            {POLICY_PAGES.map(([page, label]) => (
+              <SideLink key={page} to={envPath(org.key, proj, env, page)} label={label} />
+            ))}
           </>
         )}
         <Text size="xs" c="dimmed" mt="sm" px="sm">
