@@ -19,12 +19,14 @@ export interface ExploreOptions {
   page: Page;
   /** The user, folder and file keys to create (defaults: alice, carol, docs, report). */
   names?: Partial<ExploreNames>;
+  /** The attributes of the `attributed` user, as typed into the editor (default `{"department": "legal"}`). */
+  attributes?: string;
 }
 
 export interface ExploreNames {
   /** gets folder#editor on the folder */
   editor: string;
-  /** has the attribute `{"department": "legal"}` and no role */
+  /** has the options' `attributes` and no role */
   attributed: string;
   folder: string;
   file: string;
@@ -65,7 +67,7 @@ export async function exploreThroughDashboard(options: ExploreOptions): Promise<
   await heading("Users").waitFor();
   for (const [key, attributes] of [
     [names.editor, ""],
-    [names.attributed, '{"department": "legal"}'],
+    [names.attributed, options.attributes ?? '{"department": "legal"}'],
   ] as const) {
     await page.getByRole("button", { name: "New user" }).click();
     await dialog.getByLabel("Key").fill(key);

@@ -16,7 +16,7 @@ export interface PolicyModelPlace {
 
 /** What `buildRebacAbacModel` built, by key, for the steps chained after it (users, tuples, checks). */
 export const POLICY_MODEL = {
-  resources: { folder: ["read", "write"], file: ["read", "write"] },
+  resources: { folder: ["read", "write"], file: ["delete", "read", "write"] },
   relation: { resource: "file", key: "parent", subject: "folder" },
   resourceRoles: { "folder#editor": ["read", "write"], "file#editor": ["read", "write"] },
   derivation: { role: "file#editor", from: "folder#editor", via: "parent" },
@@ -40,8 +40,8 @@ export async function choose(page: Page, input: Locator, ...options: string[]): 
 
 /**
  * Builds a small ReBAC + ABAC model only through the dashboard, in an environment that does not hold these keys
- * yet, and checks each step through the API: resource types `folder` and `file` (actions read and write, `file`
- * with a `department` attribute), the relation `file` parent -> `folder`, resource roles `folder#editor` and
+ * yet, and checks each step through the API: resource types `folder` (actions read, write) and `file` (delete, read,
+ * write, and a `department` attribute), the relation `file` parent -> `folder`, resource roles `folder#editor` and
  * `file#editor` (read, write), the derivation "editor of a folder is editor of the files whose parent it is", the
  * tenant role `viewer` granted read on both in the policy editor, the user set `finance` (user.department ==
  * "finance"), the resource set `finance_files` (files with resource.department == "finance") and the set rule

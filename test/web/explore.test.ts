@@ -8,12 +8,12 @@ import type { Browser, Page } from "playwright-core";
 import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
 import { browserUnavailable, ensureDashboardBuilt, launchChromium, RequestLog } from "../helpers/browser.ts";
 import { exploreThroughDashboard } from "../helpers/web-explore.ts";
+import { buildRebacAbacModel } from "../helpers/web-policy.ts";
 
 const unavailable = browserUnavailable();
 
 const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-const S = "/v2/schema/default/production";
 
 let server: ServerProcess & { pdpPort: number };
 let browser: Browser;
@@ -45,55 +45,10 @@ after(async () => {
   await server?.stop();
 });
 
-/** The ReBAC + ABAC model the dashboard part assumes, through the API (the policy pages are another part's). */
-async function seedModel(): Promise<void> {
-  await api("POST", `${S}/resources`, {
-    key: "folder",
-    name: "Folder",
-    actions: { read: {}, write: {} },
-    roles: { editor: { name: "Editor", permissions: ["read", "write"] } },
-  });
-  await api("POST", `${S}/resources`, {
-    key: "file",
-    name: "File",
-    actions: { read: {}, write: {}, delete: {} },
-    attributes: { confidential: { type: "bool" } },
-    relations: { parent: "folder" },
-    roles: {
-      editor: {
-        name: "Editor",
-        permissions: ["read", "write"],
-        granted_to: {
-          users_with_role: [{ role: "editor", on_resource: "folder", linked_by_relation: "parent" }],
-        },
-      },
-    },
-  });
-  await api("POST", `${S}/condition_sets`, {
-    key: "legal",
-    name: "Legal department",
-    type: "userset",
-    conditions: { allOf: [{ "user.department": { equals: "legal" } }] },
-  });
-  await api("POST", `${S}/condition_sets`, {
-    key: "open_files",
-    name: "Files not confidential",
-    type: "resourceset",
-    resource_id: "file",
-    conditions: { allOf: [{ "resource.confidential": { equals: false } }] },
-  });
-  await api("POST", "/v2/facts/default/production/set_rules", {
-    user_set: "legal",
-    permission: "file:read",
-    resource_set: "open_files",
-  });
-}
-
 test(
   "explore in the dashboard: instances, tuples, roles, the playground's grant path and closest miss, the decision log",
   { skip: unavailable ?? false, timeout: 180_000 },
   async () => {
-    await seedModel();
     const link = /(http:\/\/\S+\/setup\/\S+)/.exec(server.output())?.[1];
     assert.ok(link, "no setup link in the output");
     await page.goto(link);
@@ -103,7 +58,17 @@ test(
     await page.getByRole("button", { name: "Create the owner account" }).click();
     await page.getByRole("heading", { name: "Projects", exact: true }).waitFor();
 
-    const names = await exploreThroughDashboard({ page, baseUrl: server.baseUrl });
+    // Issue 21's whole path through the dashboard: the model built on the policy pages, then users, instances,
+    // tuples, the playground and the decision log on the authorization pages.
+    const place = {
+      baseUrl: server.baseUrl,
+      apiKey: adminKey,
+      org: "default",
+      proj: "default",
+      env: "production",
+    };
+    await buildRebacAbacModel(page, place);
+    const names = await exploreThroughDashboard({ page, ...place, attributes: '{"department": "finance"}' });
 
     // The same model through the API: the dashboard's writes are there.
     const tuples = (await api("GET", "/v2/facts/default/production/relationship_tuples")).json as {
@@ -118,7 +83,7 @@ test(
     const carol = (await api("GET", `/v2/facts/default/production/users/${names.attributed}`)).json as {
       attributes: Record<string, unknown>;
     };
-    assert.deepEqual(carol.attributes, { department: "legal" });
+    assert.deepEqual(carol.attributes, { department: "finance" });
 
     // The same checks on the control plane (API key) and on the PDP's SDK-shaped /allowed agree.
     const pdpKey = (await api("GET", "/v2/api-key/default/production")).json.secret as string;
@@ -127,15 +92,15 @@ test(
       { user: names.editor, action: "delete", resource: { type: "file", key: names.file }, allow: false },
       { user: names.editor, action: "write", resource: { type: "folder", key: names.folder }, allow: true },
       {
-        user: { key: names.attributed, attributes: { department: "legal" } },
+        user: { key: names.attributed, attributes: { department: "finance" } },
         action: "read",
-        resource: { type: "file", attributes: { confidential: false } },
+        resource: { type: "file", attributes: { department: "finance" } },
         allow: true,
       },
       {
-        user: { key: names.attributed, attributes: { department: "legal" } },
+        user: { key: names.attributed, attributes: { department: "finance" } },
         action: "read",
-        resource: { type: "file", attributes: { confidential: true } },
+        resource: { type: "file", attributes: { department: "legal" } },
         allow: false,
       },
       { user: names.attributed, action: "write", resource: { type: "file", key: names.file }, allow: false },
