@@ -1,13 +1,6 @@
 import fs from "node:fs/promises";
 import type Sqlite from "better-sqlite3";
-import {
-  CompiledQuery,
-  SelectQueryNode,
-  type DatabaseConnection,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-} from "kysely";
+import { CompiledQuery, type DatabaseConnection, type Driver, type Kysely, type QueryResult } from "kysely";
 import type { Database } from "./types.ts";
 import { sqliteKysely } from "./sqlite-thread.ts";
 
@@ -109,14 +102,15 @@ class GroupCommitDriver implements Driver {
   async execute(lease: Lease, query: CompiledQuery): Promise<QueryResult<unknown>> {
     const statement = this.prepare(query.sql);
     const parameters = query.parameters as unknown[];
+    // A statement that writes, outside a transaction, is acknowledged once it is on disk.
+    const durable = !statement.readonly && !this.database.inTransaction;
     if (statement.reader) {
       const rows = statement.all(parameters);
-      // A write with RETURNING outside a transaction is acknowledged once it is on disk.
-      if (!SelectQueryNode.is(query.query) && !this.database.inTransaction) await this.#wal.sync();
+      if (durable) await this.#wal.sync();
       return { rows };
     }
     const { changes, lastInsertRowid } = statement.run(parameters);
-    if (!this.database.inTransaction && changes > 0) await this.#wal.sync();
+    if (durable) await this.#wal.sync();
     return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
   }
 
