@@ -33,9 +33,15 @@ class WalSync {
   }
 
   async #fsync(): Promise<void> {
-    // Opened each time: the WAL is the file at this path now (SQLite deletes it only when the last connection
-    // closes).
-    const handle = await fs.open(this.walFile, "r");
+    // Opened each time: the WAL is the file at this path now. SQLite deletes it only when the last connection
+    // closes, after checkpointing it into the database file and syncing that: nothing is left to sync then.
+    let handle: fs.FileHandle;
+    try {
+      handle = await fs.open(this.walFile, "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
     try {
       await handle.sync();
     } finally {
