@@ -89,6 +89,14 @@ async function importChunks(
   return { items: done, target: total, seconds, per_s: done / seconds, capped };
 }
 
+/** Issue 24's goals per database: 1M role assignments imported within `importS`; single writes at c=8. */
+const GOALS: Record<string, { importS: number; writesPerS: number }> = {
+  sqlite: { importS: 30, writesPerS: 2000 },
+  postgres: { importS: 60, writesPerS: 1000 },
+};
+const IMPORT_GOAL_ITEMS = 1_000_000;
+const SINGLE_WRITES = ["create user", "assign role"];
+
 /** Blocks of the API log's A/B per operation. */
 const AB_BLOCKS = 3;
 
@@ -487,7 +495,32 @@ export const controlPlaneScenario: Scenario<ControlPlaneData> = {
       })),
     );
     const worst = Math.max(...overheads.map((overhead) => overhead.interval.estimate));
+    const byDialect = (dialect: string) => data?.dialects.find((d) => d.dialect === dialect);
+    const importGoals = Object.entries(GOALS).map(([dialect, goal]) => {
+      const imported = byDialect(dialect)?.imports.assignments;
+      // Judged by rate, so that a small run judges too: 1M in `importS` seconds is 1M / importS items a second.
+      const needed = IMPORT_GOAL_ITEMS / goal.importS;
+      return judge(
+        `1M role assignments imported in at most ${goal.importS} s on ${dialect} (at least ${fmt(needed)} items/s, POST role_assignments/bulk)`,
+        imported === undefined ? undefined : !imported.capped && imported.per_s >= needed,
+        imported === undefined
+          ? "-"
+          : `${fmt(imported.items)} in ${imported.seconds.toFixed(1)} s (${fmt(imported.per_s)}/s; 1M at this rate: ${(IMPORT_GOAL_ITEMS / imported.per_s).toFixed(1)} s)${imported.capped ? ", stopped at the budget" : ""}`,
+      );
+    });
+    const writeGoals = Object.entries(GOALS).map(([dialect, goal]) => {
+      const ops = byDialect(dialect)?.ops;
+      const rates = SINGLE_WRITES.map((op) => ({ op, rps: ops?.[op]?.rps }));
+      const measured = rates.every((rate) => rate.rps !== undefined);
+      return judge(
+        `single writes (${SINGLE_WRITES.join(", ")}) at c=8 at least ${fmt(goal.writesPerS)}/s on ${dialect}`,
+        measured ? rates.every((rate) => (rate.rps ?? 0) >= goal.writesPerS) : undefined,
+        rates.map((rate) => `${rate.op} ${fmt(rate.rps)}/s`).join(", "),
+      );
+    });
     return [
+      ...importGoals,
+      ...writeGoals,
       judge(
         "API-log overhead under 10% (throughput lost with the log on; the mean over the A/B's blocks)",
         overheads.length === 0 ? undefined : worst < 0.1,

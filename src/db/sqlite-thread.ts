@@ -119,6 +119,11 @@ export function openSqliteThread(file: string, pragmas: string[], name: string):
       await connection?.close();
     },
   };
+  return sqliteKysely(driver);
+}
+
+/** Kysely with SQLite's query compiler over a driver of this project's own. */
+export function sqliteKysely(driver: Driver): Kysely<Database> {
   return new Kysely<Database>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),

@@ -15,6 +15,7 @@ import {
 import type { Database } from "./types.ts";
 import { migrations } from "./migrations/index.ts";
 import { DatabaseOutage } from "./outage.ts";
+import { openGroupCommitSqlite } from "./sqlite-group-commit.ts";
 
 export type Dialect = "sqlite" | "postgres";
 
@@ -64,6 +65,35 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * Kysely's SQLite driver prepares every statement it runs anew; preparing took 28% of the server's CPU during a
+ * bulk import (docs/benchmarks.md). The statements come from a fixed set of queries, so each is prepared once and
+ * kept (a bound keeps a stray one from growing the map for ever; the oldest goes first). Nothing streams, so no
+ * kept statement is ever busy when it is run again.
+ */
+function cachedPrepare(database: Sqlite.Database, limit = 1000): (sql: string) => Sqlite.Statement {
+  const statements = new Map<string, Sqlite.Statement>();
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (statement === undefined) {
+      statement = database.prepare(sql);
+      if (statements.size >= limit) statements.delete(statements.keys().next().value as string);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+}
+
+function openSqliteFile(file: string): Sqlite.Database {
+  const database = new Sqlite(file);
+  database.pragma("journal_mode = WAL");
+  // FULL: an acknowledged write is on disk before the response goes out.
+  database.pragma("synchronous = FULL");
+  database.pragma("foreign_keys = ON");
+  database.pragma("busy_timeout = 5000");
+  return database;
+}
+
 // int8 (revisions, counts) as numbers: they stay far below 2^53.
 const pgTypes = {
   getTypeParser(oid: number, format?: "text" | "binary") {
@@ -107,13 +137,17 @@ export function openStore(options: StoreOptions): Store {
   }
   const file = options.sqliteFile ?? ":memory:";
   if (file !== ":memory:") fs.mkdirSync(path.dirname(file), { recursive: true });
-  const database = new Sqlite(file);
-  database.pragma("journal_mode = WAL");
-  // FULL: an acknowledged write is on disk before the response goes out.
-  database.pragma("synchronous = FULL");
-  database.pragma("foreign_keys = ON");
-  database.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database }) });
+  const database = openSqliteFile(file);
+  let db: Kysely<Database>;
+  if (file === ":memory:") {
+    // Nothing to make durable: Kysely's driver, statements prepared once.
+    const prepare = cachedPrepare(database);
+    db = new Kysely<Database>({
+      dialect: new ImmediateSqliteDialect({ database: { close: () => database.close(), prepare } }),
+    });
+  } else {
+    db = openGroupCommitSqlite(database, cachedPrepare(database), file);
+  }
   const ping = () => pingDb(db);
   const outage = new DatabaseOutage(ping);
   return {

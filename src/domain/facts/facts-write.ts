@@ -15,7 +15,10 @@ import {
   findResourceRole,
   findTenant,
   findTenantRole,
+  findTenantRoles,
+  findTenants,
   findUser,
+  findUsers,
   instanceName,
   parseInstanceRef,
   type InstanceWithKeys,
@@ -119,6 +122,26 @@ export class Resolver {
     );
   instanceMatches = (ref: string) =>
     this.memo(this.instances, ref, () => findInstances(this.db, this.env.id, ref));
+
+  /**
+   * Reads the users, tenants and tenant-level roles that the refs name, one query per kind (and per 500 refs),
+   * so that a bulk write's lookups of them cost nothing afterwards; a ref it does not find is remembered as
+   * missing. Refs already looked up are not read again.
+   */
+  async preload(refs: { users?: string[]; tenants?: string[]; tenantRoles?: string[] }): Promise<void> {
+    const load = async <T>(
+      map: Map<string, T | undefined>,
+      wanted: string[] | undefined,
+      find: (db: Db, envId: string, refs: string[]) => Promise<Map<string, T | undefined>>,
+    ) => {
+      const missing = (wanted ?? []).filter((ref) => !map.has(ref));
+      if (missing.length === 0) return;
+      for (const [ref, row] of await find(this.db, this.env.id, missing)) map.set(ref, row);
+    };
+    await load(this.users, refs.users, findUsers);
+    await load(this.tenants, refs.tenants, findTenants);
+    await load(this.tenantRoles, refs.tenantRoles, findTenantRoles);
+  }
 
   async requireUser(ref: string): Promise<UserRow> {
     const row = await this.user(ref);

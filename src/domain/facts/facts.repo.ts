@@ -70,6 +70,58 @@ export const findResource = (db: Db, envId: string, ref: string): Promise<Resour
       .executeTakeFirst(),
   );
 
+/**
+ * What `byRef` finds for each of many refs, in one query per 500 ids and one per 500 keys: a uuid names the object
+ * with that id, else the one with that key (a key that looks like a uuid still works).
+ */
+async function byRefs<T extends { id: string; key: string }>(
+  refs: string[],
+  lookup: (column: "id" | "key", values: string[]) => Promise<T[]>,
+): Promise<Map<string, T | undefined>> {
+  const distinct = [...new Set(refs)];
+  const load = async (column: "id" | "key", values: string[]) =>
+    new Map((await inChunks<string, T>(values, (slice) => lookup(column, slice))).map((r) => [r[column], r]));
+  const byId = await load(
+    "id",
+    distinct.filter(isUuid).map((r) => r.toLowerCase()),
+  );
+  const byKey = await load("key", distinct);
+  return new Map(
+    distinct.map((ref) => [ref, (isUuid(ref) ? byId.get(ref.toLowerCase()) : undefined) ?? byKey.get(ref)]),
+  );
+}
+
+export const findUsers = (db: Db, envId: string, refs: string[]) =>
+  byRefs<UserRow>(refs, (column, values) =>
+    db
+      .selectFrom("users")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where(column, "in", values)
+      .execute(),
+  );
+
+export const findTenants = (db: Db, envId: string, refs: string[]) =>
+  byRefs<TenantRow>(refs, (column, values) =>
+    db
+      .selectFrom("tenants")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where(column, "in", values)
+      .execute(),
+  );
+
+export const findTenantRoles = (db: Db, envId: string, refs: string[]) =>
+  byRefs<RoleRow>(refs, (column, values) =>
+    db
+      .selectFrom("roles")
+      .selectAll()
+      .where("environment_id", "=", envId)
+      .where("resource_id", "is", null)
+      .where(column, "in", values)
+      .execute(),
+  );
+
 /** A tenant-level role (resource_id null). */
 export const findTenantRole = (db: Db, envId: string, ref: string): Promise<RoleRow | undefined> =>
   byRef(ref, (column, value) =>

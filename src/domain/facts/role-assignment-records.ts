@@ -8,6 +8,8 @@ import {
   deleteAssignments,
   findAssignment,
   insertAssignments,
+  tenantAssignmentsOf,
+  type AssignmentKey,
   type AssignmentRow,
   type AssignmentWithKeys,
 } from "../../modules/role-assignments/role-assignments.repo.ts";
@@ -153,12 +155,72 @@ async function resolveTarget(
   };
 }
 
-const assignmentIdentity = (a: AssignmentWithKeys) =>
+const assignmentIdentity = (a: AssignmentRow) =>
   `${a.user_id}\u0000${a.role_id}\u0000${a.resource_instance_id ?? `tenant:${a.tenant_id}`}`;
+const keyIdentity = (k: AssignmentKey) =>
+  `${k.userId}\u0000${k.roleId}\u0000${k.instanceId ?? `tenant:${k.tenantId}`}`;
+
+const toRow = (a: AssignmentWithKeys): AssignmentRow => ({
+  id: a.id,
+  organization_id: a.organization_id,
+  project_id: a.project_id,
+  environment_id: a.environment_id,
+  user_id: a.user_id,
+  role_id: a.role_id,
+  tenant_id: a.tenant_id,
+  resource_instance_id: a.resource_instance_id,
+  created_at: a.created_at,
+  expires_at: a.expires_at,
+});
+
+/**
+ * What the items of one bulk assignment share: the tenant-level assignments its users already hold in its roles
+ * (read by `load` in one query per 500 users, not one per item), and the rows it decided to write, inserted
+ * together by `flush` (500 a statement) instead of one statement per item. Later items see earlier ones' rows.
+ */
+export class AssignmentBatch {
+  private readonly known = new Map<string, AssignmentRow>();
+  private readonly loadedUsers = new Set<string>();
+  private pending: AssignmentRow[] = [];
+
+  constructor(private readonly resolver: Resolver) {}
+
+  async load(userIds: string[], roleIds: string[]): Promise<void> {
+    const { db, env } = this.resolver;
+    const fresh = [...new Set(userIds)].filter((id) => !this.loadedUsers.has(id));
+    for (const row of await tenantAssignmentsOf(db, env.id, fresh, [...new Set(roleIds)])) {
+      const identity = assignmentIdentity(row);
+      if (!this.known.has(identity)) this.known.set(identity, row);
+    }
+    for (const id of fresh) this.loadedUsers.add(id);
+  }
+
+  async find(k: AssignmentKey): Promise<AssignmentRow | undefined> {
+    const known = this.known.get(keyIdentity(k));
+    if (known || (k.instanceId === null && this.loadedUsers.has(k.userId))) return known;
+    return findAssignment(this.resolver.db, this.resolver.env.id, k);
+  }
+
+  forget(row: AssignmentRow): void {
+    this.known.delete(assignmentIdentity(row));
+  }
+
+  add(rows: AssignmentRow[]): void {
+    for (const row of rows) this.known.set(assignmentIdentity(row), row);
+    this.pending.push(...rows);
+  }
+
+  async flush(): Promise<void> {
+    const rows = this.pending;
+    this.pending = [];
+    await insertAssignments(this.resolver.db, rows);
+  }
+}
 
 /**
  * Assigns roles to one user inside the caller's transaction. `onExisting: "fail"` answers 409 for a role the user
- * already holds; "skip" leaves it. Returns the assignments written.
+ * already holds; "skip" leaves it. Returns the assignments written. With a `batch`, existing assignments are looked
+ * up there and the new rows wait in it until its `flush`.
  */
 export async function assignRoles(
   resolver: Resolver,
@@ -167,6 +229,7 @@ export async function assignRoles(
   changes: Change[],
   onExisting: "fail" | "skip",
   loc: (string | number)[] = ["body"],
+  batch?: AssignmentBatch,
 ): Promise<AssignmentWithKeys[]> {
   const written: AssignmentWithKeys[] = [];
   const seen = new Set<string>();
@@ -176,15 +239,17 @@ export async function assignRoles(
     const identity = assignmentIdentity(target);
     if (seen.has(identity)) continue;
     seen.add(identity);
-    const existing = await findAssignment(resolver.db, resolver.env.id, {
+    const key = {
       userId: target.user_id,
       roleId: target.role_id,
       tenantId: target.tenant_id,
       instanceId: target.resource_instance_id,
-    });
+    };
+    const existing = batch ? await batch.find(key) : await findAssignment(resolver.db, resolver.env.id, key);
     if (existing && hasExpired(existing, at)) {
       // Ended but not purged yet: it grants nothing, so the new assignment takes its place.
       await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+      batch?.forget(existing);
       changes.push(
         assignmentChange({ ...target, id: existing.id, expires_at: existing.expires_at }, "delete"),
       );
@@ -201,19 +266,9 @@ export async function assignRoles(
     }
     written.push(target);
   }
-  const rows = written.map((a): AssignmentRow => ({
-    id: a.id,
-    organization_id: a.organization_id,
-    project_id: a.project_id,
-    environment_id: a.environment_id,
-    user_id: a.user_id,
-    role_id: a.role_id,
-    tenant_id: a.tenant_id,
-    resource_instance_id: a.resource_instance_id,
-    created_at: a.created_at,
-    expires_at: a.expires_at,
-  }));
-  await insertAssignments(resolver.db, rows);
+  const rows = written.map(toRow);
+  if (batch) batch.add(rows);
+  else await insertAssignments(resolver.db, rows);
   for (const a of written) changes.push(assignmentChange(a, "upsert"));
   return written;
 }

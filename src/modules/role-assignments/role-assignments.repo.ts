@@ -132,6 +132,21 @@ export async function findAssignment(
   ).executeTakeFirst();
 }
 
+/** The tenant-level assignments of the given users in the given roles, one query per 500 users. */
+export const tenantAssignmentsOf = (db: Db, envId: string, userIds: string[], roleIds: string[]) =>
+  roleIds.length === 0
+    ? Promise.resolve([])
+    : inChunks<string, AssignmentRow>(userIds, (slice) =>
+        db
+          .selectFrom("role_assignments")
+          .selectAll()
+          .where("environment_id", "=", envId)
+          .where("user_id", "in", slice)
+          .where("role_id", "in", roleIds)
+          .where("resource_instance_id", "is", null)
+          .execute(),
+      );
+
 export const insertAssignments = (db: Db, rows: Insertable<RoleAssignmentsTable>[]) =>
   inChunks(rows, (slice) => db.insertInto("role_assignments").values(slice).execute());
 
