@@ -1,0 +1,124 @@
+import { sql, type Expression, type SqlBool } from "kysely";
+import type { Db } from "../../changes/feed.ts";
+import type { ListCountsTable } from "../../db/types.ts";
+import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
+
+/** A list whose unfiltered size is kept in list_counts (migration 0013). */
+export type CountedList = Exclude<keyof ListCountsTable, "environment_id" | "version">;
+
+/** The sort key of every paged facts list: created_at, then id. */
+export interface ListKey {
+  created_at: string;
+  id: string;
+}
+
+/** Where a page starts: after `after` (in list order, when set), then `offset` more rows. */
+export interface PageStart {
+  after: ListKey | undefined;
+  offset: number;
+}
+
+/** An unfiltered list's size and the version of its environment's lists (both from list_counts). */
+export interface ListState {
+  total: number;
+  version: number;
+}
+
+/**
+ * The number of rows of `list` in the environment, from the counter the triggers keep in the same transaction as
+ * every insert and delete: one primary-key read instead of counting the environment's rows.
+ */
+export async function listState(db: Db, envId: string, list: CountedList): Promise<ListState> {
+  const row = await db
+    .selectFrom("list_counts")
+    .select([sql.ref<number>(list).as("n"), "version"])
+    .where("environment_id", "=", envId)
+    .executeTakeFirst();
+  return { total: Number(row?.n ?? 0), version: Number(row?.version ?? -1) };
+}
+
+/** `(alias.created_at, alias.id) > (after)`: the rows after a key, read as a range of the list's index. */
+export const afterKey = (alias: string, after: ListKey): Expression<SqlBool> =>
+  sql<SqlBool>`(${sql.ref(`${alias}.created_at`)}, ${sql.ref(`${alias}.id`)}) > (${after.created_at}, ${after.id})`;
+
+/** Rows between two anchors: a deep page skips fewer than this many rows. */
+export const ANCHOR_EVERY = 1000;
+/** (environment, list) pairs whose anchors are kept, least recently used dropped first. */
+const MAX_LISTS = 256;
+
+interface Anchors {
+  version: number;
+  /** keys[k]: the key of the row at position (k + 1) * ANCHOR_EVERY - 1 (0-based) in list order. */
+  keys: ListKey[];
+}
+
+const anchors = new Map<string, Anchors>();
+
+/** The (environment_id, created_at, id) index walked from `after`, keeping every ANCHOR_EVERY-th key. */
+export const anchorKeysQuery = (
+  db: Db,
+  list: CountedList,
+  envId: string,
+  after: ListKey | undefined,
+  rows: number,
+) =>
+  sql<ListKey>`select created_at, id from (
+      select created_at, id, row_number() over (order by created_at, id) as position from (
+        select a.created_at, a.id from ${sql.table(list)} a
+        where a.environment_id = ${envId} ${after ? sql`and ${afterKey("a", after)}` : sql``}
+        order by a.created_at, a.id limit ${rows}) walked) numbered
+    where position % ${ANCHOR_EVERY} = 0 order by position`;
+
+/**
+ * Where a page of an unfiltered list starts: instead of OFFSET over every row before it, a seek past the nearest
+ * anchor (a key kept every ANCHOR_EVERY rows) and an OFFSET of fewer than ANCHOR_EVERY rows. The anchors are
+ * exact while the environment's list version is unchanged (no row of a counted list inserted or deleted; the
+ * sort key never changes), are kept per process, and are found again by one walk of the index after a change.
+ */
+export async function pageStart(
+  db: Db,
+  list: CountedList,
+  envId: string,
+  state: ListState,
+  p: PageRequest,
+): Promise<PageStart> {
+  const offset = offsetOf(p);
+  const blocks = Math.min(Math.floor(offset / ANCHOR_EVERY), Math.floor(state.total / ANCHOR_EVERY));
+  if (blocks === 0) return { after: undefined, offset };
+  const cacheKey = `${envId}:${list}`;
+  let known = anchors.get(cacheKey);
+  anchors.delete(cacheKey);
+  if (!known || known.version !== state.version) known = { version: state.version, keys: [] };
+  if (known.keys.length < blocks) {
+    const from = known.keys.at(-1);
+    const more = await anchorKeysQuery(
+      db,
+      list,
+      envId,
+      from,
+      (blocks - known.keys.length) * ANCHOR_EVERY,
+    ).execute(db);
+    known.keys.push(...more.rows);
+  }
+  anchors.set(cacheKey, known);
+  if (anchors.size > MAX_LISTS) anchors.delete(anchors.keys().next().value as string);
+  const usable = Math.min(blocks, known.keys.length);
+  if (usable === 0) return { after: undefined, offset };
+  return { after: known.keys[usable - 1], offset: offset - usable * ANCHOR_EVERY };
+}
+
+/**
+ * Where a page starts and, for an unfiltered list, its total from the counter. A filtered list starts at its
+ * OFFSET and is counted by its caller.
+ */
+export async function listPage(
+  db: Db,
+  list: CountedList,
+  envId: string,
+  p: PageRequest,
+  filtered: boolean,
+): Promise<{ start: PageStart; total: number | undefined }> {
+  if (filtered) return { start: { after: undefined, offset: offsetOf(p) }, total: undefined };
+  const state = await listState(db, envId, list);
+  return { start: await pageStart(db, list, envId, state, p), total: state.total };
+}
