@@ -122,3 +122,10 @@ export async function listPage(
   const state = await listState(db, envId, list);
   return { start: await pageStart(db, list, envId, state, p), total: state.total };
 }
+
+/** True when no field of a list filter is set. */
+export const noFilter = (f: object): boolean => Object.values(f).every((v) => v === undefined);
+
+/** The rows after `after` in list order, when given (a seek from an anchor). */
+export const seekAfter = (alias: string, after: ListKey | undefined) =>
+  after === undefined ? sql<SqlBool>`true` : afterKey(alias, after);
