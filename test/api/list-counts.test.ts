@@ -138,5 +138,18 @@ describeEachDialect("list counts: kept exact by every kind of write", (env) => {
     assert.equal(await total("resource_instances"), mine["resource_instances"]);
     assert.equal(await total("relationship_tuples"), mine["relationship_tuples"]);
     assert.equal(await total("role_assignments"), mine["role_assignments"]);
+    // An ended assignment the purge has not deleted yet is left out of the unfiltered total as out of the list.
+    const one = await e.store.db
+      .selectFrom("role_assignments")
+      .select("id")
+      .where("environment_id", "=", e.acme.envs.production)
+      .executeTakeFirstOrThrow();
+    const ended = new Date(Date.now() - 1000).toISOString().replace("Z", "+00:00");
+    await e.store.db
+      .updateTable("role_assignments")
+      .set({ expires_at: ended })
+      .where("id", "=", one.id)
+      .execute();
+    assert.equal(await total("role_assignments"), (mine["role_assignments"] as number) - 1);
   });
 });
