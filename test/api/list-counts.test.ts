@@ -4,6 +4,11 @@ import { sql } from "kysely";
 import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { factsUrl, postTenants, seedStandard } from "../helpers/facts.ts";
 import { COUNTED_LISTS } from "../../src/db/migrations/0013_list_counts.ts";
+import {
+  deleteOrganization,
+  exportOrganization,
+  importOrganization,
+} from "../../src/domain/organization-transfer.ts";
 
 /** For every environment: the counter row next to COUNT(*) of each counted table. */
 async function countersAndCounts(e: TestEnv) {
@@ -50,7 +55,7 @@ describeEachDialect("list counts: kept exact by every kind of write", (env) => {
     return res;
   };
 
-  test("single writes, bulk writes, cascades, environment copy and delete: counter = COUNT(*) after each", async () => {
+  test("single and bulk writes, cascades, environment copy and delete, organization move: counter = COUNT(*) after each", async () => {
     const e = env();
     await assertExact(e, "seeding");
     await postTenants(e, F, ["t1", "t2", "t3"]);
@@ -151,5 +156,26 @@ describeEachDialect("list counts: kept exact by every kind of write", (env) => {
       .where("id", "=", one.id)
       .execute();
     assert.equal(await total("role_assignments"), (mine["role_assignments"] as number) - 1);
+
+    // An organization moved away (exported, deleted) and back (imported): its counters go and come back.
+    const before = (await countersAndCounts(e)).counted[e.acme.envs.production];
+    const lines = [];
+    for await (const line of exportOrganization(
+      e.store.db,
+      { id: e.acme.id, key: "acme", name: "acme inc" },
+      "r1",
+    ))
+      lines.push(line);
+    await deleteOrganization(e.store.db, e.acme.id);
+    await assertExact(e, "deleting an organization");
+    await importOrganization(
+      e.store.db,
+      e.box,
+      (async function* () {
+        yield* lines;
+      })(),
+    );
+    await assertExact(e, "importing an organization");
+    assert.deepEqual((await countersAndCounts(e)).counted[e.acme.envs.production], before);
   });
 });
