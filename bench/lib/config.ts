@@ -64,6 +64,12 @@ export const settings = {
     opConcurrency: 8,
     dialects: (process.env["BENCH_DIALECTS"] ?? "sqlite,postgres").split(",").filter(Boolean),
   },
+  lists: {
+    smallUsers: 1_000,
+    largeUsers: small ? 100_000 : 1_000_000,
+    /** Interleaved rounds; each measures every request once. */
+    rounds: num("BENCH_LIST_ROUNDS", small ? 20 : 100),
+  },
   decisionLog: {
     /** Decisions stored and read back; a multiple of the 10,000 users. */
     entries: small ? 10_000 : 100_000,

@@ -2,6 +2,7 @@ import type { Scenario } from "../lib/scenario.ts";
 import { controlPlaneScenario } from "./control-plane.ts";
 import { decisionLogScenario } from "./decision-log.ts";
 import { engineScenario } from "./engine.ts";
+import { listsScenario } from "./lists.ts";
 import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
 import { pdpScenario } from "./pdp.ts";
 import { propagationScenario } from "./propagation.ts";
@@ -15,6 +16,7 @@ export const SCENARIOS = [
   engineScenario,
   scaleScenario,
   controlPlaneScenario,
+  listsScenario,
   propagationScenario,
   decisionLogScenario,
   startupScenario,

@@ -289,10 +289,23 @@ export interface TasksTable {
   updated_at: string;
 }
 
+/** Rows per environment of each counted list, kept by triggers (migration 0013). */
+export interface ListCountsTable {
+  environment_id: string;
+  users: number;
+  tenants: number;
+  resource_instances: number;
+  relationship_tuples: number;
+  role_assignments: number;
+  /** Grows with every insert or delete of any of the lists above. */
+  version: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
   environments: EnvironmentsTable;
+  list_counts: ListCountsTable;
   api_keys: ApiKeysTable;
   tenants: TenantsTable;
   changes: ChangesTable;

@@ -11,12 +11,14 @@ import {
 } from "../../src/modules/users/users.repo.ts";
 import {
   countAssignmentsQuery,
+  expiredAssignmentsCountQuery,
   listAssignmentsQuery,
 } from "../../src/modules/role-assignments/role-assignments.repo.ts";
 import { listTenantsQuery } from "../../src/modules/tenants/tenants.repo.ts";
 import { listInstancesQuery } from "../../src/modules/resource-instances/resource-instances.repo.ts";
 import { listTuplesQuery } from "../../src/modules/relationship-tuples/relationship-tuples.repo.ts";
 import { findUser } from "../../src/domain/facts/facts.repo.ts";
+import { anchorKeyQuery } from "../../src/domain/facts/list-pages.repo.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { now } from "../../src/lib/time.ts";
 
@@ -252,6 +254,53 @@ describeEachDialect("facts: query plans", (env) => {
     await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, {}, 0, 30), rt);
     await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, { tenantId: ids.tenant }, 0, 30), rt);
     await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, { objectId: ids.instance }, 0, 30), rt);
+  });
+
+  test("deep pages and counters: the anchor walk, a seek past an anchor, the counter and the ended assignments", async () => {
+    const e = env();
+    const db = e.store.db;
+    const sqlite = e.dialect === "sqlite";
+    for (const list of [
+      "users",
+      "tenants",
+      "resource_instances",
+      "relationship_tuples",
+      "role_assignments",
+    ] as const) {
+      const first = await db
+        .selectFrom(list)
+        .select(["created_at", "id"])
+        .where("environment_id", "=", envId)
+        .orderBy("created_at")
+        .orderBy("id")
+        .executeTakeFirstOrThrow();
+      // The walk reads only the (environment_id, created_at, id) index, from the environment's start or as a range
+      // after an anchor (a seek, not a filter).
+      for (const after of [undefined, first]) {
+        const { accesses, text } = await planOf(e, anchorKeyQuery(db, list, envId, after));
+        assert.deepEqual(
+          accesses.map((a) => [a.table, a.index, a.bounded]),
+          [[sqlite ? "a" : list, `${list}_env_created_idx`, true]],
+          text,
+        );
+        if (after)
+          assert.match(text, sqlite ? /\(created_at,id\)>\(\?,\?\)/ : /ROW\(created_at, id\) > ROW/, text);
+      }
+    }
+    const after = await db
+      .selectFrom("users")
+      .select(["created_at", "id"])
+      .where("environment_id", "=", envId)
+      .executeTakeFirstOrThrow();
+    await assertEnvironmentIndexed(e, listUsersQuery(db, envId, {}, 5, 30, after), "users");
+    await assertEnvironmentIndexed(e, listTenantsQuery(db, envId, undefined, 5, 30, after), "tenants");
+    const ri = sqlite ? "ri" : "resource_instances";
+    await assertEnvironmentIndexed(e, listInstancesQuery(db, envId, {}, 5, 30, after), ri);
+    const rt = sqlite ? "rt" : "relationship_tuples";
+    await assertEnvironmentIndexed(e, listTuplesQuery(db, envId, {}, 5, 30, after), rt);
+    await assertEnvironmentIndexed(e, expiredAssignmentsCountQuery(db, envId, now()), "role_assignments");
+    const counter = db.selectFrom("list_counts").selectAll().where("environment_id", "=", envId);
+    await assertEnvironmentIndexed(e, counter, "list_counts");
   });
   // Last: it fills another environment and refreshes the statistics.
   test("users: the roles of a page of users on a large store, by the planner's own choice", async () => {

@@ -4,6 +4,9 @@ import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import { migrateToLatest, openStore } from "../../src/db/store.ts";
 import { migrations } from "../../src/db/migrations/index.ts";
 import { DIALECTS, freshStore } from "../helpers/stores.ts";
+import { createSecretBox } from "../../src/lib/secrets.ts";
+import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
+import { newId } from "../../src/lib/ids.ts";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
@@ -139,3 +142,67 @@ test(
     }
   },
 );
+
+for (const { dialect, skip } of DIALECTS) {
+  test(
+    `migrations [${dialect}]: 0013_list_counts backfills the counts of an existing database, then keeps them`,
+    { skip },
+    async () => {
+      const store = await freshStore(dialect, { migrate: false });
+      try {
+        const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0013"));
+        await migrateToLatest(store, before);
+        const box = createSecretBox("test-secret-key-that-is-long-enough-000");
+        await createOrganizationRecords(store.db, box, { key: "acme", name: "Acme" });
+        await createOrganizationRecords(store.db, box, { key: "globex", name: "Globex" });
+        const envs = await store.db.selectFrom("environments").selectAll().orderBy("id").execute();
+        const at = new Date().toISOString();
+        const addUsers = (env: (typeof envs)[number], n: number, prefix: string) =>
+          store.db
+            .insertInto("users")
+            .values(
+              Array.from({ length: n }, (_, i) => ({
+                id: newId(),
+                organization_id: env.organization_id,
+                project_id: env.project_id,
+                environment_id: env.id,
+                key: `${prefix}${i}`,
+                email: null,
+                first_name: null,
+                last_name: null,
+                attributes: null,
+                created_at: at,
+                updated_at: at,
+              })),
+            )
+            .execute();
+        for (const [i, env] of envs.entries()) await addUsers(env, i + 1, "old-");
+        assert.deepEqual(await migrateToLatest(store), ["0013_list_counts"]);
+        const actual = async (table: "users" | "tenants") =>
+          Object.fromEntries(
+            (
+              await store.db
+                .selectFrom(table)
+                .select(["environment_id", (eb) => eb.fn.countAll<number>().as("n")])
+                .groupBy("environment_id")
+                .execute()
+            ).map((r) => [r.environment_id, Number(r.n)]),
+          );
+        const counted = async (column: "users" | "tenants") =>
+          Object.fromEntries(
+            (await store.db.selectFrom("list_counts").select(["environment_id", column]).execute()).map(
+              (r) => [r.environment_id, Number(r[column])],
+            ),
+          );
+        assert.equal(Object.keys(await counted("users")).length, envs.length);
+        assert.deepEqual(await counted("users"), await actual("users"));
+        assert.deepEqual(await counted("tenants"), await actual("tenants"));
+        // The triggers run from then on.
+        await addUsers(envs[0] as (typeof envs)[number], 2, "new-");
+        assert.deepEqual(await counted("users"), await actual("users"));
+      } finally {
+        await store.close();
+      }
+    },
+  );
+}

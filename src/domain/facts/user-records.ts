@@ -3,7 +3,7 @@ import { isUniqueViolation } from "../../db/errors.ts";
 import { duplicate } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
-import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { UserRow } from "./facts.repo.ts";
@@ -92,7 +92,7 @@ export async function listUserPage(
   filter: UserFilter,
   p: PageRequest,
 ): Promise<Page<UserRead>> {
-  const { rows, total } = await listUsers(db, envId, filter, offsetOf(p), p.perPage);
+  const { rows, total } = await listUsers(db, envId, filter, p);
   return envelope(await userReads(db, envId, rows, filter.includeInstanceRoles ?? false), total, p);
 }
 

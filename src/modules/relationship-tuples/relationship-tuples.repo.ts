@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { RelationshipTuplesTable } from "../../db/types.ts";
 import { inChunks } from "../../domain/facts/facts.repo.ts";
+import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";
 
 export type TupleRow = Selectable<RelationshipTuplesTable>;
 
@@ -78,8 +79,20 @@ export const withKeys = (db: Db, envId: string, f: TupleFilter) =>
       "t.attributes as tenant_attributes",
     ]);
 
-export const listTuplesQuery = (db: Db, envId: string, f: TupleFilter, offset: number, limit: number) =>
-  withKeys(db, envId, f).orderBy("rt.created_at").orderBy("rt.id").offset(offset).limit(limit);
+export const listTuplesQuery = (
+  db: Db,
+  envId: string,
+  f: TupleFilter,
+  offset: number,
+  limit: number,
+  after?: ListKey,
+) =>
+  withKeys(db, envId, f)
+    .where(seekAfter("rt", after))
+    .orderBy("rt.created_at")
+    .orderBy("rt.id")
+    .offset(offset)
+    .limit(limit);
 
 export async function countTuples(db: Db, envId: string, f: TupleFilter): Promise<number> {
   const row = await filtered(db, envId, f)

@@ -4,7 +4,8 @@ import type { Database } from "../../db/types.ts";
 import { AppError, invalid } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
-import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -300,8 +301,12 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
   async function page(env: Env, q: RelationshipTupleListQuery, p: PageRequest, detailed: boolean) {
     const filter = await resolveFilter(env, q);
     if (!filter) return { data: [], total: async () => 0 };
-    const rows = await listTuplesQuery(db, env.id, filter, offsetOf(p), p.perPage).execute();
-    return { data: rows.map((r) => tupleRead(r, detailed)), total: () => countTuples(db, env.id, filter) };
+    const { start, total } = await listPage(db, "relationship_tuples", env.id, p, !noFilter(filter));
+    const rows = await listTuplesQuery(db, env.id, filter, start.offset, p.perPage, start.after).execute();
+    return {
+      data: rows.map((r) => tupleRead(r, detailed)),
+      total: async () => total ?? countTuples(db, env.id, filter),
+    };
   }
 
   return {

@@ -2,6 +2,7 @@ import type { Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { ResourceInstancesTable } from "../../db/types.ts";
 import { inChunks, instancesWithKeys, type InstanceRow } from "../../domain/facts/facts.repo.ts";
+import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";
 
 export interface InstanceFilter {
   tenantId?: string | undefined;
@@ -26,8 +27,20 @@ function filtered(db: Db, envId: string, f: InstanceFilter) {
   return q;
 }
 
-export const listInstancesQuery = (db: Db, envId: string, f: InstanceFilter, offset: number, limit: number) =>
-  filtered(db, envId, f).orderBy("ri.created_at").orderBy("ri.id").offset(offset).limit(limit);
+export const listInstancesQuery = (
+  db: Db,
+  envId: string,
+  f: InstanceFilter,
+  offset: number,
+  limit: number,
+  after?: ListKey,
+) =>
+  filtered(db, envId, f)
+    .where(seekAfter("ri", after))
+    .orderBy("ri.created_at")
+    .orderBy("ri.id")
+    .offset(offset)
+    .limit(limit);
 
 export async function countInstances(db: Db, envId: string, f: InstanceFilter): Promise<number> {
   const row = await filtered(db, envId, f)

@@ -4,7 +4,8 @@ import type { Db } from "../../changes/feed.ts";
 
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
-import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
@@ -89,10 +90,11 @@ export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
   async function page(env: Env, q: ResourceInstanceListQuery, p: PageRequest, detailed: boolean) {
     const filter = await resolveFilter(env, q);
     if (!filter) return { data: [], total: async () => 0 };
-    const rows = await listInstancesQuery(db, env.id, filter, offsetOf(p), p.perPage).execute();
+    const { start, total } = await listPage(db, "resource_instances", env.id, p, !noFilter(filter));
+    const rows = await listInstancesQuery(db, env.id, filter, start.offset, p.perPage, start.after).execute();
     return {
       data: detailed ? await detailedReads(db, env.id, rows) : rows.map((r) => instanceRead(r)),
-      total: () => countInstances(db, env.id, filter),
+      total: async () => total ?? countInstances(db, env.id, filter),
     };
   }
 

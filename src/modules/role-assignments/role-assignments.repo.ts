@@ -2,6 +2,7 @@ import type { Insertable, Selectable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { RoleAssignmentsTable } from "../../db/types.ts";
 import { inChunks } from "../../domain/facts/facts.repo.ts";
+import { listState, noFilter } from "../../domain/facts/list-pages.repo.ts";
 
 export type AssignmentRow = Selectable<RoleAssignmentsTable>;
 
@@ -102,7 +103,24 @@ export const listAssignments = (
   limit: number,
 ): Promise<AssignmentWithKeys[]> => listAssignmentsQuery(db, envId, f, offset, limit).execute();
 
+/** The ended assignments the purge has not deleted yet (through the partial index on expires_at). */
+export const expiredAssignmentsCountQuery = (db: Db, envId: string, at: string) =>
+  db
+    .selectFrom("role_assignments")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("environment_id", "=", envId)
+    .where("expires_at", "is not", null)
+    .where("expires_at", "<=", at);
+
+/** Unfiltered (but for activeAt): the environment's counter less the ended assignments; filtered: a count. */
 export async function countAssignments(db: Db, envId: string, f: AssignmentFilter): Promise<number> {
+  const { activeAt, ...rest } = f;
+  if (noFilter(rest)) {
+    const { total } = await listState(db, envId, "role_assignments");
+    if (activeAt === undefined) return total;
+    const ended = await expiredAssignmentsCountQuery(db, envId, activeAt).executeTakeFirstOrThrow();
+    return total - Number(ended.n);
+  }
   const row = await countAssignmentsQuery(db, envId, f).executeTakeFirstOrThrow();
   return Number(row.n);
 }

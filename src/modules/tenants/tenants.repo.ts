@@ -2,6 +2,7 @@ import { sql, type Insertable, type Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { TenantsTable } from "../../db/types.ts";
 import { inChunks, searchAny, type TenantRow } from "../../domain/facts/facts.repo.ts";
+import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";
 
 function filteredTenants(db: Db, envId: string, search: string | undefined) {
   let q = db.selectFrom("tenants").where("environment_id", "=", envId);
@@ -15,9 +16,11 @@ export const listTenantsQuery = (
   search: string | undefined,
   offset: number,
   limit: number,
+  after?: ListKey,
 ) =>
   filteredTenants(db, envId, search)
     .selectAll()
+    .where(seekAfter("tenants", after))
     .orderBy("created_at")
     .orderBy("id")
     .offset(offset)

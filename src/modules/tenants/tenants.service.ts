@@ -3,7 +3,8 @@ import type { Database } from "../../db/types.ts";
 
 import { invalid } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
-import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { listPage } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { TenantRow } from "../../domain/facts/facts.repo.ts";
@@ -52,10 +53,18 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
       q: TenantListQuery,
       p: PageRequest,
     ): Promise<TenantRead[] | Page<TenantRead>> {
-      const rows = await listTenantsQuery(db, environment.id, q.search, offsetOf(p), p.perPage).execute();
+      const { start, total } = await listPage(db, "tenants", environment.id, p, Boolean(q.search));
+      const rows = await listTenantsQuery(
+        db,
+        environment.id,
+        q.search,
+        start.offset,
+        p.perPage,
+        start.after,
+      ).execute();
       const data = rows.map(tenantRead);
       if (!q.include_total_count) return data;
-      return envelope(data, await countTenants(db, environment.id, q.search), p);
+      return envelope(data, total ?? (await countTenants(db, environment.id, q.search)), p);
     },
 
     async get({ environment }: EnvScope, tenantRef: string): Promise<TenantRead> {

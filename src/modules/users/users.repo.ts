@@ -2,6 +2,8 @@ import { sql, type Insertable, type Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
 import type { UsersTable } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
+import type { PageRequest } from "../../lib/pagination.ts";
+import { afterKey, listPage, type ListKey } from "../../domain/facts/list-pages.repo.ts";
 import { inChunks, searchAny, type SearchOperator, type UserRow } from "../../domain/facts/facts.repo.ts";
 
 export interface UserFilter {
@@ -56,9 +58,21 @@ function filteredUsers(db: Db, envId: string, f: UserFilter) {
   return q;
 }
 
-export const listUsersQuery = (db: Db, envId: string, f: UserFilter, offset: number, limit: number) =>
+/** True when the filter selects every user of the environment. */
+export const isUnfiltered = (f: UserFilter): boolean =>
+  !f.search && f.role === undefined && f.tenantId === undefined;
+
+export const listUsersQuery = (
+  db: Db,
+  envId: string,
+  f: UserFilter,
+  offset: number,
+  limit: number,
+  after?: ListKey,
+) =>
   filteredUsers(db, envId, f)
     .selectAll("users")
+    .$if(after !== undefined, (q) => q.where(afterKey("users", after as ListKey)))
     .orderBy("users.created_at")
     .orderBy("users.id")
     .offset(offset)
@@ -67,14 +81,16 @@ export const listUsersQuery = (db: Db, envId: string, f: UserFilter, offset: num
 export const countUsersQuery = (db: Db, envId: string, f: UserFilter) =>
   filteredUsers(db, envId, f).select((eb) => eb.fn.countAll<number>().as("n"));
 
+/** A page of users and their number: the unfiltered list seeks from an anchor and reads the counter. */
 export async function listUsers(
   db: Db,
   envId: string,
   f: UserFilter,
-  offset: number,
-  limit: number,
+  p: PageRequest,
 ): Promise<{ rows: UserRow[]; total: number }> {
-  const rows = await listUsersQuery(db, envId, f, offset, limit).execute();
+  const { start, total } = await listPage(db, "users", envId, p, !isUnfiltered(f));
+  const rows = await listUsersQuery(db, envId, f, start.offset, p.perPage, start.after).execute();
+  if (total !== undefined) return { rows, total };
   const count = await countUsersQuery(db, envId, f).executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
 }
