@@ -65,10 +65,10 @@ export default {
     {
       name: "control-plane-sees-pdp-types-only",
       comment:
-        "The control plane uses the PDP's engine (pure) and its boundary types, never its runtime or routes.",
+        "The control plane uses the PDP's engine (pure) and its boundary types (storage.ts, checks.ts), never its runtime or routes.",
       severity: "error",
       from: { path: "^src/(modules|domain|changes|plugins|tasks|lib|db)/" },
-      to: { path: "^src/pdp/", pathNot: "^src/pdp/(engine/|storage[.]ts$)" },
+      to: { path: "^src/pdp/", pathNot: "^src/pdp/(engine/|storage[.]ts$|checks[.]ts$)" },
     },
   ],
   options: {

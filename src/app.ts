@@ -57,7 +57,7 @@ import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.rou
 import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
 import { checksRoutes } from "./modules/checks/checks.routes.ts";
-import type { PdpSlot } from "./pdp/embedded.ts";
+import type { PdpSlot } from "./pdp/checks.ts";
 
 /** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
 export type AppConfig = Pick<

@@ -20,11 +20,6 @@ const LAST_KNOWN_MS = 60 * 60_000;
 /** At most this many keys (by hash and named environment) are remembered for outages. */
 const LAST_KNOWN_MAX = 10_000;
 
-/** Where the control plane finds the embedded PDP built over it (none while the PDP is off). */
-export interface PdpSlot {
-  current: EmbeddedPdp | undefined;
-}
-
 export interface EmbeddedPdp extends PdpDeps {
   /** Drops cached key lookups (after a key is revoked or rotated). */
   invalidateKeys(): void;

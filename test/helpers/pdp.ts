@@ -3,6 +3,7 @@ import type { DecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
 import { buildOpaApp, buildPdpApp } from "../../src/pdp/http/server.ts";
+import { controlPlaneChecks } from "../../src/pdp/http/control-checks.ts";
 import { PUBLIC_URL, type Reply, type TestEnv } from "./app.ts";
 
 export interface TestPdp {
@@ -36,7 +37,8 @@ export async function startTestPdp(
     controlPlane: () => env.app,
     ...options,
   });
-  env.app.pdpSlot.current = pdp;
+  const checks = controlPlaneChecks(pdp);
+  env.app.pdpSlot.current = checks;
   const app = await buildPdpApp(pdp);
   const opa = await buildOpaApp(pdp);
   const inject = async (
@@ -61,7 +63,7 @@ export async function startTestPdp(
     call: (key, url, body, headers) => inject(app, key, url, body, headers),
     opaCall: (key, url, body) => inject(opa, key, url, body),
     async close() {
-      if (env.app.pdpSlot.current === pdp) env.app.pdpSlot.current = undefined;
+      if (env.app.pdpSlot.current === checks) env.app.pdpSlot.current = undefined;
       await app.close();
       await opa.close();
       await pdp.close();

@@ -7,7 +7,7 @@ import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now, toTimestamp } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/storage.ts";
 import { DECISION_STATS_MAX_MINUTES, type ShippedDecision } from "./audit-logs.schemas.ts";
-import type { Reason } from "../../pdp/engine/types.ts";
+import { describeReason } from "../../pdp/engine/describe.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import {
   purgeDecisionLogs,
@@ -18,26 +18,6 @@ import {
   type DecisionLogFilter,
   type StoredDecision,
 } from "./audit-logs.repo.ts";
-
-/** One line a person can read: the grant path of an allow, the closest miss of a deny. */
-export function describeReason(reason: unknown): string | undefined {
-  const r = reason as Reason | null | undefined;
-  if (!r || typeof r !== "object" || !("kind" in r)) return undefined;
-  switch (r.kind) {
-    case "rbac":
-      return `allowed by role '${r.role}' in tenant '${r.tenant}'`;
-    case "rebac": {
-      const chain = r.via.map((hop) => `'${hop.role}' on ${hop.instance} via '${hop.relation}'`).join(" -> ");
-      return `allowed by role '${r.role}' on ${r.instance}${chain ? `, derived from ${chain}` : ""}`;
-    }
-    case "abac":
-      return `allowed by condition set rule: user set '${r.user_set}' on resource set '${r.resource_set}'`;
-    case "deny":
-      return `denied (${r.code}): ${r.message}`;
-    default:
-      return undefined;
-  }
-}
 
 /** The input of a check stored without one: the PDP leaves out what the entry's fields already say. */
 const checkInput = (e: DecisionLogEntry) => ({

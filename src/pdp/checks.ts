@@ -1,0 +1,35 @@
+// The control plane's view of the embedded PDP: what its check routes ask of it, as types only. The PDP's runtime
+// and routes stay behind this boundary (src/pdp/http/control-checks.ts implements it).
+import type { Decision } from "./engine/types.ts";
+import type { checkOne, userPermissionsOf } from "./http/server.ts";
+
+/** The environment a check is asked about. */
+export interface CheckedEnvironment {
+  organizationId: string;
+  projectId: string;
+  environmentId: string;
+}
+
+/** The PDP's `/allowed` answer with its reason, that reason in words, and the revision it was decided at. */
+export type ExplainedCheck = ReturnType<typeof checkOne> & {
+  reason: Decision["reason"];
+  explanation: string;
+  revision: number;
+};
+
+export interface PdpChecks {
+  readonly pdpId: string;
+  check(env: CheckedEnvironment, body: unknown): Promise<ExplainedCheck>;
+  bulk(env: CheckedEnvironment, body: unknown): Promise<{ allow: ExplainedCheck[] }>;
+  userPermissions(
+    env: CheckedEnvironment,
+    body: unknown,
+  ): Promise<{ permissions: ReturnType<typeof userPermissionsOf>; revision: number }>;
+  /** The revision of the environment the PDP holds, and when its copy last caught up (ms since the epoch). */
+  held(env: CheckedEnvironment): Promise<{ revision: number; lastSyncAt: number }>;
+}
+
+/** Where the control plane finds the embedded PDP built over it (none while the PDP is off). */
+export interface PdpSlot {
+  current: PdpChecks | undefined;
+}
