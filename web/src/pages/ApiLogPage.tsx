@@ -1,4 +1,4 @@
-import { lazy, Suspense, useState, type FormEvent } from "react";
+import { lazy, useState, type FormEvent } from "react";
 import { useSearchParams } from "react-router";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import {
@@ -16,14 +16,14 @@ import {
   Title,
 } from "@mantine/core";
 import { PageFooter } from "../components/paging";
+import { ChartSlot, rangeSeconds, TimeRangeSelect } from "../components/time-range";
 import { api, unwrap } from "../api/client";
-import { Empty, ErrorState, Loading, QueryState } from "../components/states";
+import { Empty, QueryState } from "../components/states";
 import { useOrg } from "../org";
 
 const ApiLogChart = lazy(() => import("./ApiLogChart"));
 
 const PER_PAGE = 20;
-const RANGES: Record<string, number> = { "15m": 15 * 60, "1h": 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600 };
 const FILTERS = ["status", "method", "path", "actor", "range"] as const;
 
 /** The URL's filters as the history routes' query (the range ends at `until`, in Unix seconds). */
@@ -35,7 +35,7 @@ function historyQuery(params: URLSearchParams, until: number) {
   const method = params.get("method");
   const path = params.get("path");
   const actor = params.get("actor");
-  const range = RANGES[params.get("range") ?? "1h"] ?? 3600;
+  const range = rangeSeconds(params);
   return {
     ...(status.length > 0 && { status_code: status }),
     ...(method && { method: [method] }),
@@ -140,33 +140,12 @@ export default function ApiLogPage() {
             placeholder="member e-mail or key name"
             defaultValue={params.get("actor") ?? ""}
           />
-          <Select
-            label="Time range"
-            name="range"
-            allowDeselect={false}
-            defaultValue={params.get("range") ?? "1h"}
-            data={[
-              { value: "15m", label: "Last 15 minutes" },
-              { value: "1h", label: "Last hour" },
-              { value: "24h", label: "Last 24 hours" },
-              { value: "7d", label: "Last 7 days" },
-            ]}
-          />
+          <TimeRangeSelect params={params} />
           <Button type="submit">Apply</Button>
         </SimpleGrid>
       </form>
 
-      {stats.error ? (
-        <ErrorState error={stats.error} />
-      ) : stats.data ? (
-        stats.data.data.length > 0 && (
-          <Suspense fallback={<Loading label="Loading the chart" />}>
-            <ApiLogChart data={stats.data.data} />
-          </Suspense>
-        )
-      ) : (
-        <Loading label="Loading the chart" />
-      )}
+      <ChartSlot stats={stats} chart={(data) => <ApiLogChart data={data} />} />
 
       <QueryState query={events}>
         {(result) =>

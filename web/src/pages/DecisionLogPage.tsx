@@ -1,4 +1,4 @@
-import { lazy, Suspense, useState, type FormEvent } from "react";
+import { lazy, useState, type FormEvent } from "react";
 import { useSearchParams } from "react-router";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import {
@@ -15,14 +15,14 @@ import {
   Title,
 } from "@mantine/core";
 import { PageFooter } from "../components/paging";
+import { ChartSlot, rangeSeconds, TimeRangeSelect } from "../components/time-range";
 import { api, unwrap } from "../api/client";
-import { Empty, ErrorState, Loading, QueryState } from "../components/states";
+import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 
 const DecisionLogChart = lazy(() => import("./DecisionLogChart"));
 
 const PER_PAGE = 20;
-const RANGES: Record<string, number> = { "15m": 15 * 60, "1h": 3600, "24h": 24 * 3600, "7d": 7 * 24 * 3600 };
 const FILTERS = ["user", "action", "resource", "decision", "range"] as const;
 
 /** The URL's filters as the decision log's query (the range ends at `until`, in Unix seconds). */
@@ -31,7 +31,7 @@ function logQuery(params: URLSearchParams, until: number) {
   const action = params.get("action");
   const resource = params.get("resource");
   const decision = params.get("decision");
-  const range = RANGES[params.get("range") ?? "1h"] ?? 3600;
+  const range = rangeSeconds(params);
   return {
     ...(user && { users: [user] }),
     ...(action && { action }),
@@ -111,33 +111,12 @@ export default function DecisionLogPage() {
               { value: "deny", label: "Denied" },
             ]}
           />
-          <Select
-            label="Time range"
-            name="range"
-            allowDeselect={false}
-            defaultValue={params.get("range") ?? "1h"}
-            data={[
-              { value: "15m", label: "Last 15 minutes" },
-              { value: "1h", label: "Last hour" },
-              { value: "24h", label: "Last 24 hours" },
-              { value: "7d", label: "Last 7 days" },
-            ]}
-          />
+          <TimeRangeSelect params={params} />
           <Button type="submit">Apply</Button>
         </SimpleGrid>
       </form>
 
-      {stats.error ? (
-        <ErrorState error={stats.error} />
-      ) : stats.data ? (
-        stats.data.data.length > 0 && (
-          <Suspense fallback={<Loading label="Loading the chart" />}>
-            <DecisionLogChart data={stats.data.data} />
-          </Suspense>
-        )
-      ) : (
-        <Loading label="Loading the chart" />
-      )}
+      <ChartSlot stats={stats} chart={(data) => <DecisionLogChart data={data} />} />
 
       <QueryState query={logs}>
         {(result) =>
