@@ -9,6 +9,9 @@ import {
   postAdultsReadPublicDocs,
   postFolderPeople,
 } from "../helpers/schema-api.ts";
+import type { FastifyRequest } from "fastify";
+import { prepare } from "../../src/pdp/http/decide.ts";
+import type { AppError } from "../../src/lib/errors.ts";
 import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -431,6 +434,72 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     assert.equal((await call(acme.adminKey, "DELETE", `/v2/api-key/${created.json.id}`)).status, 204);
     pdp.pdp.invalidateKeys();
     assert.equal((await pdp.call(created.json.secret, "/allowed", body)).status, 401);
+  });
+
+  test("a check whose key was just looked up and the next, answered from the key cache without a promise, answer alike", async () => {
+    const { acme, call } = env();
+    const created = await call(acme.adminKey, "POST", "/v2/api-key", {
+      object_type: "env",
+      project_id: acme.projectId,
+      environment_id: acme.envs.production,
+      access_level: "read",
+    });
+    assert.equal(created.status, 200, created.body);
+    const secret: string = created.json.secret;
+    const allow = { user: "alice", action: "read", resource: { type: "document", tenant: "t1" } };
+    const deny = { user: "alice", action: "delete", resource: { type: "document", tenant: "t1" } };
+    const cases: [TestPdp["call"], string, unknown, number][] = [
+      [pdp.call, "/allowed", allow, 200],
+      [pdp.call, "/allowed", deny, 200],
+      [pdp.call, "/allowed/bulk", [allow, deny], 200],
+      [pdp.call, "/allowed", { user: 5, action: "read", resource: "document" }, 422],
+      [pdp.call, "/allowed/bulk", { not: "an array" }, 422],
+      [(k, url, body) => pdp.opaCall(k as string, url, body), "/v1/data/permit/root", { input: allow }, 200],
+      [
+        (k, url, body) => pdp.opaCall(k as string, url, body),
+        "/v1/data/permit/bulk",
+        { input: { checks: [allow, deny] } },
+        200,
+      ],
+    ];
+    for (const [send, url, body, status] of cases) {
+      pdp.pdp.invalidateKeys();
+      const looked = await send(secret, url, body);
+      const cached = await send(secret, url, body);
+      assert.equal(looked.status, status, `${url} ${looked.body}`);
+      assert.equal(cached.status, looked.status, url);
+      assert.equal(cached.headers["content-type"], looked.headers["content-type"], url);
+      // An error's id is its own; everything else is the same.
+      const withoutId = (json: Record<string, unknown>) => ({ ...json, id: undefined });
+      assert.deepEqual(withoutId(cached.json), withoutId(looked.json), url);
+    }
+    assert.equal((await pdp.call(secret, "/allowed", allow)).json.allow, true);
+    assert.equal((await pdp.call(secret, "/allowed", deny)).json.allow, false);
+
+    // The hot path itself: a cached key and no revision to wait for give the target, not a promise.
+    const request = (headers: Record<string, string> = {}) =>
+      ({
+        headers: { authorization: `Bearer ${secret}`, ...headers },
+        body: allow,
+      }) as unknown as FastifyRequest;
+    const target = prepare(pdp.pdp, request());
+    assert.ok(!(target instanceof Promise), "a cached key is resolved at once");
+    assert.equal(target.environmentId, acme.envs.production);
+    const ahead = prepare(
+      pdp.pdp,
+      request({
+        "x-gatehouse-min-revision": String(target.replica.revision + 1000),
+        "x-gatehouse-wait-timeout-ms": "0",
+      }),
+    );
+    assert.ok(ahead instanceof Promise, "a revision to wait for is a promise");
+    await assert.rejects(ahead, (error: AppError) => error.code === "TIMEOUT");
+    await assert.rejects(
+      async () => prepare(pdp.pdp, request({ authorization: "Bearer gh_nope_not_a_key" })),
+      {
+        code: "UNAUTHORIZED",
+      },
+    );
   });
 
   test("decision log: every decision with its reason, filterable, readable one by one", async () => {

@@ -85,17 +85,31 @@ function waitBoundMs(request: FastifyRequest): number {
 
 /**
  * Every decision route: authenticate, wait for a named revision (bounded), decide, log. A check that names a
- * revision the PDP cannot reach in time gets 504 rather than an answer from older data.
+ * revision the PDP cannot reach in time gets 504 rather than an answer from older data. A key already resolved
+ * and no revision to wait for give the target at once, not a promise: the hot path takes no async hop (and, with
+ * an AsyncLocalStorage in the process, no promise hook).
  */
-export async function prepare(
+export function prepare(
   deps: PdpDeps,
   request: FastifyRequest,
   authorization?: string,
-): Promise<PdpTarget> {
-  const target = await deps.resolve(authorization ?? request.headers.authorization, request);
+): PdpTarget | Promise<PdpTarget> {
+  const resolved = deps.resolve(authorization ?? request.headers.authorization, request);
+  return resolved instanceof Promise
+    ? resolved.then((target) => atMinRevision(target, request))
+    : atMinRevision(resolved, request);
+}
+
+/** `answer(target)`, at once when the target is known, else once it is. */
+export const whenKnown = <T>(
+  target: PdpTarget | Promise<PdpTarget>,
+  answer: (t: PdpTarget) => T,
+): T | Promise<T> => (target instanceof Promise ? target.then(answer) : answer(target));
+
+function atMinRevision(target: PdpTarget, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
   const minRevision = minRevisionOf(request);
-  if (minRevision !== undefined && target.replica.revision < minRevision) {
-    const reached = await target.replica.waitFor(minRevision, waitBoundMs(request));
+  if (minRevision === undefined || target.replica.revision >= minRevision) return target;
+  return target.replica.waitFor(minRevision, waitBoundMs(request)).then((reached) => {
     if (!reached) {
       throw new AppError(
         "TIMEOUT",
@@ -106,8 +120,8 @@ export async function prepare(
         },
       );
     }
-  }
-  return target;
+    return target;
+  });
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type FactsProxyResponse,
   type PdpDeps,
   type PdpTarget,
+  whenKnown,
 } from "./decide.ts";
 
 /** Facts writes through the PDP wait for the PDP to hold them, as Permit's PDP does (X-Wait-Timeout). */
@@ -217,8 +218,13 @@ export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unk
 
 /** Permit's PDP decision routes (contract §4): checks, bulk checks and the permission queries. */
 function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
-  app.post("/allowed", async (request) => checkOne(deps, await prepare(deps, request), request.body));
-  app.post("/allowed/bulk", async (request) => checkBulk(deps, await prepare(deps, request), request.body));
+  // Synchronous handlers: with the key's target cached, a check is answered without a promise or a microtask.
+  app.post("/allowed", (request) =>
+    whenKnown(prepare(deps, request), (t) => checkOne(deps, t, request.body)),
+  );
+  app.post("/allowed/bulk", (request) =>
+    whenKnown(prepare(deps, request), (t) => checkBulk(deps, t, request.body)),
+  );
 
   // Permit's Node SDK 2.7.6 sends its axios config as the body here, with the key inside it (contract §4.5).
   app.post("/allowed/all-tenants", async (request) => {
@@ -368,18 +374,22 @@ function registerFactsProxy(
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = await pdpServer(deps);
   app.get("/health", async () => ({}));
-  app.post("/v1/data/permit/root", async (request) => {
-    const target = await prepare(deps, request);
-    const input = ((request.body ?? {}) as Record<string, unknown>)["input"];
-    const d = decide(deps, target, toCheck(input, ["body", "input"]));
-    return { result: { allow: d.allow, debug: { reason: d.reason } } };
-  });
-  app.post("/v1/data/permit/bulk", async (request) => {
-    const target = await prepare(deps, request);
-    const input = ((request.body ?? {}) as Record<string, unknown>)["input"] as
-      Record<string, unknown> | undefined;
-    const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
-    return { result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) } };
-  });
+  app.post("/v1/data/permit/root", (request) =>
+    whenKnown(prepare(deps, request), (target) => {
+      const input = ((request.body ?? {}) as Record<string, unknown>)["input"];
+      const d = decide(deps, target, toCheck(input, ["body", "input"]));
+      return { result: { allow: d.allow, debug: { reason: d.reason } } };
+    }),
+  );
+  app.post("/v1/data/permit/bulk", (request) =>
+    whenKnown(prepare(deps, request), (target) => {
+      const input = ((request.body ?? {}) as Record<string, unknown>)["input"] as
+        Record<string, unknown> | undefined;
+      const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
+      return {
+        result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) },
+      };
+    }),
+  );
   return app;
 }
