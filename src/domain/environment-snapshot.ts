@@ -12,8 +12,13 @@ import type {
 } from "../pdp/engine/types.ts";
 import type { Snapshot } from "../pdp/storage.ts";
 
-/** Reads one environment's whole policy and facts, by keys, in set-based queries (one per table). */
-export async function readEnvironmentData(db: Db, environmentId: string): Promise<EnvironmentData> {
+/** The policy part of an environment (resources, roles, condition sets and their rules), by keys. */
+export type PolicyData = Required<
+  Pick<EnvironmentData, "resources" | "roles" | "condition_sets" | "condition_set_rules">
+>;
+
+/** Reads one environment's policy, and the id-to-key maps its facts need, in one query per table. */
+async function readPolicyParts(db: Db, environmentId: string) {
   const env = environmentId;
   const [
     resources,
@@ -26,11 +31,6 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
     extendsRows,
     relations,
     derivations,
-    users,
-    tenants,
-    instances,
-    assignments,
-    tuples,
     conditionSets,
     rules,
   ] = await Promise.all([
@@ -86,28 +86,6 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
       .where("environment_id", "=", env)
       .execute(),
     db
-      .selectFrom("users")
-      .select(["key", "email", "first_name", "last_name", "attributes"])
-      .where("environment_id", "=", env)
-      .execute(),
-    db.selectFrom("tenants").select(["id", "key", "attributes"]).where("environment_id", "=", env).execute(),
-    db
-      .selectFrom("resource_instances")
-      .select(["id", "resource_id", "tenant_id", "key", "attributes"])
-      .where("environment_id", "=", env)
-      .execute(),
-    db
-      .selectFrom("role_assignments as a")
-      .innerJoin("users as u", "u.id", "a.user_id")
-      .select(["u.key as user", "a.role_id", "a.tenant_id", "a.resource_instance_id", "a.expires_at"])
-      .where("a.environment_id", "=", env)
-      .execute(),
-    db
-      .selectFrom("relationship_tuples")
-      .select(["subject_id", "relation_id", "object_id", "tenant_id"])
-      .where("environment_id", "=", env)
-      .execute(),
-    db
       .selectFrom("condition_sets")
       .select(["id", "key", "type", "resource_id", "conditions"])
       .where("environment_id", "=", env)
@@ -122,7 +100,6 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
   const keyOf = <T extends { id: string; key: string }>(rows: T[]) => new Map(rows.map((r) => [r.id, r.key]));
   const resourceKey = keyOf(resources);
   const actionById = new Map(actions.map((a) => [a.id, a]));
-  const tenantKey = keyOf(tenants);
   const roleById = new Map(roles.map((r) => [r.id, r]));
   const relationById = new Map(relations.map((r) => [r.id, r]));
   const groupById = new Map(groups.map((g) => [g.id, g]));
@@ -207,6 +184,68 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
     target.granted_to?.users_with_role?.push(rule);
   }
 
+  const setKey = keyOf(conditionSets);
+
+  const policy: PolicyData = {
+    resources: [...byResource.values()],
+    roles: [...tenantRoles.values()],
+    condition_sets: conditionSets.map((s) => ({
+      key: s.key,
+      type: s.type === "resourceset" ? "resourceset" : "userset",
+      resource: s.resource_id === null ? null : (resourceKey.get(s.resource_id) ?? null),
+      conditions: fromJson(s.conditions) ?? {},
+    })),
+    condition_set_rules: rules.map((r) => {
+      const action = actionById.get(r.action_id);
+      return {
+        user_set: setKey.get(r.user_set_id) ?? "",
+        permission: action ? `${resourceKey.get(action.resource_id)}:${action.key}` : "",
+        resource_set: setKey.get(r.resource_set_id) ?? "",
+      };
+    }),
+  };
+  return { policy, resourceKey, roleById, relationById };
+}
+
+/** Reads one environment's policy, by keys. */
+export async function readPolicy(db: Db, environmentId: string): Promise<PolicyData> {
+  return (await readPolicyParts(db, environmentId)).policy;
+}
+
+/** Reads one environment's whole policy and facts, by keys, in set-based queries (one per table). */
+export async function readEnvironmentData(db: Db, environmentId: string): Promise<EnvironmentData> {
+  const env = environmentId;
+  const [{ policy, resourceKey, roleById, relationById }, users, tenants, instances, assignments, tuples] =
+    await Promise.all([
+      readPolicyParts(db, env),
+      db
+        .selectFrom("users")
+        .select(["key", "email", "first_name", "last_name", "attributes"])
+        .where("environment_id", "=", env)
+        .execute(),
+      db
+        .selectFrom("tenants")
+        .select(["id", "key", "attributes"])
+        .where("environment_id", "=", env)
+        .execute(),
+      db
+        .selectFrom("resource_instances")
+        .select(["id", "resource_id", "tenant_id", "key", "attributes"])
+        .where("environment_id", "=", env)
+        .execute(),
+      db
+        .selectFrom("role_assignments as a")
+        .innerJoin("users as u", "u.id", "a.user_id")
+        .select(["u.key as user", "a.role_id", "a.tenant_id", "a.resource_instance_id", "a.expires_at"])
+        .where("a.environment_id", "=", env)
+        .execute(),
+      db
+        .selectFrom("relationship_tuples")
+        .select(["subject_id", "relation_id", "object_id", "tenant_id"])
+        .where("environment_id", "=", env)
+        .execute(),
+    ]);
+  const tenantKey = new Map(tenants.map((t) => [t.id, t.key]));
   const instanceName = new Map<string, string>();
   const instanceData = instances.map((i) => {
     const resource = resourceKey.get(i.resource_id) ?? "";
@@ -218,11 +257,8 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
       attributes: fromJsonObject(i.attributes),
     };
   });
-  const setKey = keyOf(conditionSets);
-
   return {
-    resources: [...byResource.values()],
-    roles: [...tenantRoles.values()],
+    ...policy,
     users: users.map((u) => ({
       key: u.key,
       email: u.email,
@@ -246,20 +282,6 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
       object: instanceName.get(t.object_id) ?? "",
       tenant: tenantKey.get(t.tenant_id) ?? "",
     })),
-    condition_sets: conditionSets.map((s) => ({
-      key: s.key,
-      type: s.type === "resourceset" ? "resourceset" : "userset",
-      resource: s.resource_id === null ? null : (resourceKey.get(s.resource_id) ?? null),
-      conditions: fromJson(s.conditions) ?? {},
-    })),
-    condition_set_rules: rules.map((r) => {
-      const action = actionById.get(r.action_id);
-      return {
-        user_set: setKey.get(r.user_set_id) ?? "",
-        permission: action ? `${resourceKey.get(action.resource_id)}:${action.key}` : "",
-        resource_set: setKey.get(r.resource_set_id) ?? "",
-      };
-    }),
   };
 }
 

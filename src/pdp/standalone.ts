@@ -1,5 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
+import readline from "node:readline";
+import { Readable } from "node:stream";
+import { once } from "node:events";
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { StoredChange } from "../changes/feed.ts";
@@ -9,6 +12,7 @@ import { createDecisionLogger, disabledDecisionLogger } from "./runtime/decision
 import { openDecisionSpool, type DecisionSpool } from "./runtime/decision-spool.ts";
 import { Replica } from "./runtime/replica.ts";
 import type { FeedSource, Snapshot } from "./storage.ts";
+import { SnapshotAssembler, SnapshotCutError } from "./snapshot-lines.ts";
 import { buildOpaApp, buildPdpApp } from "./http/server.ts";
 import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
 import { loggerOptions } from "../http/logging.ts";
@@ -35,10 +39,7 @@ interface Scope {
   environment_id?: string;
 }
 
-interface StoredState {
-  organization_id: string;
-  project_id: string;
-  environment_id: string;
+interface StoredState extends EnvironmentIds {
   base: Snapshot;
   changes: StoredChange[];
 }
@@ -46,7 +47,10 @@ interface StoredState {
 /** A fresh snapshot replaces the journal once it holds this many changes. */
 const MAX_JOURNAL = 10_000;
 const PERSIST_MS = 2000;
-const SNAPSHOT_TIMEOUT_MS = 300_000;
+/** A snapshot stream that brings nothing for this long is given up (and retried). */
+const SNAPSHOT_IDLE_MS = 60_000;
+/** Tries at a snapshot whose stream is cut before the PDP gives up on it (and keeps what it has). */
+const SNAPSHOT_TRIES = 3;
 const KEY_CACHE_MS = 60_000;
 const DEFAULT_SPOOL_BYTES = 100 * 1024 * 1024;
 /** Statuses with which the control plane refuses a decision log batch for good: retrying sends the same bytes. */
@@ -68,6 +72,39 @@ class ControlPlane {
       throw new ControlPlaneError(res.status, `${pathAndQuery}: ${res.status} ${text}`, text);
     }
     return (await res.json()) as T;
+  }
+
+  /**
+   * A snapshot stream, fed line by line to `onLine` as it arrives; gives up when nothing arrives for
+   * `idleMs` (a large environment takes a while in all, but never stalls).
+   */
+  async stream(
+    pathAndQuery: string,
+    onLine: (line: string) => Promise<void> | void,
+    idleMs: number,
+  ): Promise<void> {
+    const controller = new AbortController();
+    const idle = setTimeout(() => controller.abort(new Error(`no data for ${idleMs} ms`)), idleMs);
+    try {
+      const res = await fetch(this.url + pathAndQuery, {
+        headers: { authorization: `Bearer ${this.key}`, accept: "application/x-ndjson" },
+        signal: controller.signal,
+      });
+      if (!res.ok || !res.body) {
+        const text = await res.text();
+        throw new ControlPlaneError(res.status, `${pathAndQuery}: ${res.status} ${text}`, text);
+      }
+      const lines = readline.createInterface({
+        input: Readable.fromWeb(res.body as import("node:stream/web").ReadableStream),
+        crlfDelay: Infinity,
+      });
+      for await (const line of lines) {
+        idle.refresh();
+        await onLine(line);
+      }
+    } finally {
+      clearTimeout(idle);
+    }
   }
 
   /** `body` is JSON text, or its UTF-8 bytes. */
@@ -127,7 +164,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     unreachable: false,
     caughtUpAt: 0,
   };
-  const replica = new Replica(feedSource(cp, sync));
+  const replica = new Replica(feedSource(cp, sync, disk));
 
   await loadEnvironment(cp, sync, replica, disk, log);
   const target = (): PdpTarget => {
@@ -196,8 +233,6 @@ interface EnvironmentIds {
 /** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
 interface SyncState {
   ids?: EnvironmentIds;
-  /** A snapshot loaded and not yet on disk; once written nothing needs it (the engine holds its own indexes). */
-  base?: Snapshot;
   /** The changes since the last snapshot: what the journal on disk holds, or will. */
   journal: StoredChange[];
   /** The newest revision the control plane has told of. */
@@ -232,22 +267,25 @@ function contact(sync: SyncState): void {
 }
 
 /** The replica's feed: the control plane's snapshot and change stream, recorded for the disk and the lag. */
-function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
+function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSource {
   const syncPath = () => `/v2/pdp-sync/${sync.ids?.project_id}/${sync.ids?.environment_id}`;
   return {
     async snapshot() {
-      // A large environment's snapshot takes a while to serve.
-      const snap = await cp.get<Snapshot & EnvironmentIds>(
-        `${syncPath()}/snapshot`,
-        undefined,
-        SNAPSHOT_TIMEOUT_MS,
-      );
-      sync.base = { revision: snap.revision, data: snap.data };
-      sync.journal = [];
-      sync.head = Math.max(sync.head, snap.revision);
-      sync.dirty = true;
-      contact(sync);
-      return sync.base;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const snap = await disk.receive((onLine) =>
+            cp.stream(`${syncPath()}/snapshot`, onLine, SNAPSHOT_IDLE_MS),
+          );
+          // The copy on disk is this snapshot now, and its journal is empty.
+          sync.journal = [];
+          sync.head = Math.max(sync.head, snap.revision);
+          contact(sync);
+          return { revision: snap.revision, data: snap.data };
+        } catch (error) {
+          if (error instanceof ControlPlaneError || attempt >= SNAPSHOT_TRIES) throw error;
+          await new Promise((r) => setTimeout(r, 250 * attempt));
+        }
+      }
     },
     async changesAfter(revision) {
       if (revision >= sync.head && sync.pollWait > 0) sync.waitingAtHeadSince = Date.now();
@@ -272,35 +310,70 @@ function feedSource(cp: ControlPlane, sync: SyncState): FeedSource {
   };
 }
 
-/** The last snapshot and the changes since, on disk: what the PDP starts from when the control plane is away. */
 /**
- * The PDP's copy on disk: the snapshot it loaded (`pdp-snapshot.json`, written when it loads one) and the changes
- * since, appended to `pdp-journal.jsonl` as they come, a line each. Persisting costs the new changes, not the whole
- * environment (which would stall checks for as long as it takes to write it). A line a crash cut short ends the
+ * The PDP's copy on disk: the snapshot it loaded (`pdp-snapshot.ndjson`, the control plane's stream as it arrived)
+ * and the changes since, appended to `pdp-journal.jsonl` as they come, a line each. A snapshot is written to a
+ * temporary file while it streams in and takes the old one's place only once whole, so a cut stream leaves the old
+ * copy as it was. Persisting costs the new changes, not the whole environment. A line a crash cut short ends the
  * journal; lines of an older snapshot's journal (a crash between the two writes) are at or below the new
- * snapshot's revision, which loading skips.
+ * snapshot's revision, which loading skips. Copies of older versions (`pdp-snapshot.json`, one JSON document) are
+ * still read, and replaced by the next snapshot.
  */
 class DiskState {
   private readonly file: string;
+  private readonly legacyFile: string;
   private readonly journal: string;
   /** How many of the journal's changes are on disk. */
   private written = 0;
 
   constructor(dataDir: string) {
-    this.file = path.join(dataDir, "pdp-snapshot.json");
+    this.file = path.join(dataDir, "pdp-snapshot.ndjson");
+    this.legacyFile = path.join(dataDir, "pdp-snapshot.json");
     this.journal = path.join(dataDir, "pdp-journal.jsonl");
     fs.mkdirSync(dataDir, { recursive: true });
   }
 
-  read(): StoredState | undefined {
-    let stored: StoredState;
+  /**
+   * Receives a snapshot's lines from `stream`: each is parsed into the engine's input and written to the
+   * temporary file as it arrives. Once the stream ends whole, the file becomes the copy and the journal starts over.
+   */
+  async receive(
+    stream: (onLine: (line: string) => Promise<void>) => Promise<void>,
+  ): Promise<ReturnType<SnapshotAssembler["finish"]>> {
+    const tmp = `${this.file}.tmp`;
+    const out = fs.createWriteStream(tmp);
+    const assembler = new SnapshotAssembler();
+    let failed: Error | undefined;
+    out.on("error", (error) => (failed = error));
     try {
-      stored = JSON.parse(fs.readFileSync(this.file, "utf8")) as StoredState;
-    } catch {
-      return undefined;
+      await stream(async (line) => {
+        if (failed) throw failed;
+        assembler.line(line);
+        if (!out.write(`${line}\n`)) await once(out, "drain");
+      });
+      const snapshot = assembler.finish();
+      await new Promise<void>((resolve, reject) =>
+        out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
+      fs.renameSync(tmp, this.file);
+      fs.rmSync(this.legacyFile, { force: true });
+      fs.writeFileSync(this.journal, "");
+      this.written = 0;
+      return snapshot;
+    } catch (error) {
+      out.destroy();
+      fs.rmSync(tmp, { force: true });
+      throw error instanceof SnapshotCutError || error instanceof ControlPlaneError
+        ? error
+        : new SnapshotCutError(`the snapshot stream was cut: ${String(error)}`);
     }
+  }
+
+  async read(): Promise<StoredState | undefined> {
+    const stored = fs.existsSync(this.file) ? await this.readSnapshot() : this.readLegacy();
+    if (!stored) return undefined;
     // Older versions kept the changes in the snapshot's file.
-    const changes = [...(stored.changes ?? [])];
+    const changes = [...stored.changes];
     const lines = fs.existsSync(this.journal) ? fs.readFileSync(this.journal, "utf8").split("\n") : [];
     const kept: string[] = [];
     for (const line of lines) {
@@ -319,16 +392,36 @@ class DiskState {
     return { ...stored, changes };
   }
 
+  private async readSnapshot(): Promise<StoredState | undefined> {
+    const assembler = new SnapshotAssembler();
+    try {
+      const lines = readline.createInterface({ input: fs.createReadStream(this.file), crlfDelay: Infinity });
+      for await (const line of lines) assembler.line(line);
+      const { header, revision, data } = assembler.finish();
+      return {
+        organization_id: header.organization_id,
+        project_id: header.project_id,
+        environment_id: header.environment_id,
+        base: { revision, data },
+        changes: [],
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private readLegacy(): StoredState | undefined {
+    try {
+      const stored = JSON.parse(fs.readFileSync(this.legacyFile, "utf8")) as StoredState;
+      return { ...stored, changes: stored.changes ?? [] };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Appends the changes not yet on disk to the journal. */
   persist(sync: SyncState): void {
     if (!sync.dirty || !sync.ids) return;
-    if (sync.base) {
-      const tmp = `${this.file}.tmp`;
-      fs.writeFileSync(tmp, JSON.stringify({ ...sync.ids, base: sync.base, changes: [] }));
-      fs.renameSync(tmp, this.file);
-      fs.writeFileSync(this.journal, "");
-      sync.base = undefined;
-      this.written = 0;
-    }
     const fresh = sync.journal.slice(this.written);
     if (fresh.length > 0)
       fs.appendFileSync(this.journal, fresh.map((c) => `${JSON.stringify(c)}\n`).join(""));
@@ -364,7 +457,7 @@ async function loadEnvironment(
     // A key of another region: no retry and no snapshot will help; say where to go.
     if (error instanceof ControlPlaneError && error.misdirected)
       throw new Error(`${cp.url} does not serve this API key: ${error.misdirected.message}`);
-    const stored = disk.read();
+    const stored = await disk.read();
     if (!stored)
       throw new Error(`the control plane is unreachable and there is no snapshot on disk: ${String(error)}`);
     sync.ids = {

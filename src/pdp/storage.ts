@@ -15,6 +15,18 @@ export interface Snapshot {
   data: EnvironmentData;
 }
 
+/**
+ * The first line of a streamed snapshot (NDJSON): the lines after it are `{"policy": ...}`, then pages of facts of
+ * one kind each (`{"users": [...]}`, `{"role_assignments": [...]}`, ...), then `{"end": {"facts": n}}`.
+ */
+export interface SnapshotHeader {
+  format: "gatehouse-snapshot/ndjson-1";
+  organization_id: string;
+  project_id: string;
+  environment_id: string;
+  revision: number;
+}
+
 /** Where a replica gets its data: the database (embedded) or the control plane over HTTP (standalone). */
 export interface FeedSource {
   snapshot(): Promise<Snapshot>;

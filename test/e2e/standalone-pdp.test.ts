@@ -110,10 +110,12 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
     // The control plane goes away; a restarted PDP still answers from its snapshot on disk.
     assert.equal(await pdp.stop(), 0, pdp.output());
     assert.equal(await cp.stop(), 0, cp.output());
-    // On disk: the snapshot as it was loaded, and the changes since appended to the journal; a line a crash cut
-    // short ends the journal.
-    const stored = JSON.parse(fs.readFileSync(path.join(pdpDir, "pdp-snapshot.json"), "utf8"));
-    assert.deepEqual(stored.changes, []);
+    // On disk: the snapshot as it was streamed in (NDJSON, whole to its end line), and the changes since appended
+    // to the journal; a line a crash cut short ends the journal.
+    const stored = fs.readFileSync(path.join(pdpDir, "pdp-snapshot.ndjson"), "utf8").trimEnd().split("\n");
+    assert.equal(JSON.parse(stored[0]!).format, "gatehouse-snapshot/ndjson-1");
+    assert.match(stored.at(-1)!, /^\{"end":\{"facts":\d+\}\}$/);
+    assert.ok(!fs.existsSync(path.join(pdpDir, "pdp-snapshot.json")));
     const journal = path.join(pdpDir, "pdp-journal.jsonl");
     assert.match(fs.readFileSync(journal, "utf8"), /"bob"/, "bob's assignment came as a change");
     fs.appendFileSync(journal, '{"environment_id":"cut sh');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { envOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
-import { ChangesQuery, ChangesResponse, SnapshotResponse, SyncParams } from "./pdp-sync.schemas.ts";
+import { ChangesQuery, ChangesResponse, SnapshotHeaderLine, SyncParams } from "./pdp-sync.schemas.ts";
 import { createPdpSyncService } from "./pdp-sync.service.ts";
 
 export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPdpSyncService>[0]> = async (
@@ -15,12 +15,23 @@ export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPd
     {
       schema: {
         tags,
-        summary: "The environment's whole data at one revision, for a standalone PDP",
+        summary: "The environment's whole data at one revision, for a standalone PDP, streamed as NDJSON",
         params: SyncParams,
-        response: { 200: SnapshotResponse, ...errorResponses(404) },
+        response: {
+          200: {
+            description:
+              "NDJSON: this header line, a `policy` line, lines of facts of one kind each, then an `end` line",
+            content: { "application/x-ndjson": { schema: SnapshotHeaderLine } },
+          },
+          ...errorResponses(404),
+        },
       },
     },
-    (req) => pdpSync.snapshot(envOf(req)),
+    async (req, reply) => {
+      const stream = await pdpSync.snapshot(envOf(req));
+      // The schema documents the stream's first line; Fastify pipes a stream as it is, unserialized.
+      return reply.type("application/x-ndjson").send(stream as never);
+    },
   );
   app.get(
     "/v2/pdp-sync/:proj_id/:env_id/changes",

@@ -3,14 +3,18 @@ import { EnvParams } from "../../lib/schemas.ts";
 
 export const SyncParams = EnvParams;
 
-export const SnapshotResponse = Type.Object({
+/**
+ * The first line of the snapshot stream. The lines after it: `{"policy": {resources, roles, condition_sets,
+ * condition_set_rules}}`, then pages of facts of one kind each (`{"users": [...]}`, `{"tenants": [...]}`,
+ * `{"resource_instances": [...]}`, `{"role_assignments": [...]}`, `{"relationship_tuples": [...]}`, the PDP
+ * engine's input, by keys), then `{"end": {"facts": n}}`; a stream without it was cut.
+ */
+export const SnapshotHeaderLine = Type.Object({
+  format: Type.Literal("gatehouse-snapshot/ndjson-1"),
   environment_id: Type.String(),
   project_id: Type.String(),
   organization_id: Type.String(),
-  revision: Type.Integer(),
-  data: Type.Unknown({
-    description: "the environment's policy and facts, keyed by keys (the PDP engine's input)",
-  }),
+  revision: Type.Integer({ description: "every line is exactly at this revision" }),
 });
 
 export const ChangesQuery = Type.Object({

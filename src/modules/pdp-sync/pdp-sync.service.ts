@@ -1,6 +1,7 @@
 import type { Store } from "../../db/store.ts";
 import type { ChangeNotifier } from "../../changes/feed.ts";
 import { databaseFeed } from "../../domain/pdp-storage.ts";
+import { streamSnapshot } from "../../domain/snapshot-stream.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 
 /** Wait rounds poll the database too, so a write committed by another instance is seen within this bound. */
@@ -45,14 +46,13 @@ export function createPdpSyncService(deps: { store: Store; notifier: ChangeNotif
   }
 
   return {
-    async snapshot({ environment }: EnvScope) {
-      const snap = await databaseFeed(store, environment.id).snapshot();
-      return {
-        environment_id: environment.id,
-        project_id: environment.project_id,
+    /** NDJSON written as it is read from the database (src/domain/snapshot-stream.ts). */
+    snapshot({ environment }: EnvScope) {
+      return streamSnapshot(store, {
         organization_id: environment.organization_id,
-        ...snap,
-      };
+        project_id: environment.project_id,
+        environment_id: environment.id,
+      });
     },
 
     async changes({ environment }: EnvScope, after: number, waitSeconds: number) {
