@@ -1,5 +1,4 @@
-import { lazy, useState, type FormEvent } from "react";
-import { useSearchParams } from "react-router";
+import { lazy, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import {
   Badge,
@@ -16,7 +15,7 @@ import {
   Title,
 } from "@mantine/core";
 import { PageFooter } from "../components/paging";
-import { ChartSlot, rangeSeconds, TimeRangeSelect } from "../components/time-range";
+import { ChartSlot, rangeSeconds, TimeRangeSelect, useLogFilters } from "../components/log-filters";
 import { api, unwrap } from "../api/client";
 import { Empty, QueryState } from "../components/states";
 import { useOrg } from "../org";
@@ -78,13 +77,9 @@ function Body({ label, text }: { label: string; text: string | undefined }) {
 /** The organization's API log: filters in the URL, newest first, a page at a time, per-minute chart, details. */
 export default function ApiLogPage() {
   const org = useOrg();
-  const [params, setParams] = useSearchParams();
-  const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
-  // The range ends when the filters were last applied, so paging keeps the same window.
-  const [until, setUntil] = useState(() => Math.floor(Date.now() / 1000));
+  const { params, page, until, filterKey, apply, goTo } = useLogFilters(FILTERS);
   const [openId, setOpenId] = useState<string | null>(null);
   const query = historyQuery(params, until);
-  const filterKey = FILTERS.map((f) => params.get(f) ?? "");
   const events = useQuery({
     queryKey: [org.id, "history", filterKey, until, page],
     placeholderData: keepPreviousData,
@@ -95,22 +90,6 @@ export default function ApiLogPage() {
     queryKey: [org.id, "history-stats", filterKey, until],
     queryFn: async () => unwrap(await api.GET("/v2/history/stats", { params: { query } })),
   });
-  const apply = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const next = new URLSearchParams();
-    for (const name of FILTERS) {
-      const value = String(form.get(name) ?? "").trim();
-      if (value) next.set(name, value);
-    }
-    setUntil(Math.floor(Date.now() / 1000));
-    setParams(next);
-  };
-  const goTo = (next: number) => {
-    const copy = new URLSearchParams(params);
-    copy.set("page", String(next));
-    setParams(copy);
-  };
 
   return (
     <Stack>

@@ -1,5 +1,4 @@
-import { lazy, useState, type FormEvent } from "react";
-import { useSearchParams } from "react-router";
+import { lazy, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import {
   Badge,
@@ -15,7 +14,7 @@ import {
   Title,
 } from "@mantine/core";
 import { PageFooter } from "../components/paging";
-import { ChartSlot, rangeSeconds, TimeRangeSelect } from "../components/time-range";
+import { ChartSlot, rangeSeconds, TimeRangeSelect, useLogFilters } from "../components/log-filters";
 import { api, unwrap } from "../api/client";
 import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
@@ -47,12 +46,9 @@ export default function DecisionLogPage() {
   const org = useOrg();
   const { proj = "", env = "" } = usePlace();
   const path = { proj_id: proj, env_id: env };
-  const [params, setParams] = useSearchParams();
-  const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
-  const [until, setUntil] = useState(() => Math.floor(Date.now() / 1000));
+  const { params, page, until, filterKey, apply, goTo } = useLogFilters(FILTERS);
   const [openId, setOpenId] = useState<string | null>(null);
   const query = logQuery(params, until);
-  const filterKey = FILTERS.map((f) => params.get(f) ?? "");
   const logs = useQuery({
     queryKey: [org.id, proj, env, "decisions", filterKey, until, page],
     placeholderData: keepPreviousData,
@@ -68,22 +64,6 @@ export default function DecisionLogPage() {
     queryFn: async () =>
       unwrap(await api.GET("/v2/pdps/{proj_id}/{env_id}/decision_logs/stats", { params: { path, query } })),
   });
-  const apply = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const next = new URLSearchParams();
-    for (const name of FILTERS) {
-      const value = String(form.get(name) ?? "").trim();
-      if (value) next.set(name, value);
-    }
-    setUntil(Math.floor(Date.now() / 1000));
-    setParams(next);
-  };
-  const goTo = (next: number) => {
-    const copy = new URLSearchParams(params);
-    copy.set("page", String(next));
-    setParams(copy);
-  };
 
   return (
     <Stack>

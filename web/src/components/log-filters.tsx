@@ -1,4 +1,5 @@
-import { Suspense, type ReactNode } from "react";
+import { Suspense, useState, type FormEvent, type ReactNode } from "react";
+import { useSearchParams } from "react-router";
 import { Select } from "@mantine/core";
 import type { UseQueryResult } from "@tanstack/react-query";
 import { ErrorState, Loading } from "./states";
@@ -38,4 +39,32 @@ export function ChartSlot<T>({
   if (!stats.data) return <Loading label="Loading the chart" />;
   if (stats.data.data.length === 0) return null;
   return <Suspense fallback={<Loading label="Loading the chart" />}>{chart(stats.data.data)}</Suspense>;
+}
+
+/**
+ * A log page's filters, kept in the URL: the page, the filters' values (for query keys), the end of the time
+ * range (when the filters were last applied, so paging keeps the same window), the form's submit and paging.
+ */
+export function useLogFilters(filters: readonly string[]) {
+  const [params, setParams] = useSearchParams();
+  const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
+  const [until, setUntil] = useState(() => Math.floor(Date.now() / 1000));
+  const filterKey = filters.map((f) => params.get(f) ?? "");
+  const apply = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next = new URLSearchParams();
+    for (const name of filters) {
+      const value = String(form.get(name) ?? "").trim();
+      if (value) next.set(name, value);
+    }
+    setUntil(Math.floor(Date.now() / 1000));
+    setParams(next);
+  };
+  const goTo = (next: number) => {
+    const copy = new URLSearchParams(params);
+    copy.set("page", String(next));
+    setParams(copy);
+  };
+  return { params, page, until, filterKey, apply, goTo };
 }
