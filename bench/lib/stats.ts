@@ -9,13 +9,14 @@ export function median(xs: number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+export const mean = (xs: number[]) => xs.reduce((sum, value) => sum + value, 0) / xs.length;
+
 /**
  * The mean of `xs` with a 95% interval from a seeded bootstrap: the values drawn again with replacement, many
  * times over. Each value is one independent measurement, so the interval is as wide as their spread makes it.
  */
 export function meanInterval(xs: number[], seed = 1, rounds = 2000): Interval {
   const random = rng(seed);
-  const mean = (ys: number[]) => ys.reduce((sum, value) => sum + value, 0) / ys.length;
   const means = Array.from({ length: rounds }, () =>
     mean(xs.map(() => xs[Math.floor(random() * xs.length)] as number)),
   ).sort((x, y) => x - y);

@@ -5,7 +5,9 @@ import { TENANT_ROLES, type Check, type RbacCheck } from "../lib/pdp-dataset.ts"
 import { allowedPlan, sampler, seededPdp } from "../lib/pdp-setup.ts";
 import { freePort, waitReady } from "../lib/procs.ts";
 import { fmt, ms, ratio } from "../lib/report.ts";
+import { mean } from "../lib/stats.ts";
 import { fail, judge, type Context, type Scenario } from "../lib/scenario.ts";
+import { runWorker } from "../lib/worker.ts";
 import { runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 
 type Target = "bare" | "bare-bulk" | "rbac" | "cerbos" | "rebac1" | "rebac3" | "abac" | "bulk";
@@ -48,6 +50,8 @@ export interface PdpData {
   cerbos: { version: string } | { missing: string };
   /** By target, then by concurrency. */
   results: Partial<Record<Target, Record<number, LoadSummary>>>;
+  /** The bulk bodies' checks decided by the engine in process on the same data: before and after the loads. */
+  engine_bulk_decisions_per_s: number[];
   dataset: Record<
     "users" | "tenants" | "tenant_assignments" | "instance_assignments" | "tuples" | "checks_per_kind",
     number
@@ -155,6 +159,24 @@ export const pdpScenario: Scenario<PdpData> = {
       rebac3: sampler(pdp, dataset.checks.rebac3),
       abac: sampler(pdp, dataset.checks.abac),
     };
+    const engineBulk = async () => {
+      const result = await runWorker(
+        [],
+        "bench/lib/engine-bulk-worker.ts",
+        [],
+        JSON.stringify({
+          apiUrl: setup.server.apiUrl,
+          envKey,
+          snapshotPath: "/v2/pdp-sync/default/production/snapshot",
+          bulk: dataset.bulk,
+          seconds: settings.loadSeconds,
+        }),
+      );
+      const rate = result["decisions_per_s"] as number;
+      ctx.log(`the bulk bodies' checks in process (engine only): ${fmt(rate)} decisions/s`);
+      return rate;
+    };
+    const engineBulkRates = [await engineBulk()];
     const order: Target[] = ["bare", "rbac", "cerbos", "rebac1", "rebac3", "abac", "bare-bulk", "bulk"];
     const results: Partial<Record<Target, Record<number, WrkResult>>> = {};
     const problems: string[] = [];
@@ -178,6 +200,7 @@ export const pdpScenario: Scenario<PdpData> = {
     }
 
     if (problems.length > 0) fail(`wrong or failed answers under load:\n  ${problems.join("\n  ")}`);
+    engineBulkRates.push(await engineBulk());
 
     const rows = [];
     for (const target of [
@@ -266,6 +289,35 @@ export const pdpScenario: Scenario<PdpData> = {
         rows: [[`Cerbos was not run: ${cerbosMissing}`]],
       });
     }
+    const engineRate = mean(engineBulkRates);
+    ctx.table({
+      title: "/allowed/bulk (100 RBAC checks a request) against the engine in process, same data and checks",
+      columns: [
+        "conc",
+        "bulk decisions/s",
+        "engine decisions/s",
+        "ratio",
+        "bulk p99",
+        "single p99",
+        "p99 ratio",
+      ],
+      rows: settings.concurrencies.map((concurrency) => {
+        const bulk = results.bulk?.[concurrency];
+        const single = results.rbac?.[concurrency];
+        return [
+          concurrency,
+          fmt(bulk?.decisions_per_s),
+          fmt(engineRate),
+          ratio(bulk?.decisions_per_s, engineRate),
+          ms(bulk?.latency_us.p99),
+          ms(single?.latency_us.p99),
+          ratio(bulk?.latency_us.p99, single?.latency_us.p99),
+        ];
+      }),
+      notes: [
+        `engine: the same bodies' checks decided in a fresh process built from the PDP's snapshot, once before and once after the loads (${engineBulkRates.map((rate) => fmt(rate)).join(" and ")} decisions/s); every answer checked.`,
+      ],
+    });
     const summary = (load: WrkResult): LoadSummary => ({
       rps: Math.round(load.rps),
       decisions_per_s: Math.round(load.decisions_per_s),
@@ -276,6 +328,7 @@ export const pdpScenario: Scenario<PdpData> = {
     });
     return {
       seed_seconds: setup.seedSeconds,
+      engine_bulk_decisions_per_s: engineBulkRates.map(Math.round),
       cerbos: cerbosUrl && cerbosVersion ? { version: cerbosVersion } : { missing: cerbosMissing ?? "" },
       results: Object.fromEntries(
         Object.entries(results).map(([target, byConcurrency]) => [
@@ -302,11 +355,16 @@ export const pdpScenario: Scenario<PdpData> = {
       const [concurrency, load] = byConcurrency.reduce((best, next) =>
         next[1].rps > best[1].rps ? next : best,
       );
-      return { concurrency, rps: load.rps };
+      return { concurrency, rps: load.rps, decisions: load.decisions_per_s };
     };
     const rbac = peak("rbac");
     const cerbos = peak("cerbos");
     const bare = peak("bare");
+    const bulk = peak("bulk");
+    const engineRate = data?.engine_bulk_decisions_per_s?.length
+      ? mean(data.engine_bulk_decisions_per_s)
+      : undefined;
+    const bulkP99 = data?.results.bulk?.[64]?.latency_us.p99;
     const p99 = data?.results.rbac?.[64]?.latency_us.p99;
     const p99Bare = data?.results.bare?.[64]?.latency_us.p99;
     return [
@@ -319,6 +377,16 @@ export const pdpScenario: Scenario<PdpData> = {
         "PDP RBAC throughput at least 70% of the bare node:http baseline",
         rbac && bare ? rbac.rps >= 0.7 * bare.rps : undefined,
         `${ratio(rbac?.rps, bare?.rps)} (peak ${fmt(rbac?.rps)} vs ${fmt(bare?.rps)} req/s)`,
+      ),
+      judge(
+        "/allowed/bulk (100 checks) decisions/s at least 0.5x the engine in process",
+        bulk && engineRate ? bulk.decisions >= 0.5 * engineRate : undefined,
+        `${ratio(bulk?.decisions, engineRate)} (peak ${fmt(bulk?.decisions)} decisions/s at c=${bulk?.concurrency} vs ${fmt(engineRate)} in process)`,
+      ),
+      judge(
+        "/allowed/bulk p99 at most 10x the single-check p99 (c=64)",
+        bulkP99 !== undefined && p99 !== undefined ? bulkP99 <= 10 * p99 : undefined,
+        `${ratio(bulkP99, p99)} (${ms(bulkP99)} vs ${ms(p99)})`,
       ),
       judge(
         "PDP RBAC p99 at concurrency 64 at most 1.5x the baseline's",
