@@ -235,6 +235,12 @@ test(
         await page.goto(envUrl("policy"));
         const doc = page.getByRole("region", { name: "Policy of doc" });
         await doc.getByRole("checkbox", { name: "r10 may a50 doc", exact: true }).waitFor();
+        // Rows in the order people count: a1, a2, ..., a50 (not a1, a10, a11, ...).
+        const rows = await doc.locator("tbody th[scope=row]").allInnerTexts();
+        assert.deepEqual(
+          rows.map((text) => text.trim()),
+          ACTIONS,
+        );
         for (const role of ROLES)
           await doc.getByRole("checkbox", { name: `All doc actions for ${role}`, exact: true }).check();
         assert.equal(

@@ -21,6 +21,9 @@ const cellId = (column: Column, resource: string, action: string) => `${column.i
 const permission = (column: Column, resource: string, action: string) =>
   column.resource ? action : `${resource}:${action}`;
 
+/** Orders action keys as people read them: a2 before a10. */
+const byNumbersInText = new Intl.Collator("en", { numeric: true });
+
 // The cells are native checkboxes: a matrix of 10 roles x 50 actions is 500 of them, re-rendered on each tick.
 const CELL = {
   width: "1.1rem",
@@ -147,7 +150,7 @@ export default function PolicyPage() {
         <Empty>No resource type yet: add resources and their actions first.</Empty>
       )}
       {resources.data.map((resource) => {
-        const actions = Object.keys(resource.actions);
+        const actions = Object.keys(resource.actions).sort(byNumbersInText.compare);
         const columns = columnsOf(resource);
         const column = (c: Column) =>
           actions.map((action) => ({ column: c, resource: resource.key, action }));
@@ -173,7 +176,7 @@ export default function PolicyPage() {
             {actions.length === 0 || columns.length === 0 ? (
               <Text c="dimmed">{actions.length === 0 ? "No action yet." : "No role yet."}</Text>
             ) : (
-              <ScrollArea>
+              <ScrollArea type="auto" offsetScrollbars>
                 <Table withColumnBorders aria-label={`Permissions on ${resource.key}`}>
                   <Table.Thead>
                     <Table.Tr>
