@@ -1,19 +1,15 @@
 import { spawn } from "node:child_process";
 import { REPO_ROOT } from "./config.ts";
 
-/** Runs bench/lib/engine-worker.ts in a fresh process with --expose-gc and returns its RESULT. */
-export async function runEngineWorker(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+/** Runs a worker script (bench/lib/engine-worker.ts unless named) in a fresh process with --expose-gc and returns its RESULT. */
+export async function runEngineWorker(
+  args: Record<string, unknown>,
+  script = "bench/lib/engine-worker.ts",
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [
-        "--expose-gc",
-        "--max-old-space-size=12288",
-        "--import",
-        "tsx",
-        "bench/lib/engine-worker.ts",
-        JSON.stringify(args),
-      ],
+      ["--expose-gc", "--max-old-space-size=12288", "--import", "tsx", script, JSON.stringify(args)],
       { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
