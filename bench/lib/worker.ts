@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process";
 import { REPO_ROOT } from "./config.ts";
 
-/** Runs bench/lib/engine-worker.ts in a fresh process with --expose-gc and returns its RESULT. */
-export async function runEngineWorker(args: Record<string, unknown>): Promise<Record<string, unknown>> {
-  return runWorker(["--expose-gc", "--max-old-space-size=12288"], "bench/lib/engine-worker.ts", [
-    JSON.stringify(args),
-  ]);
+/** Runs a worker script (bench/lib/engine-worker.ts unless named) in a fresh process with --expose-gc and returns its RESULT. */
+export async function runEngineWorker(
+  args: Record<string, unknown>,
+  script = "bench/lib/engine-worker.ts",
+): Promise<Record<string, unknown>> {
+  return runWorker(["--expose-gc", "--max-old-space-size=12288"], script, [JSON.stringify(args)]);
 }
 
 /** Runs `script` (a bench worker printing one "RESULT <json>" line) in a fresh process; `stdin` is its input. */

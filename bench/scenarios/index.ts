@@ -6,12 +6,14 @@ import { listsScenario } from "./lists.ts";
 import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
 import { pdpScenario } from "./pdp.ts";
 import { propagationScenario } from "./propagation.ts";
+import { rebacPeersScenario } from "./rebac-peers.ts";
 import { scaleScenario } from "./scale.ts";
 import { startupScenario } from "./startup.ts";
 
 /** Every scenario, in the order a full run takes them and docs/benchmarks.md shows them. */
 export const SCENARIOS = [
   pdpScenario,
+  rebacPeersScenario,
   pdpDecisionLogScenario,
   engineScenario,
   scaleScenario,
