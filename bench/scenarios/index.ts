@@ -7,12 +7,14 @@ import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
 import { pdpScenario } from "./pdp.ts";
 import { propagationScenario } from "./propagation.ts";
 import { scaleScenario } from "./scale.ts";
+import { soakScenario } from "./soak.ts";
 import { startupScenario } from "./startup.ts";
 
 /** Every scenario, in the order a full run takes them and docs/benchmarks.md shows them. */
 export const SCENARIOS = [
   pdpScenario,
   pdpDecisionLogScenario,
+  soakScenario,
   engineScenario,
   scaleScenario,
   controlPlaneScenario,
