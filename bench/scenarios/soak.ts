@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { settings } from "../lib/config.ts";
@@ -28,6 +29,8 @@ export interface SoakMinute {
   log_decisions: number;
   db_bytes: number;
   wal_bytes: number;
+  /** The machine's one-minute load average at the minute's end: other work on the machine moves req/s too. */
+  load_average: number;
 }
 
 export interface SoakData {
@@ -103,6 +106,7 @@ export const soakScenario: Scenario<SoakData> = {
           log_decisions: log.decisions,
           db_bytes: fileSize(file),
           wal_bytes: fileSize(`${file}-wal`),
+          load_average: os.loadavg()[0] as number,
         };
         rows.push(row);
         ctx.log(
@@ -133,6 +137,7 @@ export const soakScenario: Scenario<SoakData> = {
         "log decisions",
         "log chunks",
         "db + WAL",
+        "load avg",
       ],
       rows: [...minutes, restarted].map((row) => [
         row === restarted ? "restarted" : row.minute,
@@ -145,10 +150,12 @@ export const soakScenario: Scenario<SoakData> = {
         fmt(row.log_decisions),
         fmt(row.log_rows),
         `${fmt(row.db_bytes / MB)} + ${fmt(row.wal_bytes / MB)} MB`,
+        row.load_average.toFixed(1),
       ]),
       notes: [
         `One server started as npm start does (decision log on, SQLite), warmed up ${WARMUP_SECONDS} s at c=16, then ${slices} slices of ${SLICE_SECONDS} s of wrk back to back, every answer checked.`,
         "RSS, log and file sizes at the end of each minute; log decisions: the stored ones (those still queued are not counted).",
+        "load avg: the machine's one-minute load average at the minute's end; on 2 cores shared with other work, req/s follows it, while event-loop CPU per request moves less.",
         "restarted: one more minute in a new server over the data the soak left (warmed up alike): whether a fall stays with the stored data or goes with the process.",
       ],
     });
