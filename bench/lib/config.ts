@@ -74,6 +74,11 @@ export const settings = {
     /** Decisions stored and read back; a multiple of the 10,000 users. */
     entries: small ? 10_000 : 100_000,
   },
+  soak: {
+    /** One-minute slices of load on one server (BENCH_SOAK_MINUTES). */
+    minutes: num("BENCH_SOAK_MINUTES", small ? 1 : 10),
+    concurrency: 64,
+  },
   propagation: {
     writes: small ? 40 : 200,
   },

@@ -8,6 +8,7 @@ import { pdpScenario } from "./pdp.ts";
 import { propagationScenario } from "./propagation.ts";
 import { rebacPeersScenario } from "./rebac-peers.ts";
 import { scaleScenario } from "./scale.ts";
+import { soakScenario } from "./soak.ts";
 import { startupScenario } from "./startup.ts";
 
 /** Every scenario, in the order a full run takes them and docs/benchmarks.md shows them. */
@@ -15,6 +16,7 @@ export const SCENARIOS = [
   pdpScenario,
   rebacPeersScenario,
   pdpDecisionLogScenario,
+  soakScenario,
   engineScenario,
   scaleScenario,
   controlPlaneScenario,
