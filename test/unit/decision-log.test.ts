@@ -609,6 +609,40 @@ describeEachDialect("decision log storage", (env) => {
     assert.equal(await stored(), 0);
   });
 
+  test("the purge deletes a batch of chunks per statement and lets others in between", async () => {
+    const { db } = env().store;
+    const chunks: DecisionLogChunk[] = [];
+    for (let i = 0; i < 7; i++) {
+      for (const chunk of await chunksOf(production(env()), range(i, i + 1))) {
+        await store(chunk);
+        chunks.push(chunk);
+      }
+      await sleep(2);
+    }
+    const newest = await chunksOf(production(env()), range(7, 8));
+    for (const chunk of newest) await store(chunk);
+    const stored = await db.selectFrom("decision_log_chunks").select("count").execute();
+    assert.equal(stored.length, chunks.length + newest.length);
+    const olderCount = chunks.reduce((n, chunk) => n + parse(chunk).length, 0);
+    // Between batches, a reader sees some of the old chunks gone and some not yet (one statement shows all or none).
+    const seen = new Set<number>();
+    let purging = true;
+    const look = async () => {
+      while (purging) {
+        seen.add((await db.selectFrom("decision_log_chunks").select("first_id").execute()).length);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const looking = look();
+    const cutoff = Date.parse(parse(newest[0]!)[0]!.timestamp);
+    assert.equal(await purgeDecisionLogs(db, cutoff, 2), olderCount);
+    purging = false;
+    await looking;
+    const between = [...seen].filter((n) => n > newest.length && n < stored.length);
+    assert.ok(between.length > 0, `counts seen during the purge: ${[...seen].join(", ")}`);
+    assert.equal((await list({}, 0, 1000)).rows.length, parse(newest[0]!).length);
+  });
+
   test("migration 0009 moves the decisions of the old table into chunks", async () => {
     const { db } = env().store;
     // Back to the schema of migration 0008, with two decisions of the old shape.

@@ -248,23 +248,45 @@ export async function findDecisionLog(
   return row && stored(row);
 }
 
+/** Chunks a purge deletes per statement: an hour of a busy PDP's log is millions of decisions. */
+const PURGE_BATCH_CHUNKS = 200;
+
 /**
  * Deletes the chunks whose every entry is older than `beforeMs`, one environment at a time along the index of
  * last ids. A chunk spans one flush of one PDP (a fraction of a second), so its older entries outlive the
- * retention by at most that.
+ * retention by at most that. It deletes `batch` chunks per statement and lets the event loop run between them:
+ * one statement for an hour of a busy log held the loop (and the PDP's checks) for seconds.
  */
-export async function purgeDecisionLogs(db: Db, beforeMs: number): Promise<number> {
+export async function purgeDecisionLogs(
+  db: Db,
+  beforeMs: number,
+  batch = PURGE_BATCH_CHUNKS,
+): Promise<number> {
   const environments = await db.selectFrom("environments").select("id").execute();
   const before = idAt(beforeMs);
   let deleted = 0;
   for (const { id } of environments) {
-    const gone = await db
-      .deleteFrom("decision_log_chunks")
-      .where("environment_id", "=", id)
-      .where("last_id", "<", before)
-      .returning("count")
-      .execute();
-    deleted += gone.reduce((n, chunk) => n + chunk.count, 0);
+    for (;;) {
+      // The batch's last chunk, or none when fewer are left: then the rest goes.
+      const bound = await db
+        .selectFrom("decision_log_chunks")
+        .select("last_id")
+        .where("environment_id", "=", id)
+        .where("last_id", "<", before)
+        .orderBy("last_id")
+        .limit(1)
+        .offset(batch - 1)
+        .executeTakeFirst();
+      const gone = await db
+        .deleteFrom("decision_log_chunks")
+        .where("environment_id", "=", id)
+        .where("last_id", bound ? "<=" : "<", bound ? bound.last_id : before)
+        .returning("count")
+        .execute();
+      deleted += gone.reduce((n, chunk) => n + chunk.count, 0);
+      if (!bound) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
   return deleted;
 }
