@@ -6,8 +6,35 @@ import { recordRevision } from "./context.ts";
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
-/** One entry of an environment's change feed as stored: a change the PDP's engine applies, and where it stands. */
-export type StoredChange = Change & { revision: number; seq: number; created_at: string };
+/** Where an entry stands in its environment's feed. */
+interface FeedPosition {
+  revision: number;
+  seq: number;
+  created_at: string;
+}
+
+/** One change the PDP's engine applies, and where it stands (a batch's items each get their own `seq`). */
+export type StoredChange = Change & FeedPosition;
+
+/**
+ * Several changes of one revision kept as one record of the feed (one row, one line of the sync route): `data`
+ * lists them in order. A bulk write stores and ships its items this way, and PDPs apply them together.
+ */
+export interface BatchChange {
+  kind: "batch";
+  op: "apply";
+  data: Change[];
+}
+
+/** One record of the feed as stored and served to PDPs: a single change or a batch of them. */
+export type FeedEntry = (Change | BatchChange) & FeedPosition;
+
+/** Changes kept in one batch record at most, so that a record stays a modest row (and line) at any write's size. */
+export const BATCH_ITEMS = 1000;
+
+/** The changes that an entry carries, in order. */
+export const changesOf = (entry: Change | BatchChange): Change[] =>
+  entry.kind === "batch" ? entry.data : [entry];
 
 /** A listener may return a promise: `notify` resolves when every listener has caught up (or failed). */
 type Listener = (environmentId: string, revision: number) => void | Promise<unknown>;
@@ -45,19 +72,29 @@ export async function appendChanges(trx: Db, environmentId: string, records: Cha
   recordRevision(environmentId, revision);
   if (records.length > 0) {
     const createdAt = now();
-    // Chunked so that very large bulk writes stay under the databases' bound-parameter limits.
-    for (let start = 0; start < records.length; start += 500) {
+    // A single change is a row of its own; more are one batch row per BATCH_ITEMS, so an import of a thousand
+    // items writes (and a PDP reads) one row rather than a thousand.
+    const rows = [];
+    if (records.length === 1) {
+      const [r] = records as [Change];
+      rows.push({ seq: 0, kind: r.kind, op: r.op, data: JSON.stringify(r.data) });
+    } else {
+      for (let start = 0; start < records.length; start += BATCH_ITEMS) {
+        const items = records
+          .slice(start, start + BATCH_ITEMS)
+          .map((r) => ({ kind: r.kind, op: r.op, data: r.data }));
+        rows.push({ seq: rows.length, kind: "batch", op: "apply", data: JSON.stringify(items) });
+      }
+    }
+    for (let start = 0; start < rows.length; start += 500) {
       await trx
         .insertInto("changes")
         .values(
-          records.slice(start, start + 500).map((r, i) => ({
+          rows.slice(start, start + 500).map((row) => ({
             environment_id: environmentId,
             revision,
-            seq: start + i,
-            kind: r.kind,
-            op: r.op,
-            data: JSON.stringify(r.data),
             created_at: createdAt,
+            ...row,
           })),
         )
         .execute();
@@ -66,13 +103,16 @@ export async function appendChanges(trx: Db, environmentId: string, records: Cha
   return revision;
 }
 
-/** The records of revisions afterRevision < r <= upToRevision, in order (whole revisions, never a part of one). */
-export async function readChangesAfter(
+/**
+ * The feed's records of revisions afterRevision < r <= upToRevision as stored, batches kept whole, in order (whole
+ * revisions, never a part of one): what PDPs read and apply.
+ */
+export async function readFeedAfter(
   db: Db,
   environmentId: string,
   afterRevision: number,
   upToRevision: number,
-): Promise<StoredChange[]> {
+): Promise<FeedEntry[]> {
   const rows = await db
     .selectFrom("changes")
     .selectAll()
@@ -91,8 +131,32 @@ export async function readChangesAfter(
         op: r.op,
         data: JSON.parse(r.data) as unknown,
         created_at: r.created_at,
-      }) as StoredChange,
+      }) as FeedEntry,
   );
+}
+
+/** Every change of revisions afterRevision < r <= upToRevision, one by one: batches spread into their items. */
+export async function readChangesAfter(
+  db: Db,
+  environmentId: string,
+  afterRevision: number,
+  upToRevision: number,
+): Promise<StoredChange[]> {
+  return spreadEntries(await readFeedAfter(db, environmentId, afterRevision, upToRevision));
+}
+
+/** Feed entries as single changes, numbered in order within each revision. */
+export function spreadEntries(entries: FeedEntry[]): StoredChange[] {
+  const out: StoredChange[] = [];
+  let revision = -1;
+  let seq = 0;
+  for (const entry of entries) {
+    if (entry.revision !== revision) [revision, seq] = [entry.revision, 0];
+    for (const change of changesOf(entry)) {
+      out.push({ ...change, revision, seq: seq++, created_at: entry.created_at } as StoredChange);
+    }
+  }
+  return out;
 }
 
 /** In-process notification after commit, so the embedded PDP and waiting readers react without polling. */

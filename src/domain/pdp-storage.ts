@@ -1,6 +1,6 @@
 import type { Store } from "../db/store.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
-import { readChangesAfter } from "../changes/feed.ts";
+import { readFeedAfter } from "../changes/feed.ts";
 import { now } from "../lib/time.ts";
 import type { FeedSource, PdpStorage } from "../pdp/storage.ts";
 import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
@@ -51,7 +51,7 @@ export function databaseFeed(store: Store, environmentId: string): FeedSource {
       const head = env ? Number(env.revision) : revision;
       const upTo = Math.min(head, revision + REVISIONS_PER_ROUND);
       if (upTo <= revision) return { changes: [], revision };
-      const changes = await readChangesAfter(store.db, environmentId, revision, upTo);
+      const changes = await readFeedAfter(store.db, environmentId, revision, upTo);
       return { changes, revision: upTo };
     },
   };

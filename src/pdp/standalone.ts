@@ -5,7 +5,7 @@ import { Readable } from "node:stream";
 import { once } from "node:events";
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import type { StoredChange } from "../changes/feed.ts";
+import { changesOf, type FeedEntry } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import { bearerSecret } from "../lib/access.ts";
 import { createDecisionLogger, disabledDecisionLogger } from "./runtime/decision-log.ts";
@@ -41,10 +41,10 @@ interface Scope {
 
 interface StoredState extends EnvironmentIds {
   base: Snapshot;
-  changes: StoredChange[];
+  changes: FeedEntry[];
 }
 
-/** A fresh snapshot replaces the journal once it holds this many changes. */
+/** A fresh snapshot replaces the journal once it holds this many changes (a batch counts its items). */
 const MAX_JOURNAL = 10_000;
 const PERSIST_MS = 2000;
 /** A snapshot stream that brings nothing for this long is given up (and retried). */
@@ -233,8 +233,8 @@ interface EnvironmentIds {
 /** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
 interface SyncState {
   ids?: EnvironmentIds;
-  /** The changes since the last snapshot: what the journal on disk holds, or will. */
-  journal: StoredChange[];
+  /** The feed's entries since the last snapshot: what the journal on disk holds (a line each), or will. */
+  journal: FeedEntry[];
   /** The newest revision the control plane has told of. */
   head: number;
   /** Whether the state on disk is older than `base` and `journal`. */
@@ -289,7 +289,7 @@ function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSou
     },
     async changesAfter(revision) {
       if (revision >= sync.head && sync.pollWait > 0) sync.waitingAtHeadSince = Date.now();
-      let res: { revision: number; head: number; changes: StoredChange[] };
+      let res: { revision: number; head: number; changes: FeedEntry[] };
       try {
         res = await cp.get(
           `${syncPath()}/changes?after=${revision}&wait=${sync.pollWait}`,
@@ -379,7 +379,7 @@ class DiskState {
     for (const line of lines) {
       if (line === "") continue;
       try {
-        changes.push(JSON.parse(line) as StoredChange);
+        changes.push(JSON.parse(line) as FeedEntry);
         kept.push(line);
       } catch {
         // Cut short by a crash: the journal ends before it, and goes on from there.
@@ -467,10 +467,8 @@ async function loadEnvironment(
     };
     sync.journal = stored.changes;
     await replica.load(stored.base);
-    for (const change of stored.changes) {
-      if (change.revision > replica.revision) {
-        replica.engine.apply(change);
-      }
+    for (const entry of stored.changes) {
+      if (entry.revision > replica.revision) replica.engine.applyAll(changesOf(entry));
     }
     replica.revision = Math.max(stored.base.revision, ...stored.changes.map((c) => c.revision));
     replica.lastSyncAt = 0;
@@ -487,7 +485,8 @@ async function followChanges(sync: SyncState, replica: Replica, pollWaitSeconds:
     try {
       await replica.catchUp();
       backoff = 250;
-      if (sync.journal.length > MAX_JOURNAL) await replica.load();
+      if (sync.journal.reduce((n, entry) => n + changesOf(entry).length, 0) > MAX_JOURNAL)
+        await replica.load();
     } catch {
       sync.unreachable = true;
       await new Promise((r) => setTimeout(r, backoff));

@@ -1,5 +1,5 @@
 import type { DatabaseOutage } from "../db/outage.ts";
-import type { StoredChange } from "../changes/feed.ts";
+import type { FeedEntry } from "../changes/feed.ts";
 import type { Principal } from "../lib/access.ts";
 import type { EnvironmentData } from "./engine/types.ts";
 
@@ -30,8 +30,8 @@ export interface SnapshotHeader {
 /** Where a replica gets its data: the database (embedded) or the control plane over HTTP (standalone). */
 export interface FeedSource {
   snapshot(): Promise<Snapshot>;
-  /** Changes after `revision`, in order, and the revision the caller holds once it applied them all. */
-  changesAfter(revision: number): Promise<{ changes: StoredChange[]; revision: number }>;
+  /** The feed's entries after `revision`, in order, and the revision the caller holds once it applied them all. */
+  changesAfter(revision: number): Promise<{ changes: FeedEntry[]; revision: number }>;
 }
 
 export type DecisionQuery =

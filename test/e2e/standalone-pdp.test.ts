@@ -93,8 +93,38 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
       }),
     });
     assert.equal((await res.json()).allow, true);
+    // A bulk write comes over /v2/pdp-sync as one batch record, which the PDP applies whole.
+    const bulk = await api(cp.baseUrl, key, "POST", `${F}/role_assignments/bulk?missing_user_policy=create`, [
+      { user: "dave", role: "reader", tenant: "default" },
+      { user: "erin", role: "reader", tenant: "default" },
+    ]);
+    const bulkRevision = Number(bulk.headers.get("x-gatehouse-revision"));
+    const feed = await api(
+      cp.baseUrl,
+      key,
+      "GET",
+      `/v2/pdp-sync/default/production/changes?after=${revision}`,
+    );
+    assert.deepEqual(
+      feed.json.changes.map((c: { kind: string; data: unknown[] }) => [c.kind, c.data.length]),
+      [["batch", 4]],
+    );
+    const erin = await fetch(`${pdp.baseUrl}/allowed`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        "x-gatehouse-min-revision": String(bulkRevision),
+      },
+      body: JSON.stringify({
+        user: "erin",
+        action: "read",
+        resource: { type: "document", tenant: "default" },
+      }),
+    });
+    assert.equal((await erin.json()).allow, true);
     const ready = await (await fetch(`${pdp.baseUrl}/ready`)).json();
-    assert.equal(ready.environments[0].revision >= revision, true);
+    assert.equal(ready.environments[0].revision >= bulkRevision, true);
     const metrics = await (await fetch(`${pdp.baseUrl}/metrics`)).text();
     assert.match(metrics, /gatehouse_pdp_revisions_behind\{[^}]*\} 0/);
 
@@ -118,6 +148,7 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
     assert.ok(!fs.existsSync(path.join(pdpDir, "pdp-snapshot.json")));
     const journal = path.join(pdpDir, "pdp-journal.jsonl");
     assert.match(fs.readFileSync(journal, "utf8"), /"bob"/, "bob's assignment came as a change");
+    assert.match(fs.readFileSync(journal, "utf8"), /"kind":"batch".*"dave"/, "dave's came in a batch");
     fs.appendFileSync(journal, '{"environment_id":"cut sh');
     const again = await startPdpProcess(pdpEnv);
     procs.push(again);
@@ -128,6 +159,7 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
       "the cut line is gone, so later lines follow whole ones",
     );
     assert.equal(await allowed(again, key, "bob"), true);
+    assert.equal(await allowed(again, key, "dave"), true, "the batch record was kept in the journal");
     assert.equal(await allowed(again, key, "alice"), true);
     // Past carol's instant, with no control plane to purge anything, the PDP denies her and says why.
     await new Promise((r) => setTimeout(r, Math.max(0, carolExpiresAt - Date.now() + 20)));

@@ -4,6 +4,7 @@ import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
 import { readSnapshot } from "../../src/domain/environment-snapshot.ts";
+import { BATCH_ITEMS, readChangesAfter, readFeedAfter } from "../../src/changes/feed.ts";
 import type { Engine } from "../../src/pdp/engine/index.ts";
 import {
   derivedFromFolder,
@@ -173,4 +174,79 @@ describeEachDialect("change feed keeps a PDP replica equal to the database", (en
     await write("DELETE", `${S}/resources/folder`);
     await assertReplicaMatchesDatabase("deleting a resource type that others relate to");
   });
+
+  test("a bulk write is one batch record per 1,000 changes, which the replica applies whole", async () => {
+    const { store, acme } = env();
+    const envId = acme.envs.production;
+    const revision = async () =>
+      Number(
+        (
+          await store.db
+            .selectFrom("environments")
+            .select("revision")
+            .where("id", "=", envId)
+            .executeTakeFirstOrThrow()
+        ).revision,
+      );
+    // Whether the test above ran or not.
+    const made = await env().call(key, "POST", `${S}/resources`, documentResource(["read"], {}));
+    assert.ok(made.status < 300 || made.status === 409, made.body);
+    await write("POST", `${S}/roles`, { key: "reader", name: "Reader", permissions: ["document:read"] });
+    // 600 users created on the way (missing_user_policy=create) and 603 assignments: 1,203 changes in one revision.
+    const many = Array.from({ length: 600 }, (_, i) => `b${i}`);
+    const before = await revision();
+    await write("POST", `${F}/role_assignments/bulk?missing_user_policy=create`, [
+      ...["u1", "u2", "u4"].map((user) => ({ user, role: "reader", tenant: "t1" })),
+      ...many.map((user) => ({ user, role: "reader", tenant: "t1" })),
+    ]);
+    assert.equal(await revision(), before + 1, "one revision");
+    const entries = await readFeedAfter(store.db, envId, before, before + 1);
+    assert.deepEqual(
+      entries.map((e) => [e.seq, e.kind, e.op, Array.isArray(e.data) ? e.data.length : 0]),
+      [
+        [0, "batch", "apply", BATCH_ITEMS],
+        [1, "batch", "apply", 2 * many.length + 3 - BATCH_ITEMS],
+      ],
+    );
+    // Read one by one, the batch is the items in order.
+    const items = await readChangesAfter(store.db, envId, before, before + 1);
+    assert.equal(items.length, 2 * many.length + 3);
+    assert.deepEqual(
+      items.slice(0, 5).map((c) => [c.seq, c.kind, c.op, (c.data as { user?: string; key?: string }).user]),
+      [
+        [0, "role_assignment", "upsert", "u1"],
+        [1, "role_assignment", "upsert", "u2"],
+        [2, "role_assignment", "upsert", "u4"],
+        [3, "user", "upsert", undefined],
+        [4, "role_assignment", "upsert", "b0"],
+      ],
+    );
+    assert.deepEqual(items.at(-1)?.seq, 2 * many.length + 2);
+    await assertReplicaMatchesDatabase("a bulk assignment of 603 roles that creates 600 users");
+    const target = await pdp.pdp.resolve(`Bearer ${key}`, { headers: {} } as never);
+    const bLast = many.at(-1) ?? "";
+    assert.equal(
+      target.replica.engine.check({
+        user: { key: bLast },
+        action: "read",
+        resource: { type: "document", tenant: "t1" },
+        context: {},
+      }).allow,
+      true,
+      "the last item of the second batch record reached the replica",
+    );
+
+    await write("DELETE", `${F}/role_assignments/bulk`, [
+      { user: "u1", role: "reader", tenant: "t1" },
+      { user: "u4", role: "reader", tenant: "t1" },
+    ]);
+    const removal = await readFeedAfter(store.db, envId, before + 1, before + 2);
+    assert.deepEqual(
+      removal.map((e) => [e.kind, changesOfLength(e.data)]),
+      [["batch", 2]],
+    );
+    await assertReplicaMatchesDatabase("a bulk removal");
+  });
 });
+
+const changesOfLength = (data: unknown) => (Array.isArray(data) ? data.length : -1);

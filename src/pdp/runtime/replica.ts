@@ -1,3 +1,4 @@
+import { changesOf, type FeedEntry } from "../../changes/feed.ts";
 import { createEngine, type Engine } from "../engine/index.ts";
 import type { FeedSource, Snapshot } from "../storage.ts";
 
@@ -12,6 +13,17 @@ const ENGINE_KINDS = new Set([
   "condition_set",
   "condition_set_rule",
 ]);
+
+/**
+ * Applies one feed entry (a change or a batch of them, all at once) to the engine. False, and nothing applied, when
+ * it holds a change the engine has no incremental form for (e.g. a whole environment replaced): reload instead.
+ */
+export function applyEntry(engine: Engine, entry: FeedEntry): boolean {
+  const changes = changesOf(entry);
+  if (!changes.every((change) => ENGINE_KINDS.has(change.kind))) return false;
+  engine.applyAll(changes);
+  return true;
+}
 
 interface Waiter {
   revision: number;
@@ -66,14 +78,12 @@ export class Replica {
     for (;;) {
       const { changes, revision } = await this.source.changesAfter(this.revision);
       let reload = false;
-      for (const change of changes) {
-        if (change.revision <= this.revision) continue;
-        if (!ENGINE_KINDS.has(change.kind)) {
-          // A change the engine has no incremental form for (e.g. a whole environment replaced): reload.
+      for (const entry of changes) {
+        if (entry.revision <= this.revision) continue;
+        if (!applyEntry(this.engine, entry)) {
           reload = true;
           break;
         }
-        this.engine.apply(change);
       }
       if (reload) {
         await this.load();
