@@ -111,31 +111,10 @@ export class AdjacencyLists {
     this.used[node] = 0;
   }
 
-  /**
-   * Before a bulk load: room for `nodes` nodes and `records` more records in one allocation each, so that the pool
-   * does not grow (copy, and make V8 count new external memory) over and over on the way.
-   */
-  reserve(nodes: number, records: number): void {
-    if (nodes > this.start.length) this.growNodes(nodes);
-    const slots = this.top + records * this.stride;
-    if (slots > this.data.length) {
-      const data = new Int32Array(slots);
-      data.set(this.data.subarray(0, this.top));
-      this.data = data;
-    }
-  }
-
   /** Compacts the pool to its live blocks plus a little headroom (after a bulk load: what is left is kept). */
   trim(): void {
     const live = this.top - this.holes;
     this.compact(live + Math.max(INITIAL_SLOTS, live >> 4));
-    let nodes = this.used.length;
-    while (nodes > 0 && this.used[nodes - 1] === 0) nodes--;
-    const keep = nodes + Math.max(INITIAL_SLOTS, nodes >> 4);
-    if (keep < this.used.length) {
-      this.start = this.start.slice(0, keep);
-      this.used = this.used.slice(0, keep);
-    }
   }
 
   private growNodes(needed: number): void {

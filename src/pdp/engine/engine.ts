@@ -119,16 +119,6 @@ class DecisionEngine implements Engine {
     for (const rule of data.condition_set_rules ?? []) {
       this.apply({ kind: "condition_set_rule", op: "upsert", data: rule });
     }
-    const assignments = data.role_assignments ?? [];
-    const instanceAssignments = assignments.filter((a) => a.resource_instance != null).length;
-    const tuples = data.relationship_tuples?.length ?? 0;
-    this.facts.reserve({
-      users: data.users?.length ?? 0,
-      instances: (data.resource_instances?.length ?? 0) + tuples,
-      tenantAssignments: assignments.length - instanceAssignments,
-      instanceAssignments,
-      tuples,
-    });
     for (const tenant of data.tenants ?? []) this.facts.upsertTenant(tenant);
     for (const user of data.users ?? []) this.facts.upsertUser(user);
     for (const instance of data.resource_instances ?? []) this.facts.upsertInstance(instance);

@@ -147,22 +147,6 @@ export class FactStore {
     return false;
   }
 
-  /** Before a bulk load of about this many users, instances and facts (more only costs a grown array). */
-  reserve(counts: {
-    users: number;
-    instances: number;
-    tenantAssignments: number;
-    instanceAssignments: number;
-    tuples: number;
-  }): void {
-    this.userTenantRoles.reserve(counts.users, counts.tenantAssignments);
-    this.userInstanceRoles.reserve(counts.users, counts.instanceAssignments);
-    // Lists that grow move to blocks of twice the size: leave room for some of that too.
-    this.instanceAssignees.reserve(counts.instances, Math.ceil(counts.instanceAssignments * 1.5));
-    this.tuplesIn.reserve(counts.instances, counts.tuples);
-    this.tuplesOut.reserve(counts.instances, Math.ceil(counts.tuples * 1.5));
-  }
-
   /** After a bulk load: gives back the lists' spare room. */
   trim(): void {
     for (const lists of [
