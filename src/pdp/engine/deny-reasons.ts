@@ -51,7 +51,7 @@ export function explainMiss(
   }
   const tenantRoleKeys: string[] = [];
   const otherTenants = new Set<string>();
-  const assigned = facts.userTenantRoles.slots(user);
+  const assigned = facts.userTenantRoles[user] ?? [];
   for (let i = 0; i < assigned.length; i += 2) {
     if (assigned[i] === tenant) tenantRoleKeys.push(facts.roleKey(assigned[i + 1] as number));
     else otherTenants.add(facts.tenants.keyOf(assigned[i] as number));

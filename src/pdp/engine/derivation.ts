@@ -190,18 +190,14 @@ export class DerivationSearch {
 
   /** Scans the user's direct assignments on the instance (the shorter of the two lists that hold them). */
   private scanDirect(user: number, instance: number, tenant: number, member: Uint8Array): number {
-    const byUser = this.facts.userInstanceRoles;
-    const byInstance = this.facts.instanceAssignees;
-    const userCount = byUser.count(user);
-    const instanceCount = byInstance.count(instance);
-    if (userCount === 0 || instanceCount === 0) return NO_DIRECT_ROLE;
-    const fromUser = userCount <= instanceCount;
-    const lists = fromUser ? byUser : byInstance;
-    const node = fromUser ? user : instance;
+    const byUser = this.facts.userInstanceRoles[user];
+    const byInstance = this.facts.instanceAssignees[instance];
+    if (byUser === undefined || byInstance === undefined) return NO_DIRECT_ROLE;
+    const fromUser = byUser.length <= byInstance.length;
+    const list = fromUser ? byUser : byInstance;
     const match = fromUser ? instance : user;
-    const list = lists.data;
     let result = NO_DIRECT_ROLE;
-    for (let i = lists.begin(node), end = lists.end(node); i < end; i += 3) {
+    for (let i = 0; i < list.length; i += 3) {
       if (list[i] !== match || list[i + 2] !== tenant) continue;
       const role = list[i + 1] as number;
       if (member[role] === 1) {
@@ -230,13 +226,10 @@ export class DerivationSearch {
         this.foundNode = head;
         return true;
       }
-      const tuplesIn = facts.tuplesIn;
-      const incoming = tuplesIn.data;
-      const from = tuplesIn.begin(current);
-      const to = tuplesIn.end(current);
-      if (from === to) continue;
+      const incoming = facts.tuplesIn[current];
+      if (incoming === undefined) continue;
       const next = this.transitions(stateId);
-      for (let i = from; i < to; i += 3) {
+      for (let i = 0; i < incoming.length; i += 3) {
         if (incoming[i + 2] !== tenant) continue;
         const relation = incoming[i + 1] as number;
         const transition = next[relation];
@@ -315,13 +308,10 @@ export class DerivationSearch {
     const { facts } = this;
     for (let head = 0; head < this.nodeCount; head++) {
       const current = this.nodeInstance[head] as number;
-      const tuplesIn = facts.tuplesIn;
-      const incoming = tuplesIn.data;
-      const from = tuplesIn.begin(current);
-      const to = tuplesIn.end(current);
-      if (from === to) continue;
+      const incoming = facts.tuplesIn[current];
+      if (incoming === undefined) continue;
       const next = this.transitions(this.nodeState[head] as number);
-      for (let i = from; i < to; i += 3) {
+      for (let i = 0; i < incoming.length; i += 3) {
         const transition = next[incoming[i + 1] as number];
         const subject = incoming[i] as number;
         if (incoming[i + 2] !== tenant || transition === undefined) continue;
@@ -357,14 +347,14 @@ export function rolesHeldByUser(
     for (const implied of schema.impliedRoles[role] ?? [role]) entry.effective.add(implied);
     if (entry.effective.size > before) queue.push(instance);
   };
-  const direct = facts.userInstanceRoles.slots(user);
+  const direct = facts.userInstanceRoles[user] ?? [];
   for (let i = 0; i < direct.length; i += 3) {
     if (direct[i + 2] === tenant) grant(direct[i] as number, direct[i + 1] as number);
   }
   while (queue.length > 0) {
     const subject = queue.pop() as number;
     const effective = (held.get(subject) as HeldRoles).effective;
-    const outgoing = facts.tuplesOut.slots(subject);
+    const outgoing = facts.tuplesOut[subject] ?? [];
     for (let i = 0; i < outgoing.length; i += 3) {
       if (outgoing[i + 2] !== tenant) continue;
       const object = outgoing[i] as number;

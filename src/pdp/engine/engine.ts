@@ -127,7 +127,6 @@ class DecisionEngine implements Engine {
       this.facts.upsertAssignment(assignment);
       if (assignment.expires_at) this.expiries.record("upsert", assignment);
     }
-    this.facts.trim();
   }
 
   applyAll(changes: Iterable<Change>): void {
@@ -251,12 +250,13 @@ class DecisionEngine implements Engine {
     const { permission, instance, tenant, tenantKey } = target;
     const user = facts.users.get(query.user.key);
     if (user !== undefined && tenant !== undefined) {
-      const assigned = facts.userTenantRoles;
-      const data = assigned.data;
-      for (let i = assigned.begin(user), end = assigned.end(user); i < end; i += 2) {
-        const role = data[i + 1] as number;
-        if (data[i] === tenant && hasPermission(schema.rolePermissionBits[role], permission)) {
-          return { allow: true, reason: { kind: "rbac", role: facts.roleKey(role), tenant: tenantKey } };
+      const assigned = facts.userTenantRoles[user];
+      if (assigned !== undefined) {
+        for (let i = 0; i < assigned.length; i += 2) {
+          const role = assigned[i + 1] as number;
+          if (assigned[i] === tenant && hasPermission(schema.rolePermissionBits[role], permission)) {
+            return { allow: true, reason: { kind: "rbac", role: facts.roleKey(role), tenant: tenantKey } };
+          }
         }
       }
       if (instance >= 0) {
@@ -314,7 +314,7 @@ class DecisionEngine implements Engine {
       candidates = facts.tenants.keys.map((_, id) => id);
     } else {
       const user = facts.users.get(query.user.key);
-      const assigned = user === undefined ? [] : facts.userTenantRoles.slots(user);
+      const assigned = (user === undefined ? undefined : facts.userTenantRoles[user]) ?? [];
       candidates = [...new Set(assigned.filter((_, i) => i % 2 === 0))];
     }
     const allowed: AllowedTenant[] = [];

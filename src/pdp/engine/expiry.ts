@@ -4,6 +4,7 @@
 // whose instant has come are removed from the facts at once (the database's purge deletes the row later, and its
 // delete change is then a no-op), and are kept aside until that delete arrives so a deny can say what expired.
 
+import { findRecord } from "./adjacency.ts";
 import { resourceRoleName, type FactStore } from "./facts.ts";
 import type { Change, ExpiredGrant, RoleAssignmentData } from "./types.ts";
 
@@ -203,7 +204,7 @@ function restorable(facts: FactStore, data: RoleAssignmentData): boolean {
   }
   if (data.resource_instance === undefined || data.resource_instance === null) {
     const role = facts.roles.get(data.role);
-    return role === undefined || facts.userTenantRoles.find(user, tenant, role) < 0;
+    return role === undefined || findRecord(facts.userTenantRoles[user], 2, tenant, role) < 0;
   }
   const colon = data.resource_instance.indexOf(":");
   const type = facts.types.get(data.resource_instance.slice(0, colon));
@@ -213,5 +214,5 @@ function restorable(facts: FactStore, data: RoleAssignmentData): boolean {
       : facts.instanceId(type, data.resource_instance.slice(colon + 1));
   if (instance === undefined || facts.instanceTenant[instance] !== tenant) return false;
   const role = facts.roles.get(resourceRoleName(data.resource_instance.slice(0, colon), data.role));
-  return role === undefined || facts.userInstanceRoles.find(user, instance, role) < 0;
+  return role === undefined || findRecord(facts.userInstanceRoles[user], 3, instance, role) < 0;
 }

@@ -2,7 +2,14 @@
 // ids in flat adjacency lists (see adjacency.ts) so that a fact costs a few array slots, not an object.
 // Every change touches only the lists of the nodes it names; nothing here is rebuilt from scratch.
 
-import { AdjacencyLists } from "./adjacency.ts";
+import {
+  appendPair,
+  appendTriple,
+  findRecord,
+  removeRecordAt,
+  removeRecordsWhere,
+  type AdjacencyList,
+} from "./adjacency.ts";
 import type { UserProfile } from "./conditions.ts";
 import { Interner } from "./interner.ts";
 import type {
@@ -45,10 +52,10 @@ function copyAttributes(attributes: Attributes | null | undefined): Attributes |
   return Object.keys(attributes).length === 0 ? undefined : { ...attributes };
 }
 
-/** Rewrites the third field of the record (a, b, _) in the node's list of triples. */
-function setThird(lists: AdjacencyLists, node: number, a: number, b: number, value: number): void {
-  const at = lists.find(node, a, b);
-  if (at >= 0) lists.data[at + 2] = value;
+/** Rewrites the third field of the record (a, b, _) in a list of triples. */
+function setThird(list: AdjacencyList | undefined, a: number, b: number, value: number): void {
+  const at = findRecord(list, 3, a, b);
+  if (list !== undefined && at >= 0) list[at + 2] = value;
 }
 
 function grow(array: Int32Array<ArrayBuffer>, needed: number, fill: number): Int32Array<ArrayBuffer> {
@@ -80,21 +87,19 @@ export class FactStore {
   readonly instanceAttributes: (Attributes | undefined)[] = [];
 
   /** user -> [tenant, role, ...] tenant-level role assignments */
-  readonly userTenantRoles = new AdjacencyLists(2);
+  readonly userTenantRoles: (AdjacencyList | undefined)[] = [];
   /** tenant -> users holding at least one tenant role there (for authorized-users and tenant cascades) */
   readonly tenantMembers: (Set<number> | undefined)[] = [];
   /** user -> [instance, role, tenant, ...] instance role assignments */
-  readonly userInstanceRoles = new AdjacencyLists(3);
+  readonly userInstanceRoles: (AdjacencyList | undefined)[] = [];
   /** instance -> [user, role, tenant, ...] the same assignments, seen from the instance */
-  readonly instanceAssignees = new AdjacencyLists(3);
+  readonly instanceAssignees: (AdjacencyList | undefined)[] = [];
   /** object instance -> [subject, relation, tenant, ...] */
-  readonly tuplesIn = new AdjacencyLists(3);
+  readonly tuplesIn: (AdjacencyList | undefined)[] = [];
   /** subject instance -> [object, relation, tenant, ...] */
-  readonly tuplesOut = new AdjacencyLists(3);
+  readonly tuplesOut: (AdjacencyList | undefined)[] = [];
 
   private readonly roleDisplayKeys: string[] = [];
-  /** By type id: resource role key -> role id, so that an instance assignment needs no "<type>#<role>" string. */
-  private readonly resourceRoleIds: (Map<string, number> | undefined)[] = [];
 
   // ---- lookups ----
 
@@ -136,28 +141,16 @@ export class FactStore {
 
   /** Whether the user holds any role assignment on the instance in the tenant. */
   hasDirectRole(user: number, instance: number, tenant: number): boolean {
-    const fromUser = this.userInstanceRoles.count(user) <= this.instanceAssignees.count(instance);
-    const lists = fromUser ? this.userInstanceRoles : this.instanceAssignees;
-    const node = fromUser ? user : instance;
+    const byUser = this.userInstanceRoles[user];
+    const byInstance = this.instanceAssignees[instance];
+    if (byUser === undefined || byInstance === undefined) return false;
+    const fromUser = byUser.length <= byInstance.length;
+    const list = fromUser ? byUser : byInstance;
     const match = fromUser ? instance : user;
-    const { data } = lists;
-    for (let i = lists.begin(node), end = lists.end(node); i < end; i += 3) {
-      if (data[i] === match && data[i + 2] === tenant) return true;
+    for (let i = 0; i < list.length; i += 3) {
+      if (list[i] === match && list[i + 2] === tenant) return true;
     }
     return false;
-  }
-
-  /** After a bulk load: gives back the lists' spare room. */
-  trim(): void {
-    for (const lists of [
-      this.userTenantRoles,
-      this.userInstanceRoles,
-      this.instanceAssignees,
-      this.tuplesIn,
-      this.tuplesOut,
-    ]) {
-      lists.trim();
-    }
   }
 
   // ---- users and tenants ----
@@ -176,16 +169,19 @@ export class FactStore {
   deleteUser(key: string): void {
     const user = this.users.get(key);
     if (user === undefined) return;
-    const tenantRoles = this.userTenantRoles;
-    for (let i = tenantRoles.begin(user), end = tenantRoles.end(user); i < end; i += 2) {
-      this.tenantMembers[tenantRoles.data[i] as number]?.delete(user);
+    const tenantRoles = this.userTenantRoles[user];
+    if (tenantRoles !== undefined) {
+      for (let i = 0; i < tenantRoles.length; i += 2)
+        this.tenantMembers[tenantRoles[i] as number]?.delete(user);
+      this.userTenantRoles[user] = undefined;
     }
-    tenantRoles.clear(user);
-    const instanceRoles = this.userInstanceRoles;
-    for (let i = instanceRoles.begin(user), end = instanceRoles.end(user); i < end; i += 3) {
-      this.removeFromInstance(instanceRoles.data[i] as number, user, instanceRoles.data[i + 1] as number);
+    const instanceRoles = this.userInstanceRoles[user];
+    if (instanceRoles !== undefined) {
+      for (let i = 0; i < instanceRoles.length; i += 3) {
+        this.removeFromInstance(instanceRoles[i] as number, user, instanceRoles[i + 1] as number);
+      }
+      this.userInstanceRoles[user] = undefined;
     }
-    instanceRoles.clear(user);
     this.userProfiles[user] = undefined;
   }
 
@@ -200,10 +196,14 @@ export class FactStore {
     const tenant = this.tenants.get(key);
     if (tenant === undefined) return;
     for (const user of this.tenantMembers[tenant] ?? []) {
-      this.userTenantRoles.removeWhere(user, (data, i) => data[i] === tenant);
+      this.userTenantRoles[user] = removeRecordsWhere(
+        this.userTenantRoles[user],
+        2,
+        (l, i) => l[i] === tenant,
+      );
     }
     this.tenantMembers[tenant] = undefined;
-    for (let user = 0; user < this.users.size; user++) {
+    for (let user = 0; user < this.userInstanceRoles.length; user++) {
       this.removeInstanceRolesWhere(user, (_instance, _role, t) => t === tenant);
     }
     this.tenantRecords[tenant] = undefined;
@@ -246,25 +246,26 @@ export class FactStore {
   }
 
   private deleteInstanceById(id: number): void {
-    // Each loop reads one store and writes another, so the slots it walks stay in place; a self-loop tuple is in
-    // both lists of the instance, which are cleared whole.
-    const { tuplesIn, tuplesOut, instanceAssignees, userInstanceRoles } = this;
-    for (let i = tuplesIn.begin(id), end = tuplesIn.end(id); i < end; i += 3) {
-      const subject = tuplesIn.data[i] as number;
-      if (subject !== id) this.removeTupleRecord(tuplesOut, subject, id, tuplesIn.data[i + 1] as number);
+    const incoming = this.tuplesIn[id];
+    this.tuplesIn[id] = undefined;
+    for (let i = 0; incoming !== undefined && i < incoming.length; i += 3) {
+      const subject = incoming[i] as number;
+      if (subject !== id) this.removeTupleRecord(this.tuplesOut, subject, id, incoming[i + 1] as number);
     }
-    tuplesIn.clear(id);
-    for (let i = tuplesOut.begin(id), end = tuplesOut.end(id); i < end; i += 3) {
-      const object = tuplesOut.data[i] as number;
-      if (object !== id) this.removeTupleRecord(tuplesIn, object, id, tuplesOut.data[i + 1] as number);
+    const outgoing = this.tuplesOut[id];
+    this.tuplesOut[id] = undefined;
+    for (let i = 0; outgoing !== undefined && i < outgoing.length; i += 3) {
+      const object = outgoing[i] as number;
+      if (object !== id) this.removeTupleRecord(this.tuplesIn, object, id, outgoing[i + 1] as number);
     }
-    tuplesOut.clear(id);
-    for (let i = instanceAssignees.begin(id), end = instanceAssignees.end(id); i < end; i += 3) {
-      const user = instanceAssignees.data[i] as number;
-      const at = userInstanceRoles.find(user, id, instanceAssignees.data[i + 1] as number);
-      if (at >= 0) userInstanceRoles.removeAt(user, at);
+    const assignees = this.instanceAssignees[id];
+    this.instanceAssignees[id] = undefined;
+    for (let i = 0; assignees !== undefined && i < assignees.length; i += 3) {
+      const user = assignees[i] as number;
+      const list = this.userInstanceRoles[user];
+      const at = findRecord(list, 3, id, assignees[i + 1] as number);
+      if (list !== undefined && at >= 0) this.userInstanceRoles[user] = removeRecordAt(list, 3, at);
     }
-    instanceAssignees.clear(id);
     this.instanceTenant[id] = NO_TENANT;
     this.instanceAttributes[id] = undefined;
   }
@@ -279,9 +280,15 @@ export class FactStore {
 
   // ---- relationship tuples ----
 
-  private removeTupleRecord(lists: AdjacencyLists, node: number, other: number, relation: number) {
-    const at = lists.find(node, other, relation);
-    if (at >= 0) lists.removeAt(node, at);
+  private removeTupleRecord(
+    lists: (AdjacencyList | undefined)[],
+    node: number,
+    other: number,
+    relation: number,
+  ) {
+    const list = lists[node];
+    const at = findRecord(list, 3, other, relation);
+    if (list !== undefined && at >= 0) lists[node] = removeRecordAt(list, 3, at);
   }
 
   /** Creates missing subject and object instances in the tuple's tenant, as the API does. */
@@ -293,20 +300,21 @@ export class FactStore {
     const subject = this.ensureInstance(subjectName[0], subjectName[1], tenant);
     const object = this.ensureInstance(objectName[0], objectName[1], tenant);
     const relation = this.relations.intern(data.relation);
-    const { tuplesIn, tuplesOut } = this;
+    const out = this.tuplesOut[subject];
+    const inc = this.tuplesIn[object];
     // Look in the shorter list: a folder may have 100k children while each child has one parent.
     const exists =
-      tuplesOut.count(subject) <= tuplesIn.count(object)
-        ? tuplesOut.find(subject, object, relation) >= 0
-        : tuplesIn.find(object, subject, relation) >= 0;
+      (out?.length ?? 0) <= (inc?.length ?? 0)
+        ? findRecord(out, 3, object, relation) >= 0
+        : findRecord(inc, 3, subject, relation) >= 0;
     if (exists) {
       // Same (subject, relation, object): only the tenant can change.
-      setThird(tuplesOut, subject, object, relation, tenant);
-      setThird(tuplesIn, object, subject, relation, tenant);
+      setThird(out, object, relation, tenant);
+      setThird(inc, subject, relation, tenant);
       return;
     }
-    tuplesOut.append(subject, object, relation, tenant);
-    tuplesIn.append(object, subject, relation, tenant);
+    this.tuplesOut[subject] = appendTriple(out, object, relation, tenant);
+    this.tuplesIn[object] = appendTriple(inc, subject, relation, tenant);
   }
 
   deleteTuple(data: RelationshipTupleRef): void {
@@ -332,8 +340,9 @@ export class FactStore {
     const tenant = this.tenants.intern(data.tenant);
     if (data.resource_instance === undefined || data.resource_instance === null) {
       const role = this.roles.intern(data.role);
-      if (this.userTenantRoles.find(user, tenant, role) >= 0) return;
-      this.userTenantRoles.append(user, tenant, role);
+      const list = this.userTenantRoles[user];
+      if (findRecord(list, 2, tenant, role) >= 0) return;
+      this.userTenantRoles[user] = appendPair(list, tenant, role);
       let members = this.tenantMembers[tenant];
       if (members === undefined) {
         members = new Set();
@@ -345,35 +354,20 @@ export class FactStore {
     const name = parseInstanceName(data.resource_instance);
     if (name === undefined) return;
     const instance = this.ensureInstance(name[0], name[1], tenant);
-    const role = this.resourceRoleId(this.instanceType[instance] as number, name[0], data.role);
-    const byUser = this.userInstanceRoles;
-    const byInstance = this.instanceAssignees;
+    const role = this.roles.intern(resourceRoleName(name[0], data.role));
+    const byUser = this.userInstanceRoles[user];
+    const byInstance = this.instanceAssignees[instance];
     const exists =
-      byUser.count(user) <= byInstance.count(instance)
-        ? byUser.find(user, instance, role) >= 0
-        : byInstance.find(instance, user, role) >= 0;
+      (byUser?.length ?? 0) <= (byInstance?.length ?? 0)
+        ? findRecord(byUser, 3, instance, role) >= 0
+        : findRecord(byInstance, 3, user, role) >= 0;
     if (exists) {
-      setThird(byUser, user, instance, role, tenant);
-      setThird(byInstance, instance, user, role, tenant);
+      setThird(byUser, instance, role, tenant);
+      setThird(byInstance, user, role, tenant);
       return;
     }
-    byUser.append(user, instance, role, tenant);
-    byInstance.append(instance, user, role, tenant);
-  }
-
-  /** Interns the resource role (ids are never reused, so the cache never goes stale). */
-  private resourceRoleId(type: number, typeKey: string, roleKey: string): number {
-    let byKey = this.resourceRoleIds[type];
-    if (byKey === undefined) {
-      byKey = new Map();
-      this.resourceRoleIds[type] = byKey;
-    }
-    let role = byKey.get(roleKey);
-    if (role === undefined) {
-      role = this.roles.intern(resourceRoleName(typeKey, roleKey));
-      byKey.set(roleKey, role);
-    }
-    return role;
+    this.userInstanceRoles[user] = appendTriple(byUser, instance, role, tenant);
+    this.instanceAssignees[instance] = appendTriple(byInstance, user, role, tenant);
   }
 
   deleteAssignment(data: RoleAssignmentData): void {
@@ -391,36 +385,37 @@ export class FactStore {
     const instance = name === undefined || type === undefined ? undefined : this.instanceId(type, name[1]);
     const role = name === undefined ? undefined : this.roles.get(resourceRoleName(name[0], data.role));
     if (instance === undefined || role === undefined) return;
-    const at = this.userInstanceRoles.find(user, instance, role);
-    if (at < 0) return;
-    this.userInstanceRoles.removeAt(user, at);
+    const byUser = this.userInstanceRoles[user];
+    const at = findRecord(byUser, 3, instance, role);
+    if (byUser === undefined || at < 0) return;
+    this.userInstanceRoles[user] = removeRecordAt(byUser, 3, at);
     this.removeFromInstance(instance, user, role);
   }
 
   private removeTenantRole(user: number, tenant: number, role: number): void {
-    const lists = this.userTenantRoles;
-    const at = lists.find(user, tenant, role);
-    if (at < 0) return;
-    lists.removeAt(user, at);
-    for (let i = lists.begin(user), end = lists.end(user); i < end; i += 2) {
-      if (lists.data[i] === tenant) return;
-    }
+    const list = this.userTenantRoles[user];
+    const at = findRecord(list, 2, tenant, role);
+    if (list === undefined || at < 0) return;
+    const rest = removeRecordAt(list, 2, at);
+    this.userTenantRoles[user] = rest;
+    for (let i = 0; rest !== undefined && i < rest.length; i += 2) if (rest[i] === tenant) return;
     this.tenantMembers[tenant]?.delete(user);
   }
 
   private removeFromInstance(instance: number, user: number, role: number): void {
-    const at = this.instanceAssignees.find(instance, user, role);
-    if (at >= 0) this.instanceAssignees.removeAt(instance, at);
+    const list = this.instanceAssignees[instance];
+    const at = findRecord(list, 3, user, role);
+    if (list !== undefined && at >= 0) this.instanceAssignees[instance] = removeRecordAt(list, 3, at);
   }
 
   private removeInstanceRolesWhere(
     user: number,
     matches: (instance: number, role: number, tenant: number) => boolean,
   ): void {
-    this.userInstanceRoles.removeWhere(user, (data, i) => {
-      const instance = data[i] as number;
-      const role = data[i + 1] as number;
-      if (!matches(instance, role, data[i + 2] as number)) return false;
+    this.userInstanceRoles[user] = removeRecordsWhere(this.userInstanceRoles[user], 3, (list, i) => {
+      const instance = list[i] as number;
+      const role = list[i + 1] as number;
+      if (!matches(instance, role, list[i + 2] as number)) return false;
       this.removeFromInstance(instance, user, role);
       return true;
     });
@@ -430,11 +425,11 @@ export class FactStore {
   deleteTenantRoleAssignments(role: string): void {
     const roleId = this.roles.get(role);
     if (roleId === undefined) return;
-    const lists = this.userTenantRoles;
-    for (let user = 0; user < this.users.size; user++) {
+    for (let user = 0; user < this.userTenantRoles.length; user++) {
+      const list = this.userTenantRoles[user];
       const tenants: number[] = [];
-      for (let i = lists.begin(user), end = lists.end(user); i < end; i += 2) {
-        if (lists.data[i + 1] === roleId) tenants.push(lists.data[i] as number);
+      for (let i = 0; list !== undefined && i < list.length; i += 2) {
+        if (list[i + 1] === roleId) tenants.push(list[i] as number);
       }
       for (const tenant of tenants) this.removeTenantRole(user, tenant, roleId);
     }
@@ -446,10 +441,10 @@ export class FactStore {
     const typeId = this.types.get(resource);
     if (roleId === undefined || typeId === undefined) return;
     for (const instance of this.instancesByType[typeId]?.values() ?? []) {
-      const assignees = this.instanceAssignees;
+      const assignees = this.instanceAssignees[instance];
       const users: number[] = [];
-      for (let i = assignees.begin(instance), end = assignees.end(instance); i < end; i += 3) {
-        if (assignees.data[i + 1] === roleId) users.push(assignees.data[i] as number);
+      for (let i = 0; assignees !== undefined && i < assignees.length; i += 3) {
+        if (assignees[i + 1] === roleId) users.push(assignees[i] as number);
       }
       for (const user of users) {
         this.removeInstanceRolesWhere(user, (inst, r) => inst === instance && r === roleId);

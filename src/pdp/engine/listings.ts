@@ -93,7 +93,7 @@ export function userPermissions({ facts, schema }: EngineView, query: UserPermis
 
   /** tenant -> the user's tenant roles there */
   const rolesByTenant = new Map<number, number[]>();
-  const assigned = user === undefined ? [] : facts.userTenantRoles.slots(user);
+  const assigned = (user === undefined ? undefined : facts.userTenantRoles[user]) ?? [];
   for (let i = 0; i < assigned.length; i += 2) {
     const tenant = assigned[i] as number;
     rolesByTenant.set(tenant, [...(rolesByTenant.get(tenant) ?? []), assigned[i + 1] as number]);
@@ -131,7 +131,7 @@ export function userPermissions({ facts, schema }: EngineView, query: UserPermis
   const held = new Map<number, Set<number>>();
   if (user !== undefined) {
     const instanceTenants = new Set<number>();
-    const direct = facts.userInstanceRoles.slots(user);
+    const direct = facts.userInstanceRoles[user] ?? [];
     for (let i = 0; i < direct.length; i += 3) instanceTenants.add(direct[i + 2] as number);
     for (const tenant of instanceTenants) {
       for (const [instance, roles] of rolesHeldByUser(facts, schema, user, tenant)) {
@@ -221,7 +221,7 @@ export function authorizedUsers(
 
   for (const user of tenant === undefined ? [] : (facts.tenantMembers[tenant] ?? [])) {
     if (!facts.userExists(user)) continue;
-    const assigned = facts.userTenantRoles.slots(user);
+    const assigned = facts.userTenantRoles[user] ?? [];
     for (let i = 0; i < assigned.length; i += 2) {
       const role = assigned[i + 1] as number;
       if (assigned[i] === tenant && hasPermission(schema.rolePermissionBits[role], permission)) {
@@ -234,7 +234,7 @@ export function authorizedUsers(
   if (start !== NO_STATE && tenant !== undefined) {
     const candidates = new Set<number>();
     for (const source of search.candidateSources(instance, tenant, start)) {
-      const assignees = facts.instanceAssignees.slots(source);
+      const assignees = facts.instanceAssignees[source] ?? [];
       for (let i = 0; i < assignees.length; i += 3) {
         if (assignees[i + 2] === tenant) candidates.add(assignees[i] as number);
       }
@@ -277,9 +277,9 @@ export function userTenants({ facts }: EngineView, userKey: string): TenantDetai
   const user = facts.users.get(userKey);
   if (user === undefined || !facts.userExists(user)) return [];
   const tenants = new Set<number>();
-  const tenantRoles = facts.userTenantRoles.slots(user);
+  const tenantRoles = facts.userTenantRoles[user] ?? [];
   for (let i = 0; i < tenantRoles.length; i += 2) tenants.add(tenantRoles[i] as number);
-  const instanceRoles = facts.userInstanceRoles.slots(user);
+  const instanceRoles = facts.userInstanceRoles[user] ?? [];
   for (let i = 0; i < instanceRoles.length; i += 3) tenants.add(instanceRoles[i + 2] as number);
   return [...tenants]
     .filter((tenant) => facts.tenantExists(tenant))

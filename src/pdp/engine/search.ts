@@ -73,7 +73,7 @@ export function searchResources(view: EngineView, deps: SearchDeps, query: Resou
   } else if (user !== undefined && facts.userExists(user)) {
     // A tenant role that grants the permission covers every instance of the type in its tenant.
     const grantingTenants = new Set<number>();
-    const assigned = facts.userTenantRoles.slots(user);
+    const assigned = facts.userTenantRoles[user] ?? [];
     for (let i = 0; i < assigned.length; i += 2) {
       if (hasPermission(schema.rolePermissionBits[assigned[i + 1] as number], permission)) {
         grantingTenants.add(assigned[i] as number);
