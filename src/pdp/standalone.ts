@@ -11,7 +11,7 @@ import { bearerSecret } from "../lib/access.ts";
 import { createDecisionLogger, disabledDecisionLogger } from "./runtime/decision-log.ts";
 import { openDecisionSpool, type DecisionSpool } from "./runtime/decision-spool.ts";
 import { Replica } from "./runtime/replica.ts";
-import type { FeedSource, Snapshot } from "./storage.ts";
+import type { FeedSource, Snapshot, SnapshotHeader } from "./storage.ts";
 import { SnapshotAssembler, SnapshotCutError } from "./snapshot-lines.ts";
 import { buildOpaApp, buildPdpApp } from "./http/server.ts";
 import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
@@ -30,6 +30,8 @@ export interface StandaloneOptions {
   decisionLogSpoolBytes?: number;
   /** Seconds one long poll of the change stream may wait (the control plane caps it at 30). */
   pollWaitSeconds?: number;
+  /** Changes the journal on disk holds before a fresh snapshot file replaces it (default 10,000). */
+  journalLimit?: number;
   log?: (message: string) => void;
 }
 
@@ -44,8 +46,10 @@ interface StoredState extends EnvironmentIds {
   changes: StoredChange[];
 }
 
-/** A fresh snapshot replaces the journal once it holds this many changes. */
+/** A fresh snapshot file replaces the journal once it holds this many changes. */
 const MAX_JOURNAL = 10_000;
+/** After a compaction failed, the next waits this long. */
+const COMPACT_RETRY_MS = 60_000;
 const PERSIST_MS = 2000;
 /** A snapshot stream that brings nothing for this long is given up (and retried). */
 const SNAPSHOT_IDLE_MS = 60_000;
@@ -155,7 +159,8 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   const cp = new ControlPlane(options.controlPlaneUrl.replace(/\/+$/, ""), options.apiKey);
   const disk = new DiskState(options.dataDir);
   const sync: SyncState = {
-    journal: [],
+    pending: [],
+    journaled: 0,
     head: 0,
     dirty: false,
     stopped: false,
@@ -177,7 +182,8 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     };
   };
 
-  const follow = followChanges(sync, replica, options.pollWaitSeconds ?? 25);
+  const compactor = compaction(cp, sync, disk, options.journalLimit ?? MAX_JOURNAL, log);
+  const follow = followChanges(sync, replica, options.pollWaitSeconds ?? 25, compactor);
   const persistTimer = setInterval(() => {
     try {
       disk.persist(sync);
@@ -233,11 +239,13 @@ interface EnvironmentIds {
 /** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
 interface SyncState {
   ids?: EnvironmentIds;
-  /** The changes since the last snapshot: what the journal on disk holds, or will. */
-  journal: StoredChange[];
+  /** Changes received and not yet appended to the journal on disk (the rest live in the engine and on disk only). */
+  pending: StoredChange[];
+  /** How many changes the journal on disk holds: a fresh snapshot file replaces it past the limit. */
+  journaled: number;
   /** The newest revision the control plane has told of. */
   head: number;
-  /** Whether the state on disk is older than `base` and `journal`. */
+  /** Whether the state on disk is older than the engine's. */
   dirty: boolean;
   stopped: boolean;
   /** Seconds a long poll waits (0 until the PDP follows the stream). */
@@ -277,7 +285,8 @@ function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSou
             cp.stream(`${syncPath()}/snapshot`, onLine, SNAPSHOT_IDLE_MS),
           );
           // The copy on disk is this snapshot now, and its journal is empty.
-          sync.journal = [];
+          sync.pending = [];
+          sync.journaled = 0;
           sync.head = Math.max(sync.head, snap.revision);
           contact(sync);
           return { revision: snap.revision, data: snap.data };
@@ -299,7 +308,7 @@ function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSou
       } finally {
         sync.waitingAtHeadSince = undefined;
       }
-      sync.journal.push(...res.changes);
+      for (const change of res.changes) sync.pending.push(change);
       sync.head = res.head;
       sync.dirty = sync.dirty || res.changes.length > 0;
       contact(sync);
@@ -323,8 +332,6 @@ class DiskState {
   private readonly file: string;
   private readonly legacyFile: string;
   private readonly journal: string;
-  /** How many of the journal's changes are on disk. */
-  private written = 0;
 
   constructor(dataDir: string) {
     this.file = path.join(dataDir, "pdp-snapshot.ndjson");
@@ -358,7 +365,6 @@ class DiskState {
       fs.renameSync(tmp, this.file);
       fs.rmSync(this.legacyFile, { force: true });
       fs.writeFileSync(this.journal, "");
-      this.written = 0;
       return snapshot;
     } catch (error) {
       out.destroy();
@@ -387,8 +393,6 @@ class DiskState {
         break;
       }
     }
-    // All of these are on disk already.
-    this.written = changes.length;
     return { ...stored, changes };
   }
 
@@ -419,14 +423,60 @@ class DiskState {
     }
   }
 
-  /** Appends the changes not yet on disk to the journal. */
+  /** Appends the changes not yet on disk to the journal, and lets them go from memory. */
   persist(sync: SyncState): void {
     if (!sync.dirty || !sync.ids) return;
-    const fresh = sync.journal.slice(this.written);
+    const fresh = sync.pending;
     if (fresh.length > 0)
       fs.appendFileSync(this.journal, fresh.map((c) => `${JSON.stringify(c)}\n`).join(""));
-    this.written = sync.journal.length;
+    sync.pending = [];
+    sync.journaled += fresh.length;
     sync.dirty = false;
+  }
+
+  /**
+   * Replaces the copy with a fresh snapshot from `stream`, written to disk only (the engine already holds all of
+   * it, change by change): nothing is parsed but the header and the end line, and a stream without its end line
+   * leaves the old copy. The journal then keeps only the changes after the new snapshot's revision. A crash
+   * between the rename and the journal's rewrite leaves lines at or below that revision, which loading skips.
+   */
+  async compact(stream: (onLine: (line: string) => Promise<void>) => Promise<void>, sync: SyncState) {
+    const tmp = `${this.file}.tmp`;
+    const out = fs.createWriteStream(tmp);
+    let header: SnapshotHeader | undefined;
+    let last = "";
+    let failed: Error | undefined;
+    out.on("error", (error) => (failed = error));
+    try {
+      await stream(async (line) => {
+        if (failed) throw failed;
+        if (line === "") return;
+        if (!header) header = JSON.parse(line) as SnapshotHeader;
+        last = line;
+        if (!out.write(`${line}\n`)) await once(out, "drain");
+      });
+      if (header?.format !== "gatehouse-snapshot/ndjson-1" || !last.startsWith('{"end":'))
+        throw new SnapshotCutError("the snapshot stream was cut before its end");
+      await new Promise<void>((resolve, reject) =>
+        out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
+    } catch (error) {
+      out.destroy();
+      fs.rmSync(tmp, { force: true });
+      throw error;
+    }
+    fs.renameSync(tmp, this.file);
+    fs.rmSync(this.legacyFile, { force: true });
+    this.persist(sync);
+    const revision = header.revision;
+    const kept = fs
+      .readFileSync(this.journal, "utf8")
+      .split("\n")
+      .filter((line) => line !== "" && (JSON.parse(line) as StoredChange).revision > revision);
+    fs.writeFileSync(`${this.journal}.tmp`, kept.map((l) => `${l}\n`).join(""));
+    fs.renameSync(`${this.journal}.tmp`, this.journal);
+    sync.journaled = kept.length;
+    return revision;
   }
 }
 
@@ -465,7 +515,7 @@ async function loadEnvironment(
       project_id: stored.project_id,
       environment_id: stored.environment_id,
     };
-    sync.journal = stored.changes;
+    sync.journaled = stored.changes.length;
     await replica.load(stored.base);
     for (const change of stored.changes) {
       if (change.revision > replica.revision) {
@@ -479,15 +529,51 @@ async function loadEnvironment(
   }
 }
 
+/**
+ * Keeps the journal on disk bounded: past `limit` changes, a fresh snapshot file from the control plane replaces
+ * the copy, in the background. The engine is not rebuilt (it holds every change already), so checks go on
+ * unhindered and memory stays the engine's.
+ */
+function compaction(
+  cp: ControlPlane,
+  sync: SyncState,
+  disk: DiskState,
+  limit: number,
+  log: (message: string) => void,
+): () => void {
+  let running = false;
+  let notBefore = 0;
+  return () => {
+    if (running || sync.journaled + sync.pending.length <= limit || Date.now() < notBefore) return;
+    running = true;
+    const syncPath = `/v2/pdp-sync/${sync.ids?.project_id}/${sync.ids?.environment_id}`;
+    disk
+      .compact((onLine) => cp.stream(`${syncPath}/snapshot`, onLine, SNAPSHOT_IDLE_MS), sync)
+      .then(
+        (revision) => log(`PDP snapshot on disk renewed at revision ${revision}`),
+        (error: unknown) => {
+          notBefore = Date.now() + COMPACT_RETRY_MS;
+          log(`could not renew the PDP snapshot on disk: ${String(error)}`);
+        },
+      )
+      .finally(() => (running = false));
+  };
+}
+
 /** Follows the change stream until stopped: each round long-polls, applies what arrived, and backs off when down. */
-async function followChanges(sync: SyncState, replica: Replica, pollWaitSeconds: number): Promise<void> {
+async function followChanges(
+  sync: SyncState,
+  replica: Replica,
+  pollWaitSeconds: number,
+  compact: () => void,
+): Promise<void> {
   let backoff = 250;
   sync.pollWait = pollWaitSeconds;
   while (!sync.stopped) {
     try {
       await replica.catchUp();
       backoff = 250;
-      if (sync.journal.length > MAX_JOURNAL) await replica.load();
+      compact();
     } catch {
       sync.unreachable = true;
       await new Promise((r) => setTimeout(r, backoff));
