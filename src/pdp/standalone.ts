@@ -3,6 +3,8 @@ import path from "node:path";
 import readline from "node:readline";
 import { Readable } from "node:stream";
 import { once } from "node:events";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { StoredChange } from "../changes/feed.ts";
@@ -172,6 +174,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   const replica = new Replica(feedSource(cp, sync, disk));
 
   await loadEnvironment(cp, sync, replica, disk, log);
+  collectGarbage();
   const target = (): PdpTarget => {
     if (!sync.ids) throw new AppError("SERVICE_UNAVAILABLE", "the PDP has not loaded its environment");
     return {
@@ -332,6 +335,8 @@ class DiskState {
   private readonly file: string;
   private readonly legacyFile: string;
   private readonly journal: string;
+  /** Counts the snapshots received whole: a renewal that one overtook is dropped. */
+  private received = 0;
 
   constructor(dataDir: string) {
     this.file = path.join(dataDir, "pdp-snapshot.ndjson");
@@ -365,6 +370,7 @@ class DiskState {
       fs.renameSync(tmp, this.file);
       fs.rmSync(this.legacyFile, { force: true });
       fs.writeFileSync(this.journal, "");
+      this.received++;
       return snapshot;
     } catch (error) {
       out.destroy();
@@ -441,7 +447,8 @@ class DiskState {
    * between the rename and the journal's rewrite leaves lines at or below that revision, which loading skips.
    */
   async compact(stream: (onLine: (line: string) => Promise<void>) => Promise<void>, sync: SyncState) {
-    const tmp = `${this.file}.tmp`;
+    const tmp = `${this.file}.renew.tmp`;
+    const received = this.received;
     const out = fs.createWriteStream(tmp);
     let header: SnapshotHeader | undefined;
     let last = "";
@@ -460,6 +467,9 @@ class DiskState {
       await new Promise<void>((resolve, reject) =>
         out.end((error?: Error | null) => (error ? reject(error) : resolve())),
       );
+      // A whole snapshot loaded meanwhile replaced the copy and its journal: this one must not go over it.
+      if (this.received !== received)
+        throw new SnapshotCutError("a newer snapshot replaced the copy meanwhile");
     } catch (error) {
       out.destroy();
       fs.rmSync(tmp, { force: true });
@@ -558,6 +568,16 @@ function compaction(
       )
       .finally(() => (running = false));
   };
+}
+
+/**
+ * One full GC once the engine is built: the parsed snapshot, as large as the engine, is garbage by then, and V8
+ * would keep its pages (the PDP's RSS stayed at its peak) until the heap next grows that far, which a PDP answering
+ * checks may never do.
+ */
+function collectGarbage(): void {
+  v8.setFlagsFromString("--expose-gc");
+  (vm.runInNewContext("gc") as () => void)();
 }
 
 /** Follows the change stream until stopped: each round long-polls, applies what arrived, and backs off when down. */

@@ -90,7 +90,8 @@ test("past its limit the journal is replaced by a fresh snapshot file, without r
       kept.every((line) => revisionOf(line) > renewed),
       "the journal holds only changes after it",
     );
-    assert.ok(!fs.existsSync(`${file}.tmp`) && !fs.existsSync(`${journal}.tmp`));
+    for (const tmp of [`${file}.tmp`, `${file}.renew.tmp`, `${journal}.tmp`])
+      assert.ok(!fs.existsSync(tmp), tmp);
     for (let i = 0; i < 10; i++) assert.equal(allowed(`u${i}`), true, `u${i} in the running engine`);
 
     // The renewed copy alone (no control plane) starts a PDP at the head with every write.
