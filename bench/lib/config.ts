@@ -82,6 +82,12 @@ export const settings = {
   propagation: {
     writes: small ? 40 : 200,
   },
+  standalone: {
+    /** Facts of the environment a standalone PDP starts on (memory), and of the one it follows (propagation). */
+    startFacts: small ? 300_000 : 5_000_000,
+    followFacts: small ? 100_000 : 1_000_000,
+    writes: small ? 40 : 300,
+  },
   pgUrl:
     process.env["BENCH_DATABASE_URL"] ??
     process.env["TEST_DATABASE_URL"] ??

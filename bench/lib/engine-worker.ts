@@ -1,11 +1,16 @@
 // Runs in its own process (node --expose-gc): builds a generated environment in the engine and measures it.
 // Prints one line "RESULT <json>". Modes: "engine" (decisions per second) and "scale" (build time, memory,
-// latency).
+// latency); "snapshot" builds the engine from a standalone PDP's snapshot file and measures its memory.
+import fs from "node:fs";
+import readline from "node:readline";
 import { createEngine } from "../../src/pdp/engine/index.ts";
+import { SnapshotAssembler } from "../../src/pdp/snapshot-lines.ts";
 import { generateEnvironment, type EngineCheck } from "./engine-data.ts";
 
 interface Args {
-  mode: "engine" | "scale";
+  mode: "engine" | "scale" | "snapshot";
+  /** mode "snapshot": a pdp-snapshot.ndjson file. */
+  file?: string;
   users: number;
   tuples: number;
   checks: number;
@@ -26,6 +31,44 @@ const mem = () => {
   return { rss: memory.rss, heap: memory.heapUsed + memory.external + memory.arrayBuffers };
 };
 const now = () => process.hrtime.bigint();
+
+/** The engine built from a snapshot file; the parsed input is gone once this returns. */
+async function engineFromSnapshot(file: string) {
+  const assembler = new SnapshotAssembler();
+  const lines = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Infinity });
+  for await (const line of lines) assembler.line(line);
+  const { data } = assembler.finish();
+  const facts = [
+    data.users,
+    data.tenants,
+    data.resource_instances,
+    data.role_assignments,
+    data.relationship_tuples,
+  ]
+    .map((list) => list?.length ?? 0)
+    .reduce((a, b) => a + b, 0);
+  const t0 = now();
+  const engine = createEngine(data);
+  return { engine, facts, buildMs: Number(now() - t0) / 1e6 };
+}
+
+if (args.mode === "snapshot") {
+  await fullGc();
+  const start = mem();
+  const { engine, facts, buildMs } = await engineFromSnapshot(args.file ?? "");
+  await fullGc();
+  const end = mem();
+  engine.check({ user: { key: "user-0" }, action: "read", resource: { type: "folder", tenant: "t0" } });
+  const result = {
+    facts,
+    build_ms: buildMs,
+    rss_bytes: end.rss - start.rss,
+    heap_bytes: end.heap - start.heap,
+    rss_bytes_per_fact: (end.rss - start.rss) / facts,
+  };
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+  process.exit(0);
+}
 
 await fullGc();
 const before = mem();

@@ -214,7 +214,7 @@ export const abServerMode = (i: number): "on" | "off" => (i % 4 === 0 || i % 4 =
 /** `gatehouse pdp`: a standalone PDP following a control plane. */
 export async function startStandalonePdp(
   res: Resources,
-  options: { controlPlane: string; apiKey: string; dataDir: string },
+  options: { controlPlane: string; apiKey: string; dataDir: string; readyTimeoutMs?: number },
 ): Promise<{ proc: Proc; url: string }> {
   const port = await freePort();
   const proc = res.spawn(
@@ -232,6 +232,6 @@ export async function startStandalonePdp(
     },
   );
   const url = `http://127.0.0.1:${port}`;
-  await waitReady(proc, `${url}/ready`);
+  await waitReady(proc, `${url}/ready`, options.readyTimeoutMs);
   return { proc, url };
 }

@@ -5,6 +5,7 @@ import { engineScenario } from "./engine.ts";
 import { listsScenario } from "./lists.ts";
 import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
 import { pdpScenario } from "./pdp.ts";
+import { pdpStandaloneScenario } from "./pdp-standalone.ts";
 import { propagationScenario } from "./propagation.ts";
 import { rebacPeersScenario } from "./rebac-peers.ts";
 import { scaleScenario } from "./scale.ts";
@@ -22,6 +23,7 @@ export const SCENARIOS = [
   controlPlaneScenario,
   listsScenario,
   propagationScenario,
+  pdpStandaloneScenario,
   decisionLogScenario,
   startupScenario,
 ] as Scenario[];

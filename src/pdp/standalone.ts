@@ -3,6 +3,8 @@ import path from "node:path";
 import readline from "node:readline";
 import { Readable } from "node:stream";
 import { once } from "node:events";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { changesOf, type FeedEntry } from "../changes/feed.ts";
@@ -11,7 +13,7 @@ import { bearerSecret } from "../lib/access.ts";
 import { createDecisionLogger, disabledDecisionLogger } from "./runtime/decision-log.ts";
 import { openDecisionSpool, type DecisionSpool } from "./runtime/decision-spool.ts";
 import { Replica } from "./runtime/replica.ts";
-import type { FeedSource, Snapshot } from "./storage.ts";
+import type { FeedSource, Snapshot, SnapshotHeader } from "./storage.ts";
 import { SnapshotAssembler, SnapshotCutError } from "./snapshot-lines.ts";
 import { buildOpaApp, buildPdpApp } from "./http/server.ts";
 import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
@@ -30,6 +32,8 @@ export interface StandaloneOptions {
   decisionLogSpoolBytes?: number;
   /** Seconds one long poll of the change stream may wait (the control plane caps it at 30). */
   pollWaitSeconds?: number;
+  /** Changes the journal on disk holds before a fresh snapshot file replaces it (default 10,000). */
+  journalLimit?: number;
   log?: (message: string) => void;
 }
 
@@ -44,8 +48,13 @@ interface StoredState extends EnvironmentIds {
   changes: FeedEntry[];
 }
 
-/** A fresh snapshot replaces the journal once it holds this many changes (a batch counts its items). */
+/** A fresh snapshot file replaces the journal once it holds this many changes (a batch counts its items). */
 const MAX_JOURNAL = 10_000;
+/** The changes in feed entries (a batch counts its items). */
+const countChanges = (entries: FeedEntry[]) => entries.reduce((n, entry) => n + changesOf(entry).length, 0);
+
+/** After a compaction failed, the next waits this long. */
+const COMPACT_RETRY_MS = 60_000;
 const PERSIST_MS = 2000;
 /** A snapshot stream that brings nothing for this long is given up (and retried). */
 const SNAPSHOT_IDLE_MS = 60_000;
@@ -155,7 +164,8 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   const cp = new ControlPlane(options.controlPlaneUrl.replace(/\/+$/, ""), options.apiKey);
   const disk = new DiskState(options.dataDir);
   const sync: SyncState = {
-    journal: [],
+    pending: [],
+    journaled: 0,
     head: 0,
     dirty: false,
     stopped: false,
@@ -167,6 +177,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   const replica = new Replica(feedSource(cp, sync, disk));
 
   await loadEnvironment(cp, sync, replica, disk, log);
+  collectGarbage();
   const target = (): PdpTarget => {
     if (!sync.ids) throw new AppError("SERVICE_UNAVAILABLE", "the PDP has not loaded its environment");
     return {
@@ -177,7 +188,8 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     };
   };
 
-  const follow = followChanges(sync, replica, options.pollWaitSeconds ?? 25);
+  const compactor = compaction(cp, sync, disk, options.journalLimit ?? MAX_JOURNAL, log);
+  const follow = followChanges(sync, replica, options.pollWaitSeconds ?? 25, compactor);
   const persistTimer = setInterval(() => {
     try {
       disk.persist(sync);
@@ -233,11 +245,13 @@ interface EnvironmentIds {
 /** What the PDP knows of its environment and of the change stream; the steps below read and write it. */
 interface SyncState {
   ids?: EnvironmentIds;
-  /** The feed's entries since the last snapshot: what the journal on disk holds (a line each), or will. */
-  journal: FeedEntry[];
+  /** Feed entries received and not yet appended to the journal on disk (the rest live in the engine and on disk). */
+  pending: FeedEntry[];
+  /** How many changes the journal on disk holds (a batch counts its items): past the limit, a fresh snapshot file. */
+  journaled: number;
   /** The newest revision the control plane has told of. */
   head: number;
-  /** Whether the state on disk is older than `base` and `journal`. */
+  /** Whether the state on disk is older than the engine's. */
   dirty: boolean;
   stopped: boolean;
   /** Seconds a long poll waits (0 until the PDP follows the stream). */
@@ -277,7 +291,8 @@ function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSou
             cp.stream(`${syncPath()}/snapshot`, onLine, SNAPSHOT_IDLE_MS),
           );
           // The copy on disk is this snapshot now, and its journal is empty.
-          sync.journal = [];
+          sync.pending = [];
+          sync.journaled = 0;
           sync.head = Math.max(sync.head, snap.revision);
           contact(sync);
           return { revision: snap.revision, data: snap.data };
@@ -299,7 +314,7 @@ function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSou
       } finally {
         sync.waitingAtHeadSince = undefined;
       }
-      sync.journal.push(...res.changes);
+      for (const change of res.changes) sync.pending.push(change);
       sync.head = res.head;
       sync.dirty = sync.dirty || res.changes.length > 0;
       contact(sync);
@@ -323,8 +338,8 @@ class DiskState {
   private readonly file: string;
   private readonly legacyFile: string;
   private readonly journal: string;
-  /** How many of the journal's changes are on disk. */
-  private written = 0;
+  /** Counts the snapshots received whole: a renewal that one overtook is dropped. */
+  private received = 0;
 
   constructor(dataDir: string) {
     this.file = path.join(dataDir, "pdp-snapshot.ndjson");
@@ -358,7 +373,7 @@ class DiskState {
       fs.renameSync(tmp, this.file);
       fs.rmSync(this.legacyFile, { force: true });
       fs.writeFileSync(this.journal, "");
-      this.written = 0;
+      this.received++;
       return snapshot;
     } catch (error) {
       out.destroy();
@@ -387,8 +402,6 @@ class DiskState {
         break;
       }
     }
-    // All of these are on disk already.
-    this.written = changes.length;
     return { ...stored, changes };
   }
 
@@ -419,14 +432,66 @@ class DiskState {
     }
   }
 
-  /** Appends the changes not yet on disk to the journal. */
+  /** Appends the changes not yet on disk to the journal, and lets them go from memory. */
   persist(sync: SyncState): void {
     if (!sync.dirty || !sync.ids) return;
-    const fresh = sync.journal.slice(this.written);
+    const fresh = sync.pending;
     if (fresh.length > 0)
       fs.appendFileSync(this.journal, fresh.map((c) => `${JSON.stringify(c)}\n`).join(""));
-    this.written = sync.journal.length;
+    sync.pending = [];
+    sync.journaled += countChanges(fresh);
     sync.dirty = false;
+  }
+
+  /**
+   * Replaces the copy with a fresh snapshot from `stream`, written to disk only (the engine already holds all of
+   * it, change by change): nothing is parsed but the header and the end line, and a stream without its end line
+   * leaves the old copy. The journal then keeps only the changes after the new snapshot's revision. A crash
+   * between the rename and the journal's rewrite leaves lines at or below that revision, which loading skips.
+   */
+  async compact(stream: (onLine: (line: string) => Promise<void>) => Promise<void>, sync: SyncState) {
+    const tmp = `${this.file}.renew.tmp`;
+    const received = this.received;
+    const out = fs.createWriteStream(tmp);
+    let header: SnapshotHeader | undefined;
+    let last = "";
+    let failed: Error | undefined;
+    out.on("error", (error) => (failed = error));
+    try {
+      await stream(async (line) => {
+        if (failed) throw failed;
+        if (line === "") return;
+        if (!header) header = JSON.parse(line) as SnapshotHeader;
+        last = line;
+        if (!out.write(`${line}\n`)) await once(out, "drain");
+      });
+      if (header?.format !== "gatehouse-snapshot/ndjson-1" || !last.startsWith('{"end":'))
+        throw new SnapshotCutError("the snapshot stream was cut before its end");
+      await new Promise<void>((resolve, reject) =>
+        out.end((error?: Error | null) => (error ? reject(error) : resolve())),
+      );
+      // A whole snapshot loaded meanwhile replaced the copy and its journal: this one must not go over it.
+      if (this.received !== received)
+        throw new SnapshotCutError("a newer snapshot replaced the copy meanwhile");
+    } catch (error) {
+      out.destroy();
+      fs.rmSync(tmp, { force: true });
+      throw error;
+    }
+    fs.renameSync(tmp, this.file);
+    fs.rmSync(this.legacyFile, { force: true });
+    this.persist(sync);
+    const revision = header.revision;
+    const kept = fs
+      .readFileSync(this.journal, "utf8")
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => ({ line, entry: JSON.parse(line) as FeedEntry }))
+      .filter(({ entry }) => entry.revision > revision);
+    fs.writeFileSync(`${this.journal}.tmp`, kept.map(({ line }) => `${line}\n`).join(""));
+    fs.renameSync(`${this.journal}.tmp`, this.journal);
+    sync.journaled = countChanges(kept.map(({ entry }) => entry));
+    return revision;
   }
 }
 
@@ -465,7 +530,7 @@ async function loadEnvironment(
       project_id: stored.project_id,
       environment_id: stored.environment_id,
     };
-    sync.journal = stored.changes;
+    sync.journaled = countChanges(stored.changes);
     await replica.load(stored.base);
     for (const entry of stored.changes) {
       if (entry.revision > replica.revision) replica.engine.applyAll(changesOf(entry));
@@ -477,16 +542,61 @@ async function loadEnvironment(
   }
 }
 
+/**
+ * Keeps the journal on disk bounded: past `limit` changes, a fresh snapshot file from the control plane replaces
+ * the copy, in the background. The engine is not rebuilt (it holds every change already), so checks go on
+ * unhindered and memory stays the engine's.
+ */
+function compaction(
+  cp: ControlPlane,
+  sync: SyncState,
+  disk: DiskState,
+  limit: number,
+  log: (message: string) => void,
+): () => void {
+  let running = false;
+  let notBefore = 0;
+  return () => {
+    if (running || sync.journaled + countChanges(sync.pending) <= limit || Date.now() < notBefore) return;
+    running = true;
+    const syncPath = `/v2/pdp-sync/${sync.ids?.project_id}/${sync.ids?.environment_id}`;
+    disk
+      .compact((onLine) => cp.stream(`${syncPath}/snapshot`, onLine, SNAPSHOT_IDLE_MS), sync)
+      .then(
+        (revision) => log(`PDP snapshot on disk renewed at revision ${revision}`),
+        (error: unknown) => {
+          notBefore = Date.now() + COMPACT_RETRY_MS;
+          log(`could not renew the PDP snapshot on disk: ${String(error)}`);
+        },
+      )
+      .finally(() => (running = false));
+  };
+}
+
+/**
+ * One full GC once the engine is built: the parsed snapshot, as large as the engine, is garbage by then, and V8
+ * would keep its pages (the PDP's RSS stayed at its peak) until the heap next grows that far, which a PDP answering
+ * checks may never do.
+ */
+function collectGarbage(): void {
+  v8.setFlagsFromString("--expose-gc");
+  (vm.runInNewContext("gc") as () => void)();
+}
+
 /** Follows the change stream until stopped: each round long-polls, applies what arrived, and backs off when down. */
-async function followChanges(sync: SyncState, replica: Replica, pollWaitSeconds: number): Promise<void> {
+async function followChanges(
+  sync: SyncState,
+  replica: Replica,
+  pollWaitSeconds: number,
+  compact: () => void,
+): Promise<void> {
   let backoff = 250;
   sync.pollWait = pollWaitSeconds;
   while (!sync.stopped) {
     try {
       await replica.catchUp();
       backoff = 250;
-      if (sync.journal.reduce((n, entry) => n + changesOf(entry).length, 0) > MAX_JOURNAL)
-        await replica.load();
+      compact();
     } catch {
       sync.unreachable = true;
       await new Promise((r) => setTimeout(r, backoff));
