@@ -9,6 +9,7 @@ import {
   findDecisionLog,
   insertDecisionLogChunk,
   listDecisionLogs,
+  timeOfId,
   type DecisionLogFilter,
 } from "../../src/modules/audit-logs/audit-logs.repo.ts";
 import {
@@ -97,7 +98,8 @@ function oldLayoutWriter(file: string, organizationId: string, projectId: string
         organizationId,
         projectId,
         chunk.environmentId,
-        entry.pdp_id,
+        // Entries carry neither since migration 0011: the chunk names its PDP, the id holds the time.
+        chunk.pdpId,
         entry.query,
         entry.user_key,
         entry.action,
@@ -110,7 +112,7 @@ function oldLayoutWriter(file: string, organizationId: string, projectId: string
         json(entry.result),
         entry.revision,
         entry.latency_us,
-        entry.timestamp,
+        entry.timestamp ?? new Date(timeOfId(entry.id)).toISOString(),
         createdAt,
       ]);
   });

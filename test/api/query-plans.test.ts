@@ -18,7 +18,7 @@ import { listTenantsQuery } from "../../src/modules/tenants/tenants.repo.ts";
 import { listInstancesQuery } from "../../src/modules/resource-instances/resource-instances.repo.ts";
 import { listTuplesQuery } from "../../src/modules/relationship-tuples/relationship-tuples.repo.ts";
 import { findUser } from "../../src/domain/facts/facts.repo.ts";
-import { anchorKeyQuery } from "../../src/domain/facts/list-pages.repo.ts";
+import { anchorKeyQuery, anchorKeysQuery } from "../../src/domain/facts/list-pages.repo.ts";
 import { newId } from "../../src/lib/ids.ts";
 import { now } from "../../src/lib/time.ts";
 
@@ -286,6 +286,17 @@ describeEachDialect("facts: query plans", (env) => {
         if (after)
           assert.match(text, sqlite ? /\(created_at,id\)>\(\?,\?\)/ : /ROW\(created_at, id\) > ROW/, text);
       }
+      if (sqlite) continue;
+      // PostgreSQL walks a deep page's anchors in one statement: a range of the same index, and with no statistics
+      // (these tables were never analyzed) at most one sort, where an anchor a statement was a sort each.
+      const walk = await planOf(e, anchorKeysQuery(db, list, envId, first, 99));
+      assert.deepEqual(
+        walk.accesses.map((a) => [a.table, a.index, a.bounded]),
+        [[list, `${list}_env_created_idx`, true]],
+        walk.text,
+      );
+      const untouched = await planOf(e, anchorKeysQuery(db, list, envId, undefined, 99), false);
+      assert.ok((untouched.text.match(/Sort {2}\(cost/g) ?? []).length <= 1, untouched.text);
     }
     const after = await db
       .selectFrom("users")
