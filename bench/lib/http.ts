@@ -81,3 +81,10 @@ export function percentile(values: readonly number[], percent: number): number {
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((percent / 100) * sorted.length) - 1));
   return sorted[rank] as number;
 }
+
+/** A table row of milliseconds: the name, then p50, p90, p99 and max of `xs`. */
+export const latencyRow = (name: string, xs: readonly number[]) => [
+  name,
+  ...[50, 90, 99].map((percent) => `${percentile(xs, percent).toFixed(1)} ms`),
+  `${Math.max(...xs).toFixed(1)} ms`,
+];

@@ -4,7 +4,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createBigSchema, seedBigEnvironment, TENANTS } from "../lib/big-env.ts";
 import { settings } from "../lib/config.ts";
-import { Api, percentile } from "../lib/http.ts";
+import { Api, latencyRow, percentile } from "../lib/http.ts";
 import {
   BOOTSTRAP_KEY,
   sleep,
@@ -186,20 +186,12 @@ export const pdpStandaloneScenario: Scenario<PdpStandaloneData> = {
       await check.verify((user + 1) % users);
       await sleep(10);
     }
-    const ms = (x: number) => `${fmt(x, 1)} ms`;
-    const row = (name: string, xs: number[]) => [
-      name,
-      ms(percentile(xs, 50)),
-      ms(percentile(xs, 90)),
-      ms(percentile(xs, 99)),
-      ms(Math.max(...xs)),
-    ];
     ctx.table({
       title: `Write -> standalone PDP at ${fmt(follow.seeded.facts)} facts (${writes} role assignments, one at a time)`,
       columns: ["measure", "p50", "p90", "p99", "max"],
       rows: [
-        row("write acknowledged -> allowed by the PDP", visible),
-        row("the write itself (POST role_assignments)", acks),
+        latencyRow("write acknowledged -> allowed by the PDP", visible),
+        latencyRow("the write itself (POST role_assignments)", acks),
       ],
       notes: [
         `polled with /allowed right after the acknowledgement (${fmt(polls / writes, 1)} checks per write); every write is checked denied before, and two seeded answers after (${fmt(check.count)} checks in all, load average ${loadAvg()}).`,

@@ -1,12 +1,10 @@
 import { performance } from "node:perf_hooks";
 import { settings } from "../lib/config.ts";
-import { Api, percentile } from "../lib/http.ts";
+import { Api, latencyRow, percentile } from "../lib/http.ts";
 import { BOOTSTRAP_KEY, sleep, startGatehouse, startStandalonePdp } from "../lib/procs.ts";
 import { fmt } from "../lib/report.ts";
 import { fail, judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { FACTS, SCHEMA } from "../lib/seed.ts";
-
-const msText = (milliseconds: number) => `${milliseconds.toFixed(1)} ms`;
 
 export interface PropagationData {
   visible_ms: { p50: number; p90: number; p99: number; max: number };
@@ -79,19 +77,12 @@ export const propagationScenario: Scenario<PropagationData> = {
       visible.push(performance.now() - acked);
       await sleep(20);
     }
-    const row = (name: string, xs: number[]) => [
-      name,
-      msText(percentile(xs, 50)),
-      msText(percentile(xs, 90)),
-      msText(percentile(xs, 99)),
-      msText(Math.max(...xs)),
-    ];
     ctx.table({
       title: `Propagation to a standalone PDP (${writes} role assignments, one at a time)`,
       columns: ["measure", "p50", "p90", "p99", "max"],
       rows: [
-        row("write acknowledged -> allowed by the PDP", visible),
-        row("the write itself (POST role_assignments)", acks),
+        latencyRow("write acknowledged -> allowed by the PDP", visible),
+        latencyRow("the write itself (POST role_assignments)", acks),
       ],
       notes: [
         `visibility is polled with /allowed right after the acknowledgement (${fmt(polls / writes, 1)} checks per write on average; one check takes a loopback round trip).`,
