@@ -6,6 +6,9 @@ import { recordRevision } from "./context.ts";
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
+/** Whether `db` talks to PostgreSQL: Kysely's transactions do not say their dialect; the adapter does. */
+export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
+
 /** Where an entry stands in its environment's feed. */
 interface FeedPosition {
   revision: number;
@@ -53,8 +56,7 @@ export const CHANGES_CHANNEL_SQL = "'gatehouse_changes_' || left(md5(coalesce(cu
  * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once.
  */
 export async function appendChanges(trx: Db, environmentId: string, records: Change[]): Promise<number> {
-  // Kysely's transactions do not say their dialect; the adapter does.
-  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = isPostgres(trx);
   const row = await trx
     .updateTable("environments")
     .set((eb) => ({ revision: eb("revision", "+", 1) }))

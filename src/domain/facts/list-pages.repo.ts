@@ -1,5 +1,5 @@
-import { PostgresAdapter, sql, type Expression, type SqlBool } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import { sql, type Expression, type SqlBool } from "kysely";
+import { isPostgres, type Db } from "../../changes/feed.ts";
 import type { ListCountsTable } from "../../db/types.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 
@@ -107,7 +107,7 @@ export const anchorKeysQuery = (
 
 /** The anchors after the known ones, up to `blocks` in all (fewer at the list's end). */
 async function walkAnchors(db: Db, list: CountedList, envId: string, keys: ListKey[], blocks: number) {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (isPostgres(db)) {
     keys.push(...(await anchorKeysQuery(db, list, envId, keys.at(-1), blocks - keys.length).execute()));
     return;
   }
