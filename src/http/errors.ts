@@ -1,7 +1,7 @@
 import fp from "fastify-plugin";
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
-import { AppError, errorBody, type ErrorCode, type ValidationDetail } from "../lib/errors.ts";
+import { AppError, errorBody, type ErrorBody, type ErrorCode, type ValidationDetail } from "../lib/errors.ts";
 import { isDatabaseUnavailable, isUniqueViolation } from "../db/errors.ts";
 import { RETRY_AFTER_SECONDS, type DatabaseOutage } from "../db/outage.ts";
 
@@ -82,24 +82,36 @@ export function toAppError(error: unknown): AppError {
   );
 }
 
-interface ErrorOptions {
+export interface ErrorOptions {
   publicUrl: string;
   outage?: DatabaseOutage | undefined;
   /** Answers an unknown route before the 404 (the dashboard's page for its client routes); true when it did. */
   fallback?: ((request: FastifyRequest, reply: FastifyReply) => boolean) | undefined;
 }
 
+/** What any thrown error answers: its status, headers and error body (a log line for what is not the client's). */
+export function errorAnswer(
+  error: unknown,
+  opts: ErrorOptions,
+  log: FastifyBaseLogger,
+  adapt: (error: AppError) => AppError = (e) => e,
+): { status: number; headers: Record<string, string>; body: ErrorBody } {
+  const appError = adapt(toAppError(error));
+  if (appError.code === "UNEXPECTED_ERROR") log.error({ err: error }, "unexpected error");
+  const headers: Record<string, string> = {};
+  if (appError.code === "SERVICE_UNAVAILABLE") {
+    headers["retry-after"] = String(RETRY_AFTER_SECONDS);
+    // One line per outage, not one per call.
+    opts.outage?.report(error, log);
+  }
+  return { status: appError.status, headers, body: errorBody(appError, opts.publicUrl) };
+}
+
 /** Renders any error as the error body; `adapt` lets a protocol rename codes (AuthZEN's 400 for 422). */
 export function errorHandler(opts: ErrorOptions, adapt: (error: AppError) => AppError = (e) => e) {
   return (error: unknown, request: FastifyRequest, reply: FastifyReply): void => {
-    const appError = adapt(toAppError(error));
-    if (appError.code === "UNEXPECTED_ERROR") request.log.error({ err: error }, "unexpected error");
-    if (appError.code === "SERVICE_UNAVAILABLE") {
-      void reply.header("retry-after", String(RETRY_AFTER_SECONDS));
-      // One line per outage, not one per call.
-      opts.outage?.report(error, request.log);
-    }
-    void reply.status(appError.status).send(errorBody(appError, opts.publicUrl));
+    const answer = errorAnswer(error, opts, request.log, adapt);
+    void reply.status(answer.status).headers(answer.headers).send(answer.body);
   };
 }
 

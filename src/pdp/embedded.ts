@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { misdirectedKey, type Regions } from "../lib/regions.ts";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { ChangeNotifier } from "../changes/feed.ts";
 import { AppError } from "../lib/errors.ts";
 import { hashSecret } from "../lib/secrets.ts";
@@ -8,7 +8,7 @@ import { bearerSecret, type Principal } from "../lib/access.ts";
 import { createDecisionLogger, type DecisionLogger } from "./runtime/decision-log.ts";
 import { Replica } from "./runtime/replica.ts";
 import type { PdpStorage } from "./storage.ts";
-import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
+import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpRequest, PdpTarget } from "./http/decide.ts";
 
 export const ENVIRONMENT_HEADER = "x-gatehouse-environment";
 /** A key's lookup is remembered this long; revocations in this process clear it at once. */
@@ -207,7 +207,7 @@ function createKeyResolver(
   }
 
   /** What the key resolves to: from the database, or while it is away, from memory when the key was seen before. */
-  async function resolveKey(secret: string, request: FastifyRequest): Promise<PdpTarget> {
+  async function resolveKey(secret: string, request: PdpRequest): Promise<PdpTarget> {
     // Off the cached path: a key found in the cache was looked up here, so it is of this region.
     const misdirected = regions && misdirectedKey(secret, regions);
     if (misdirected) throw misdirected;
@@ -236,7 +236,7 @@ function createKeyResolver(
   async function lookUpKey(
     secret: string,
     hash: string,
-    request: FastifyRequest,
+    request: PdpRequest,
   ): Promise<{ target: PdpTarget; level: string }> {
     const principal = await principalFor(secret, hash);
     if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
@@ -255,7 +255,7 @@ function createKeyResolver(
   }
 
   return {
-    resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
+    resolve(authorization: string | undefined, request: PdpRequest): PdpTarget | Promise<PdpTarget> {
       const secret = bearerSecret(authorization);
       const known = targetCache.get(secret);
       const now = Date.now();
@@ -291,7 +291,7 @@ function createKeyResolver(
 async function environmentOf(
   storage: PdpStorage,
   principal: Principal,
-  request: FastifyRequest,
+  request: PdpRequest,
 ): Promise<{ id: string; projectId: string }> {
   if (principal.level === "env" && principal.environmentId && principal.projectId) {
     return { id: principal.environmentId, projectId: principal.projectId };

@@ -205,16 +205,20 @@ export async function startStandalonePdp(options: StandaloneOptions) {
     ? createDecisionLogger({ pdpId, sink: sync.spool.accept, flushIntervalMs: 1000 })
     : disabledDecisionLogger;
   const keyCovers = keyCheck(cp, options.apiKey, target);
+  const coveredTarget = (covers: boolean) => {
+    if (!covers) throw new AppError("FORBIDDEN_ACCESS", "the API key does not cover this PDP's environment");
+    return target();
+  };
 
   const deps: PdpDeps = {
     pdpId,
     publicUrl: cp.url,
     decisions,
     logger: await loggerOptions(options.logLevel),
-    async resolve(authorization) {
-      if (!(await keyCovers(bearerSecret(authorization))))
-        throw new AppError("FORBIDDEN_ACCESS", "the API key does not cover this PDP's environment");
-      return target();
+    // At once for the PDP's own key and keys seen lately: a check then takes no promise.
+    resolve(authorization) {
+      const covers = keyCovers(bearerSecret(authorization));
+      return covers instanceof Promise ? covers.then(coveredTarget) : coveredTarget(covers);
     },
     forwardFacts: (t, request) => forwardFacts(cp.url, t, request),
     status: () => status(sync, replica),
@@ -636,14 +640,18 @@ function keyCheck(
   cp: ControlPlane,
   apiKey: string,
   target: () => PdpTarget,
-): (key: string) => Promise<boolean> {
+): (key: string) => boolean | Promise<boolean> {
   const keyCache = new Map<string, number>();
   const ownKey = Buffer.from(apiKey);
-  return async (key) => {
+  return (key) => {
     const given = Buffer.from(key);
     if (given.length === ownKey.length && timingSafeEqual(given, ownKey)) return true;
     const cached = keyCache.get(key);
     if (cached !== undefined && cached > Date.now()) return true;
+    return askControlPlane(key);
+  };
+
+  async function askControlPlane(key: string): Promise<boolean> {
     let scope: Scope;
     try {
       scope = await cp.get<Scope>("/v2/api-key/scope", key, 5000);
@@ -662,7 +670,7 @@ function keyCheck(
       (scope.environment_id === undefined || scope.environment_id === t.environmentId);
     if (covers) keyCache.set(key, Date.now() + KEY_CACHE_MS);
     return covers;
-  };
+  }
 }
 
 /** Facts writes sent to the PDP go to the control plane over HTTP, with the caller's key. */

@@ -452,7 +452,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   });
   const pdpKey = (await call(acme.adminKey, "GET", "/v2/api-key/default/production")).json.secret as string;
   const pdp = await startTestPdp(env);
-  const urls = { api: await listen(env.app), pdp: await listen(pdp.app), opa: await listen(pdp.opa) };
+  const urls = { api: await listen(env.app), pdp: pdp.url, opa: pdp.opaUrl };
   return {
     env,
     pdp,

@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { DecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
@@ -10,20 +10,46 @@ export interface TestPdp {
   pdp: EmbeddedPdp;
   app: FastifyInstance;
   opa: FastifyInstance;
+  /** Both ports listen on 127.0.0.1 (a free port each): checks go over real HTTP, as clients send them. */
+  url: string;
+  opaUrl: string;
   call(key: string | null, url: string, body: unknown, headers?: Record<string, string>): Promise<Reply>;
   opaCall(key: string, url: string, body: unknown): Promise<Reply>;
   close(): Promise<void>;
 }
 
-const toReply = (res: { statusCode: number; headers: Record<string, unknown>; body: string }): Reply => {
+async function listening(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  return `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+}
+
+/** A POST of `body` as JSON (a string or Buffer as it is) over HTTP, with Content-Length. */
+export async function post(
+  url: string,
+  key: string | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(key !== null && { authorization: `Bearer ${key}` }),
+      ...headers,
+    },
+    body:
+      typeof body === "string" ? body : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body),
+  });
+  const text = await res.text();
   let json: unknown;
   try {
-    json = res.body === "" ? undefined : JSON.parse(res.body);
+    json = text === "" ? undefined : JSON.parse(text);
   } catch {
     json = undefined;
   }
-  return { status: res.statusCode, headers: res.headers, body: res.body, json };
-};
+  return { status: res.status, headers: Object.fromEntries(res.headers), body: text, json };
+}
 
 /** The embedded PDP over a test environment's control plane, as `gatehouse serve` wires it. */
 export async function startTestPdp(
@@ -41,27 +67,16 @@ export async function startTestPdp(
   env.app.pdpSlot.current = checks;
   const app = await buildPdpApp(pdp);
   const opa = await buildOpaApp(pdp);
-  const inject = async (
-    target: FastifyInstance,
-    key: string | null,
-    url: string,
-    body: unknown,
-    headers = {},
-  ) =>
-    toReply(
-      await target.inject({
-        method: "POST",
-        url,
-        headers: { ...(key !== null && { authorization: `Bearer ${key}` }), ...headers },
-        payload: body as InjectOptions["payload"],
-      }),
-    );
+  const url = await listening(app);
+  const opaUrl = await listening(opa);
   return {
     pdp,
     app,
     opa,
-    call: (key, url, body, headers) => inject(app, key, url, body, headers),
-    opaCall: (key, url, body) => inject(opa, key, url, body),
+    url,
+    opaUrl,
+    call: (key, path, body, headers) => post(url + path, key, body, headers),
+    opaCall: (key, path, body) => post(opaUrl + path, key, body),
     async close() {
       if (env.app.pdpSlot.current === checks) env.app.pdpSlot.current = undefined;
       await app.close();

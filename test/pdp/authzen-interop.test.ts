@@ -113,8 +113,7 @@ describeEachDialect("AuthZEN: the interop Todo vectors over HTTP", (env) => {
     await app.listen({ port: 0, host: "127.0.0.1" });
     api = urlOf(app);
     pdp = await startTestPdp(env());
-    await pdp.app.listen({ port: 0, host: "127.0.0.1" });
-    pdpUrl = urlOf(pdp.app);
+    pdpUrl = pdp.url;
 
     // The Todo policy: four roles, each extending the one below; ownership is an attribute rule.
     await write(`${S}/resources`, { key: "user", name: "User", actions: { can_read_user: {} } });

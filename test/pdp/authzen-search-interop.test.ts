@@ -62,8 +62,7 @@ describeEachDialect("AuthZEN: the interop search vectors over HTTP", (env) => {
     await app.listen({ port: 0, host: "127.0.0.1" });
     api = urlOf(app);
     pdp = await startTestPdp(env());
-    await pdp.app.listen({ port: 0, host: "127.0.0.1" });
-    pdpUrl = urlOf(pdp.app);
+    pdpUrl = pdp.url;
 
     // The scenario's rules, all on attributes:
     //   anyone views and edits and deletes what they own, and views what is in their department;

@@ -11,6 +11,8 @@ import {
 } from "../helpers/schema-api.ts";
 import type { FastifyRequest } from "fastify";
 import { prepare } from "../../src/pdp/http/decide.ts";
+import { buildPdpApp } from "../../src/pdp/http/server.ts";
+import type { AddressInfo } from "node:net";
 import type { AppError } from "../../src/lib/errors.ts";
 import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
 
@@ -500,6 +502,82 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
         code: "UNAUTHORIZED",
       },
     );
+  });
+
+  test("a plain check is answered by node:http without Fastify, and exactly as Fastify answers it", async () => {
+    // A PDP port of its own, whose Fastify counts what reaches it.
+    const app = await buildPdpApp(pdp.pdp);
+    let viaFastify = 0;
+    app.addHook("onRequest", (_request, _reply, done) => {
+      viaFastify++;
+      done();
+    });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    try {
+      const allow = { user: "alice", action: "read", resource: { type: "document", tenant: "t1" } };
+      const cases: [string, string | Buffer, string | null][] = [
+        ["/allowed", JSON.stringify(allow), key],
+        ["/allowed", JSON.stringify({ ...allow, action: "delete" }), key],
+        ["/allowed/bulk", JSON.stringify([allow, { ...allow, user: "nobody" }]), key],
+        ["/allowed", JSON.stringify({ user: 5, action: "read", resource: "document" }), key],
+        ["/allowed", '{"user": "alice",', key],
+        ["/allowed", Buffer.from([0x7b, 0xff, 0x7d]), key],
+        ["/allowed", JSON.stringify(allow), null],
+        ["/allowed", JSON.stringify(allow), "gh_nope_not_a_key"],
+        ["/allowed", JSON.stringify({ ...allow, min_revision: -1 }), key],
+        ["/allowed/bulk", '{"not": "an array"}', key],
+      ];
+      for (const [path, body, as] of cases) {
+        const headers = {
+          "content-type": "application/json",
+          ...(as !== null && { authorization: `Bearer ${as}` }),
+        };
+        const before = viaFastify;
+        const plain = await fetch(url + path, {
+          method: "POST",
+          headers,
+          body: new Uint8Array(Buffer.from(body)),
+        });
+        assert.equal(viaFastify, before, `${path} ${String(body)}: a plain request does not reach Fastify`);
+        // A chunked body (no Content-Length) is Fastify's to read.
+        const chunked = await fetch(url + path, {
+          method: "POST",
+          headers,
+          body: new Blob([new Uint8Array(Buffer.from(body))]).stream(),
+          duplex: "half",
+        } as RequestInit);
+        assert.equal(viaFastify, before + 1, "a chunked request goes to Fastify");
+        assert.equal(plain.status, chunked.status, `${path} ${String(body)}`);
+        assert.equal(plain.headers.get("content-type"), chunked.headers.get("content-type"));
+        assert.equal(plain.headers.get("retry-after"), chunked.headers.get("retry-after"));
+        const [a, b] = [await plain.json(), await chunked.json()];
+        // An error's id is its own; everything else is the same.
+        assert.deepEqual({ ...a, id: undefined }, { ...b, id: undefined }, `${path} ${String(body)}`);
+      }
+      // Anything else still goes to Fastify: another route, a query string, another media type.
+      const before = viaFastify;
+      const other = [
+        await fetch(`${url}/health`),
+        await fetch(`${url}/allowed?x=1`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify(allow),
+        }),
+        await fetch(`${url}/allowed`, {
+          method: "POST",
+          headers: { "content-type": "application/xml", authorization: `Bearer ${key}` },
+          body: "x",
+        }),
+      ];
+      assert.deepEqual(
+        other.map((r) => r.status),
+        [200, 200, 415],
+      );
+      assert.equal(viaFastify, before + 3);
+    } finally {
+      await app.close();
+    }
   });
 
   test("decision log: every decision with its reason, filterable, readable one by one", async () => {

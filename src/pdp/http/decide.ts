@@ -1,7 +1,8 @@
 // What every decision route does, whatever its protocol (Permit's, OPA's, AuthZEN's): authenticate, wait for a
 // named revision, decide, log. The HTTP routes (server.ts, authzen.ts) call these.
 
-import type { FastifyRequest, FastifyServerOptions } from "fastify";
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyServerOptions } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 import type { DatabaseOutage } from "../../db/outage.ts";
 import type { CheckQuery, Decision } from "../engine/types.ts";
@@ -9,6 +10,12 @@ import type { DecisionLogger } from "../runtime/decision-log.ts";
 import type { DecisionQuery } from "../storage.ts";
 import type { DecisionSpoolStats } from "../runtime/decision-spool.ts";
 import type { Replica } from "../runtime/replica.ts";
+
+/** What the decision routes read of a request: Fastify's, or the plain one of the hot routes (fast-path.ts). */
+export interface PdpRequest {
+  headers: IncomingHttpHeaders;
+  body?: unknown;
+}
 
 /** The environment a PDP request is answered from, after its key was checked. */
 export interface PdpTarget {
@@ -36,7 +43,7 @@ export interface PdpDeps {
   pdpId: string;
   publicUrl: string;
   /** Checks the key and returns the environment it selects; throws 401/403 AppErrors. */
-  resolve(authorization: string | undefined, request: FastifyRequest): PdpTarget | Promise<PdpTarget>;
+  resolve(authorization: string | undefined, request: PdpRequest): PdpTarget | Promise<PdpTarget>;
   decisions: DecisionLogger;
   /** Forwards a facts request to the control plane (embedded: in process; standalone: over HTTP). */
   forwardFacts?: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>;
@@ -62,7 +69,7 @@ const MAX_CONSISTENCY_WAIT_MS = 30000;
 
 const elapsedUs = (start: bigint) => Number((process.hrtime.bigint() - start) / 1000n);
 
-function minRevisionOf(request: FastifyRequest): number | undefined {
+function minRevisionOf(request: PdpRequest): number | undefined {
   const header = request.headers[MIN_REVISION_HEADER];
   const body = request.body as Record<string, unknown> | undefined;
   const fromBody = body && !Array.isArray(body) ? body["min_revision"] : undefined;
@@ -77,7 +84,7 @@ function minRevisionOf(request: FastifyRequest): number | undefined {
   return n;
 }
 
-function waitBoundMs(request: FastifyRequest): number {
+function waitBoundMs(request: PdpRequest): number {
   const raw = request.headers["x-gatehouse-wait-timeout-ms"];
   const n = typeof raw === "string" ? Number(raw) : DEFAULT_CONSISTENCY_WAIT_MS;
   return Number.isFinite(n) && n >= 0 ? Math.min(n, MAX_CONSISTENCY_WAIT_MS) : DEFAULT_CONSISTENCY_WAIT_MS;
@@ -91,7 +98,7 @@ function waitBoundMs(request: FastifyRequest): number {
  */
 export function prepare(
   deps: PdpDeps,
-  request: FastifyRequest,
+  request: PdpRequest,
   authorization?: string,
 ): PdpTarget | Promise<PdpTarget> {
   const resolved = deps.resolve(authorization ?? request.headers.authorization, request);
@@ -106,7 +113,7 @@ export const whenKnown = <T>(
   answer: (t: PdpTarget) => T,
 ): T | Promise<T> => (target instanceof Promise ? target.then(answer) : answer(target));
 
-function atMinRevision(target: PdpTarget, request: FastifyRequest): PdpTarget | Promise<PdpTarget> {
+function atMinRevision(target: PdpTarget, request: PdpRequest): PdpTarget | Promise<PdpTarget> {
   const minRevision = minRevisionOf(request);
   if (minRevision === undefined || target.replica.revision >= minRevision) return target;
   return target.replica.waitFor(minRevision, waitBoundMs(request)).then((reached) => {

@@ -23,6 +23,7 @@ import {
   type PdpTarget,
   whenKnown,
 } from "./decide.ts";
+import { decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
 
 /** Facts writes through the PDP wait for the PDP to hold them, as Permit's PDP does (X-Wait-Timeout). */
 const DEFAULT_FACTS_WAIT_S = 10;
@@ -104,7 +105,7 @@ function spoolMetrics(spool: DecisionSpoolStats): string[] {
 
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = await pdpServer(deps);
+  const app = await pdpServer(deps, permitDecisionRoutes(deps));
   registerHealthRoutes(app, deps);
   registerPermitRoutes(app, deps);
   await app.register(authzenRoutes, { deps });
@@ -112,11 +113,25 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   return app;
 }
 
-/** A Fastify instance with what both PDP ports share: the options, the body parser and the error shape. */
-async function pdpServer(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(deps));
-  await app.register(jsonBodyPlugin, { bodyLimitBytes: bodyLimitOf(deps) });
+/**
+ * A Fastify instance with what both PDP ports share: the options, the body parser, the error shape, and the port's
+ * decision routes (POST, by path), which plain requests reach straight from node:http (fast-path.ts).
+ */
+async function pdpServer(
+  deps: PdpDeps,
+  decisionRoutes: ReadonlyMap<string, DecisionAnswer>,
+): Promise<FastifyInstance> {
+  const limit = bodyLimitOf(deps);
+  const app: FastifyInstance = Fastify({
+    ...serverOptions(deps),
+    serverFactory: decisionServerFactory(deps, decisionRoutes, limit, () => app.log),
+  });
+  await app.register(jsonBodyPlugin, { bodyLimitBytes: limit });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
+  // Synchronous handlers: with the key's target cached, a check is answered without a promise or a microtask.
+  for (const [path, route] of decisionRoutes) {
+    app.post(path, (request) => whenKnown(prepare(deps, request), (target) => route(target, request.body)));
+  }
   return app;
 }
 
@@ -216,16 +231,15 @@ export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unk
   return permissions;
 }
 
-/** Permit's PDP decision routes (contract §4): checks, bulk checks and the permission queries. */
-function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
-  // Synchronous handlers: with the key's target cached, a check is answered without a promise or a microtask.
-  app.post("/allowed", (request) =>
-    whenKnown(prepare(deps, request), (t) => checkOne(deps, t, request.body)),
-  );
-  app.post("/allowed/bulk", (request) =>
-    whenKnown(prepare(deps, request), (t) => checkBulk(deps, t, request.body)),
-  );
+/** `/allowed` and `/allowed/bulk`, the checks a plain request may reach without Fastify. */
+const permitDecisionRoutes = (deps: PdpDeps) =>
+  new Map<string, DecisionAnswer>([
+    ["/allowed", (target, body) => checkOne(deps, target, body)],
+    ["/allowed/bulk", (target, body) => checkBulk(deps, target, body)],
+  ]);
 
+/** Permit's PDP routes (contract §4) besides the checks: the permission queries. */
+function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
   // Permit's Node SDK 2.7.6 sends its axios config as the body here, with the key inside it (contract §4.5).
   app.post("/allowed/all-tenants", async (request) => {
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -372,24 +386,30 @@ function registerFactsProxy(
 
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */
 export async function buildOpaApp(deps: PdpDeps): Promise<FastifyInstance> {
-  const app = await pdpServer(deps);
+  const app = await pdpServer(deps, opaDecisionRoutes(deps));
   app.get("/health", async () => ({}));
-  app.post("/v1/data/permit/root", (request) =>
-    whenKnown(prepare(deps, request), (target) => {
-      const input = ((request.body ?? {}) as Record<string, unknown>)["input"];
-      const d = decide(deps, target, toCheck(input, ["body", "input"]));
-      return { result: { allow: d.allow, debug: { reason: d.reason } } };
-    }),
-  );
-  app.post("/v1/data/permit/bulk", (request) =>
-    whenKnown(prepare(deps, request), (target) => {
-      const input = ((request.body ?? {}) as Record<string, unknown>)["input"] as
-        Record<string, unknown> | undefined;
-      const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
-      return {
-        result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) },
-      };
-    }),
-  );
   return app;
 }
+
+const opaDecisionRoutes = (deps: PdpDeps) =>
+  new Map<string, DecisionAnswer>([
+    [
+      "/v1/data/permit/root",
+      (target, body) => {
+        const input = ((body ?? {}) as Record<string, unknown>)["input"];
+        const d = decide(deps, target, toCheck(input, ["body", "input"]));
+        return { result: { allow: d.allow, debug: { reason: d.reason } } };
+      },
+    ],
+    [
+      "/v1/data/permit/bulk",
+      (target, body) => {
+        const input = ((body ?? {}) as Record<string, unknown>)["input"] as
+          Record<string, unknown> | undefined;
+        const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
+        return {
+          result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) },
+        };
+      },
+    ],
+  ]);
