@@ -146,4 +146,52 @@ describeEachDialect("bulk import of role assignments (set-based)", (env) => {
     assert.deepEqual(again.json, { assignments_created: 0 });
     assert.equal(await revisionOf(e, e.acme.envs.production), before + 1);
   });
+  test("expiries on the set-based path: carried by row and change record; an ended assignment is replaced", async () => {
+    const e = env();
+    const envId = e.acme.envs.production;
+    const url = `${F}/role_assignments/bulk`;
+    const stamp = (ms: number) => new Date(Date.now() + ms).toISOString().replace("Z", "+00:00");
+    const later = stamp(3_600_000);
+    const first = await e.call(e.acme.adminKey, "POST", url, [
+      { user: user(20), role: "admin", tenant: "t1", expires_at: later },
+      { user: user(21), role: "admin", tenant: "t1" },
+    ]);
+    assert.deepEqual(first.json, { assignments_created: 2 });
+    // Time passes for user(20)'s assignment: its instant is moved into the past in the database.
+    await e.store.db
+      .updateTable("role_assignments")
+      .set({ expires_at: stamp(-1000) })
+      .where("environment_id", "=", envId)
+      .where("expires_at", "=", later)
+      .execute();
+    const before = await revisionOf(e, envId);
+    const again = await e.call(e.acme.adminKey, "POST", url, [
+      { user: user(20), role: "admin", tenant: "t1" },
+      { user: user(21), role: "admin", tenant: "t1" },
+      { user: user(22), role: "admin", tenant: "t1", expires_at: later },
+    ]);
+    assert.deepEqual(again.json, { assignments_created: 2 });
+    const base = { role: "admin", tenant: "t1", resource_instance: null };
+    assert.deepEqual(
+      (await changesAfter(e, envId, before)).map(({ kind, op, data }) => ({ kind, op, data })),
+      [
+        { kind: "role_assignment", op: "delete", data: { user: user(20), ...base } },
+        { kind: "role_assignment", op: "upsert", data: { user: user(20), ...base } },
+        { kind: "role_assignment", op: "upsert", data: { user: user(22), ...base, expires_at: later } },
+      ],
+    );
+    const listed = await e.call(
+      e.acme.adminKey,
+      "GET",
+      `${F}/role_assignments?role=admin&tenant=t1&user=${user(20)}&user=${user(21)}&user=${user(22)}`,
+    );
+    assert.deepEqual(
+      listed.json.map((a: { user: string; expires_at?: string }) => [a.user, a.expires_at ?? null]).sort(),
+      [
+        [user(20), null],
+        [user(21), null],
+        [user(22), later],
+      ],
+    );
+  });
 });

@@ -143,6 +143,14 @@ export class Resolver {
     await load(this.tenantRoles, refs.tenantRoles, findTenantRoles);
   }
 
+  /** What a lookup or `preload` found, without a promise: undefined when the ref is missing or not looked up yet. */
+  known(kind: "user", ref: string): UserRow | undefined;
+  known(kind: "tenant", ref: string): TenantRow | undefined;
+  known(kind: "tenantRole", ref: string): RoleRow | undefined;
+  known(kind: "user" | "tenant" | "tenantRole", ref: string): UserRow | TenantRow | RoleRow | undefined {
+    return (kind === "user" ? this.users : kind === "tenant" ? this.tenants : this.tenantRoles).get(ref);
+  }
+
   async requireUser(ref: string): Promise<UserRow> {
     const row = await this.user(ref);
     if (!row) throw notFound("user", ref);

@@ -41,7 +41,13 @@ export const assignmentRead = (a: AssignmentWithKeys): RoleAssignmentRead => ({
   ...(a.expires_at !== null && { expires_at: a.expires_at }),
 });
 
-export const assignmentChange = (a: AssignmentWithKeys, op: "upsert" | "delete"): Change => ({
+export const assignmentChange = (
+  a: Pick<
+    AssignmentWithKeys,
+    "user_key" | "role_key" | "tenant_key" | "resource_key" | "instance_key" | "expires_at"
+  >,
+  op: "upsert" | "delete",
+): Change => ({
   kind: "role_assignment",
   op,
   data: {
@@ -201,6 +207,58 @@ export class AssignmentBatch {
     return findAssignment(this.resolver.db, this.resolver.env.id, k);
   }
 
+  /**
+   * Assigns a tenant-level role the way `assignRoles` does ("skip" for one already held), without a promise, when
+   * everything it needs is in memory: the user, role and tenant in the resolver, the user's assignments in the
+   * batch. Returns whether it wrote the assignment, or undefined (having changed nothing) when the item needs
+   * `assignRoles`: something to look up, an error to answer, an ended assignment to delete. An import's items
+   * are nearly all of this kind, and awaiting each step of each one cost more than the rest of the work.
+   */
+  assignKnown(
+    user: UserRow,
+    input: AssignmentTarget,
+    changes: Change[],
+    at: string,
+    loc: (string | number)[],
+  ): boolean | undefined {
+    if (input.resource_instance !== undefined || input.tenant === undefined) return undefined;
+    if (!this.loadedUsers.has(user.id)) return undefined;
+    const role = this.resolver.known("tenantRole", input.role);
+    const tenant = this.resolver.known("tenant", input.tenant);
+    if (!role || !tenant) return undefined;
+    const expiresAt = expiryOf(input, loc);
+    const existing = this.known.get(
+      keyIdentity({ userId: user.id, roleId: role.id, tenantId: tenant.id, instanceId: null }),
+    );
+    if (existing && hasExpired(existing, at)) return undefined;
+    if (existing) return false;
+    const row: AssignmentRow = {
+      id: newId(),
+      ...scopedIds(this.resolver.env),
+      user_id: user.id,
+      role_id: role.id,
+      tenant_id: tenant.id,
+      resource_instance_id: null,
+      created_at: at,
+      expires_at: expiresAt,
+    };
+    this.add([row]);
+    changes.push(
+      assignmentChange(
+        {
+          user_key: user.key,
+          role_key: role.key,
+          tenant_key: tenant.key,
+          resource_key: null,
+          instance_key: null,
+          expires_at: expiresAt,
+        },
+        "upsert",
+      ),
+    );
+    return true;
+  }
+
   forget(row: AssignmentRow): void {
     this.known.delete(assignmentIdentity(row));
   }
@@ -250,9 +308,7 @@ export async function assignRoles(
       // Ended but not purged yet: it grants nothing, so the new assignment takes its place.
       await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
       batch?.forget(existing);
-      changes.push(
-        assignmentChange({ ...target, id: existing.id, expires_at: existing.expires_at }, "delete"),
-      );
+      changes.push(assignmentChange({ ...target, expires_at: existing.expires_at }, "delete"));
     } else if (existing) {
       if (onExisting === "skip") continue;
       const where = target.resource_instance_id

@@ -1,5 +1,5 @@
-import type { Insertable, Selectable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import { sql, type Insertable, type Selectable } from "kysely";
+import { isPostgres, type Db } from "../../changes/feed.ts";
 import type { RoleAssignmentsTable } from "../../db/types.ts";
 import { inChunks } from "../../domain/facts/facts.repo.ts";
 import { listState, noFilter } from "../../domain/facts/list-pages.repo.ts";
@@ -165,8 +165,27 @@ export const tenantAssignmentsOf = (db: Db, envId: string, userIds: string[], ro
           .execute(),
       );
 
-export const insertAssignments = (db: Db, rows: Insertable<RoleAssignmentsTable>[]) =>
-  inChunks(rows, (slice) => db.insertInto("role_assignments").values(slice).execute());
+/**
+ * On PostgreSQL one statement whatever the number of rows, each column an array parameter: its text never changes,
+ * where a VALUES list of 500 rows (5,000 parameters) was a new statement for PostgreSQL to parse each time and for
+ * Kysely to build row by row. SQLite has no arrays: VALUES lists of 500 rows.
+ */
+export async function insertAssignments(db: Db, rows: Insertable<RoleAssignmentsTable>[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (!isPostgres(db)) {
+    await inChunks(rows, (slice) => db.insertInto("role_assignments").values(slice).execute());
+    return;
+  }
+  const column = (pick: (row: Insertable<RoleAssignmentsTable>) => string | null | undefined) =>
+    rows.map((row) => pick(row) ?? null);
+  await sql`insert into role_assignments (id, organization_id, project_id, environment_id, user_id, role_id,
+      tenant_id, resource_instance_id, created_at, expires_at)
+    select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.organization_id)}::text[],
+      ${column((r) => r.project_id)}::text[], ${column((r) => r.environment_id)}::text[],
+      ${column((r) => r.user_id)}::text[], ${column((r) => r.role_id)}::text[], ${column((r) => r.tenant_id)}::text[],
+      ${column((r) => r.resource_instance_id)}::text[], ${column((r) => r.created_at)}::text[],
+      ${column((r) => r.expires_at)}::text[])`.execute(db);
+}
 
 export const deleteAssignments = (db: Db, envId: string, ids: string[]) =>
   inChunks(ids, (slice) =>

@@ -208,23 +208,27 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
           tenantRoles: inputs.flatMap((input) => (input.resource_instance === undefined ? [input.role] : [])),
         });
         const batch = new AssignmentBatch(resolver);
-        const known = async <T extends { id: string }>(
-          refs: string[],
-          find: (ref: string) => Promise<T | undefined>,
-        ) => (await Promise.all(refs.map(find))).flatMap((row) => (row ? [row.id] : []));
+        const idsOf = <T extends { id: string }>(rows: (T | undefined)[]) =>
+          rows.flatMap((row) => row?.id ?? []);
         await batch.load(
-          await known(
-            inputs.map((input) => input.user),
-            resolver.user,
-          ),
-          await known(
-            inputs.flatMap((input) => (input.resource_instance === undefined ? [input.role] : [])),
-            resolver.tenantRole,
+          idsOf(inputs.map((input) => resolver.known("user", input.user))),
+          idsOf(
+            inputs.flatMap((input) =>
+              input.resource_instance === undefined ? [resolver.known("tenantRole", input.role)] : [],
+            ),
           ),
         );
+        // One instant for the request: the new rows' created_at and whether an existing assignment has ended.
+        const at = now();
         let created = 0;
         for (const [i, input] of inputs.entries()) {
-          let user = await resolver.user(input.user);
+          const found = resolver.known("user", input.user);
+          const done = found && batch.assignKnown(found, input, changes, at, ["body", i]);
+          if (done !== undefined) {
+            if (done) created += 1;
+            continue;
+          }
+          let user = found ?? (await resolver.user(input.user));
           if (!user) {
             if (policy === "ignore") continue;
             if (policy === "fail") throw notFound("user", input.user);
