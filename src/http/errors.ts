@@ -82,7 +82,7 @@ export function toAppError(error: unknown): AppError {
   );
 }
 
-export interface ErrorOptions {
+interface ErrorOptions {
   publicUrl: string;
   outage?: DatabaseOutage | undefined;
   /** Answers an unknown route before the 404 (the dashboard's page for its client routes); true when it did. */

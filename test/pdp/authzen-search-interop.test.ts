@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { describeEachDialect } from "../helpers/app.ts";
-import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
+import { post, startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 
 // The OpenID AuthZEN search interop (test/fixtures/authzen/README.md): six users, twenty records and an attribute
 // policy, modelled through the public /v2 API; every subject, resource and action search vector goes to the PDP
@@ -33,16 +33,6 @@ const sortResults = (items: Item[]) =>
   );
 
 const urlOf = (app: FastifyInstance) => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-
-async function post(url: string, key: string, body: unknown) {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
 
 describeEachDialect("AuthZEN: the interop search vectors over HTTP", (env) => {
   let pdp: TestPdp;

@@ -7,6 +7,10 @@ import { prepare, whenKnown, type PdpDeps, type PdpRequest, type PdpTarget } fro
 /** A decision route's work once its key is known: the answer's JSON value. */
 export type DecisionAnswer = (target: PdpTarget, body: unknown) => unknown;
 
+/** A decision route's answer to a request, whichever server read it: at once when the key's target is known. */
+export const answerDecision = (deps: PdpDeps, route: DecisionAnswer, request: PdpRequest) =>
+  whenKnown(prepare(deps, request), (target) => route(target, request.body));
+
 const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
@@ -30,7 +34,7 @@ export function decisionServerFactory(
   const answer = (req: IncomingMessage, res: ServerResponse, route: DecisionAnswer, raw: Buffer) => {
     try {
       const request: PdpRequest = { headers: req.headers, body: parseJsonBody(raw) };
-      const result = whenKnown(prepare(deps, request), (target) => route(target, request.body));
+      const result = answerDecision(deps, route, request);
       if (result instanceof Promise)
         result.then(
           (value) => send(res, 200, value),

@@ -21,9 +21,8 @@ import {
   type FactsProxyResponse,
   type PdpDeps,
   type PdpTarget,
-  whenKnown,
 } from "./decide.ts";
-import { decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
+import { answerDecision, decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
 
 /** Facts writes through the PDP wait for the PDP to hold them, as Permit's PDP does (X-Wait-Timeout). */
 const DEFAULT_FACTS_WAIT_S = 10;
@@ -130,7 +129,7 @@ async function pdpServer(
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
   // Synchronous handlers: with the key's target cached, a check is answered without a promise or a microtask.
   for (const [path, route] of decisionRoutes) {
-    app.post(path, (request) => whenKnown(prepare(deps, request), (target) => route(target, request.body)));
+    app.post(path, (request) => answerDecision(deps, route, request));
   }
   return app;
 }
