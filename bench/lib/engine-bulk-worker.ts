@@ -1,9 +1,8 @@
 // Runs in its own process: loads the environment a PDP serves from the control plane's snapshot stream, then
 // decides the bulk bodies' checks in process for the measured time. Prints one line "RESULT <json>": the engine's
 // decisions per second on the same data and checks as `/allowed/bulk`, the yardstick of the bulk goal.
-import { createEngine } from "../../src/pdp/engine/index.ts";
 import { toCheckList } from "../../src/pdp/http/input.ts";
-import { SnapshotAssembler } from "../../src/pdp/snapshot-lines.ts";
+import { engineAssembler } from "../../src/pdp/snapshot-lines.ts";
 
 interface Args {
   apiUrl: string;
@@ -26,9 +25,9 @@ const res = await fetch(args.apiUrl + args.snapshotPath, {
   headers: { authorization: `Bearer ${args.envKey}` },
 });
 if (!res.ok) throw new Error(`snapshot: ${res.status} ${await res.text()}`);
-const assembler = new SnapshotAssembler();
+const { assembler, engine } = engineAssembler();
 for (const line of (await res.text()).split("\n")) assembler.line(line);
-const engine = createEngine(assembler.finish().data);
+assembler.finish();
 
 // The HTTP bodies become the engine's queries once, outside the measured loop.
 const bodies = args.bulk.map((bulk) => ({ queries: toCheckList(bulk.checks), pattern: bulk.pattern }));

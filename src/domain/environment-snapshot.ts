@@ -10,7 +10,7 @@ import type {
   GrantedToData,
   DerivationRuleData,
 } from "../pdp/engine/types.ts";
-import type { Snapshot } from "../pdp/storage.ts";
+import type { DataSnapshot } from "../pdp/storage.ts";
 
 /** The policy part of an environment (resources, roles, condition sets and their rules), by keys. */
 export type PolicyData = Required<
@@ -293,7 +293,7 @@ export async function readSnapshot(
   db: Kysely<Database>,
   dialect: "sqlite" | "postgres",
   environmentId: string,
-): Promise<Snapshot> {
+): Promise<DataSnapshot> {
   const tx =
     dialect === "postgres" ? db.transaction().setIsolationLevel("repeatable read") : db.transaction();
   return tx.execute(async (trx) => {

@@ -1,5 +1,6 @@
+import { createEngine, type Engine } from "./engine/index.ts";
 import type { EnvironmentData } from "./engine/types.ts";
-import type { Snapshot, SnapshotHeader } from "./storage.ts";
+import type { SnapshotHeader } from "./storage.ts";
 
 /** The kinds of fact a snapshot stream carries, a page per line. */
 const FACT_KINDS = [
@@ -13,30 +14,20 @@ const FACT_KINDS = [
 /** A snapshot stream that ended before its `end` line, or one that is not a snapshot: it must not be used. */
 export class SnapshotCutError extends Error {}
 
+/** Where a snapshot's pages go as they arrive: an engine's `loadPage`, or `collectPages` to keep them. */
+export type PageSink = (page: EnvironmentData) => void;
+
 /**
- * Builds the engine's input from a snapshot's NDJSON lines, one line at a time: each page of facts goes straight
- * into the arrays the engine is built from, and neither the text nor the pages are kept.
+ * Reads a snapshot's NDJSON lines one at a time and hands each page (the policy, then facts of one kind) to `sink`
+ * as it arrives; neither the text nor the pages are kept here. `finish` says whether the stream was whole.
  */
 export class SnapshotAssembler {
   header: SnapshotHeader | undefined;
-  private readonly data: Required<
-    Pick<
-      EnvironmentData,
-      "resources" | "roles" | "condition_sets" | "condition_set_rules" | (typeof FACT_KINDS)[number]
-    >
-  > = {
-    resources: [],
-    roles: [],
-    condition_sets: [],
-    condition_set_rules: [],
-    users: [],
-    tenants: [],
-    resource_instances: [],
-    role_assignments: [],
-    relationship_tuples: [],
-  };
-  private facts = 0;
+  /** The facts received so far. */
+  facts = 0;
   private ended = false;
+
+  constructor(private readonly sink: PageSink) {}
 
   line(text: string): void {
     if (text === "") return;
@@ -54,7 +45,7 @@ export class SnapshotAssembler {
       return;
     }
     if (value["policy"]) {
-      Object.assign(this.data, value["policy"]);
+      this.sink(value["policy"] as EnvironmentData);
       return;
     }
     if (value["end"]) {
@@ -67,15 +58,30 @@ export class SnapshotAssembler {
     for (const kind of FACT_KINDS) {
       const page = value[kind];
       if (!Array.isArray(page)) continue;
-      const into = this.data[kind] as unknown[];
-      for (const fact of page) into.push(fact);
+      this.sink({ [kind]: page });
       this.facts += page.length;
     }
   }
 
-  /** The whole snapshot; throws SnapshotCutError when the stream did not reach its `end` line. */
-  finish(): Snapshot & { header: SnapshotHeader } {
+  /** The stream's header; throws SnapshotCutError when the stream did not reach its `end` line. */
+  finish(): SnapshotHeader {
     if (!this.header || !this.ended) throw new SnapshotCutError("the snapshot stream was cut before its end");
-    return { header: this.header, revision: this.header.revision, data: this.data };
+    return this.header;
   }
+}
+
+/** A sink that keeps every page in `data`, as one `EnvironmentData` (tests and tools). */
+export function collectPages(data: EnvironmentData): PageSink {
+  return (page) => {
+    for (const [kind, list] of Object.entries(page) as [keyof EnvironmentData, unknown[]][]) {
+      const into = (data[kind] ??= []) as unknown[];
+      for (const item of list) into.push(item);
+    }
+  };
+}
+
+/** Builds an engine from a snapshot's lines, page by page: the whole input is never in memory at once. */
+export function engineAssembler(): { assembler: SnapshotAssembler; engine: Engine } {
+  const engine = createEngine();
+  return { assembler: new SnapshotAssembler((page) => engine.loadPage(page)), engine };
 }

@@ -14,7 +14,8 @@ import { createDecisionLogger, disabledDecisionLogger } from "./runtime/decision
 import { openDecisionSpool, type DecisionSpool } from "./runtime/decision-spool.ts";
 import { Replica } from "./runtime/replica.ts";
 import type { FeedSource, Snapshot, SnapshotHeader } from "./storage.ts";
-import { SnapshotAssembler, SnapshotCutError } from "./snapshot-lines.ts";
+import { engineAssembler, SnapshotCutError } from "./snapshot-lines.ts";
+import type { Engine } from "./engine/index.ts";
 import { buildOpaApp, buildPdpApp } from "./http/server.ts";
 import type { FactsProxyRequest, FactsProxyResponse, PdpDeps, PdpTarget } from "./http/decide.ts";
 import { loggerOptions } from "../http/logging.ts";
@@ -299,7 +300,7 @@ function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSou
           sync.journaled = 0;
           sync.head = Math.max(sync.head, snap.revision);
           contact(sync);
-          return { revision: snap.revision, data: snap.data };
+          return snap;
         } catch (error) {
           if (error instanceof ControlPlaneError || attempt >= SNAPSHOT_TRIES) throw error;
           await new Promise((r) => setTimeout(r, 250 * attempt));
@@ -353,15 +354,15 @@ class DiskState {
   }
 
   /**
-   * Receives a snapshot's lines from `stream`: each is parsed into the engine's input and written to the
-   * temporary file as it arrives. Once the stream ends whole, the file becomes the copy and the journal starts over.
+   * Receives a snapshot's lines from `stream`: each page goes into a new engine and to the temporary file as it
+   * arrives. Once the stream ends whole, the file becomes the copy and the journal starts over.
    */
   async receive(
     stream: (onLine: (line: string) => Promise<void>) => Promise<void>,
-  ): Promise<ReturnType<SnapshotAssembler["finish"]>> {
+  ): Promise<{ revision: number; engine: Engine }> {
     const tmp = `${this.file}.tmp`;
     const out = fs.createWriteStream(tmp);
-    const assembler = new SnapshotAssembler();
+    const { assembler, engine } = engineAssembler();
     let failed: Error | undefined;
     out.on("error", (error) => (failed = error));
     try {
@@ -370,7 +371,7 @@ class DiskState {
         assembler.line(line);
         if (!out.write(`${line}\n`)) await once(out, "drain");
       });
-      const snapshot = assembler.finish();
+      const { revision } = assembler.finish();
       await new Promise<void>((resolve, reject) =>
         out.end((error?: Error | null) => (error ? reject(error) : resolve())),
       );
@@ -378,7 +379,7 @@ class DiskState {
       fs.rmSync(this.legacyFile, { force: true });
       fs.writeFileSync(this.journal, "");
       this.received++;
-      return snapshot;
+      return { revision, engine };
     } catch (error) {
       out.destroy();
       fs.rmSync(tmp, { force: true });
@@ -410,16 +411,16 @@ class DiskState {
   }
 
   private async readSnapshot(): Promise<StoredState | undefined> {
-    const assembler = new SnapshotAssembler();
+    const { assembler, engine } = engineAssembler();
     try {
       const lines = readline.createInterface({ input: fs.createReadStream(this.file), crlfDelay: Infinity });
       for await (const line of lines) assembler.line(line);
-      const { header, revision, data } = assembler.finish();
+      const header = assembler.finish();
       return {
         organization_id: header.organization_id,
         project_id: header.project_id,
         environment_id: header.environment_id,
-        base: { revision, data },
+        base: { revision: header.revision, engine },
         changes: [],
       };
     } catch {

@@ -1,6 +1,7 @@
 import type { DatabaseOutage } from "../db/outage.ts";
 import type { FeedEntry } from "../changes/feed.ts";
 import type { Principal } from "../lib/access.ts";
+import type { Engine } from "./engine/index.ts";
 import type { EnvironmentData } from "./engine/types.ts";
 
 /*
@@ -9,11 +10,18 @@ import type { EnvironmentData } from "./engine/types.ts";
  * implements the feed over HTTP. The control plane's modules import only these types from src/pdp.
  */
 
-export interface Snapshot {
+/** An environment's data at one revision. */
+export interface DataSnapshot {
   /** The environment revision the data is exactly at. */
   revision: number;
   data: EnvironmentData;
 }
+
+/**
+ * An environment at one revision: its data, or an engine already built from it (a standalone PDP builds its engine
+ * from the snapshot's pages as they arrive, so the whole data is never in memory).
+ */
+export type Snapshot = DataSnapshot | { revision: number; engine: Engine };
 
 /**
  * The first line of a streamed snapshot (NDJSON): the lines after it are `{"policy": ...}`, then pages of facts of

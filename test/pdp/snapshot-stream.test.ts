@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { createTestEnv, describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { readSnapshot } from "../../src/domain/environment-snapshot.ts";
 import { snapshotLines } from "../../src/domain/snapshot-stream.ts";
-import { SnapshotAssembler } from "../../src/pdp/snapshot-lines.ts";
+import { collectPages, engineAssembler, SnapshotAssembler } from "../../src/pdp/snapshot-lines.ts";
+import { createEngine } from "../../src/pdp/engine/index.ts";
 import { startStandalonePdp } from "../../src/pdp/standalone.ts";
 import type { EnvironmentData } from "../../src/pdp/engine/types.ts";
 
@@ -22,6 +23,12 @@ function sorted(data: EnvironmentData): Record<string, string[]> {
     out[kind] = (list as unknown[]).map((x) => JSON.stringify(x)).sort();
   }
   return out;
+}
+
+/** An assembler that keeps the pages it reads in `data`. */
+function collector(): { assembler: SnapshotAssembler; data: EnvironmentData } {
+  const data: EnvironmentData = {};
+  return { assembler: new SnapshotAssembler(collectPages(data)), data };
 }
 
 async function seed(env: TestEnv, users: number): Promise<string> {
@@ -72,7 +79,7 @@ describeEachDialect("snapshot stream", (env) => {
       environment_id: e.acme.envs.production,
     };
     const lines = await snapshotLines(e.store, ids, 2);
-    const assembler = new SnapshotAssembler();
+    const { assembler, data } = collector();
     // The header, the policy and the first page of users.
     for (let i = 0; i < 3; i++) assembler.line(((await lines.next()).value as string).trimEnd());
     // Between two pages: a user with a role (two writes), one gone, one changed, a tuple gone.
@@ -84,18 +91,52 @@ describeEachDialect("snapshot stream", (env) => {
     await write("POST", `${F}/role_assignments`, { user: "u4", role: "reader", tenant: "t1" });
     for (let next = await lines.next(); !next.done; next = await lines.next())
       assembler.line(next.value.trimEnd());
-    const got = assembler.finish();
-    assert.equal(got.revision, expected.revision);
-    assert.deepEqual(sorted(got.data), sorted(expected.data));
+    assert.equal(assembler.finish().revision, expected.revision);
+    assert.deepEqual(sorted(data), sorted(expected.data));
     assert.ok(
-      got.data.users?.some((u) => u.key === "u6"),
+      data.users?.some((u) => u.key === "u6"),
       "u6 was deleted after the snapshot's revision",
     );
-    assert.ok(!got.data.users?.some((u) => u.key === "late"), "late came after the snapshot's revision");
+    assert.ok(!data.users?.some((u) => u.key === "late"), "late came after the snapshot's revision");
     // The writes did commit, at later revisions, and a new snapshot has them.
     const now = await readSnapshot(e.store.db, e.store.dialect, e.acme.envs.production);
     assert.ok(now.revision > expected.revision);
     assert.ok(now.data.users?.some((u) => u.key === "late"));
+  });
+
+  test("an engine built page by page from the stream answers as one built from the whole data", async () => {
+    const e = env();
+    const ids = {
+      organization_id: e.acme.id,
+      project_id: e.acme.projectId,
+      environment_id: e.acme.envs.production,
+    };
+    const { assembler, engine } = engineAssembler();
+    let lines = 0;
+    // Pages of two facts: each kind spans several pages.
+    for await (const line of await snapshotLines(e.store, ids, 2)) {
+      assembler.line(line.trimEnd());
+      lines++;
+    }
+    assert.ok(lines > 6, `${lines} lines`);
+    const expected = await readSnapshot(e.store.db, e.store.dialect, e.acme.envs.production);
+    assert.equal(assembler.finish().revision, expected.revision);
+    const whole = createEngine(expected.data);
+    let allowed = 0;
+    for (const user of expected.data.users ?? []) {
+      for (const resource of [
+        { type: "folder", tenant: "t1" },
+        { type: "folder", tenant: "default" },
+        { type: "folder", key: "sub", tenant: "t1" },
+      ]) {
+        const query = { user: { key: user.key }, action: "read", resource };
+        const got = engine.check(query);
+        assert.deepEqual(got, whole.check(query), JSON.stringify(query));
+        if (got.allow) allowed++;
+      }
+    }
+    assert.ok(allowed > 0, "some checks allow");
+    assert.deepEqual(engine.userTenants("u1"), whole.userTenants("u1"));
   });
 
   test("the route answers NDJSON equal to the database's data, and 404 for another environment's path", async () => {
@@ -103,16 +144,16 @@ describeEachDialect("snapshot stream", (env) => {
     const res = await e.call(key, "GET", "/v2/pdp-sync/default/production/snapshot");
     assert.equal(res.status, 200);
     assert.match(String(res.headers["content-type"]), /application\/x-ndjson/);
-    const assembler = new SnapshotAssembler();
+    const { assembler, data } = collector();
     for (const line of res.body.split("\n")) assembler.line(line);
-    const got = assembler.finish();
+    const header = assembler.finish();
     const expected = await readSnapshot(e.store.db, e.store.dialect, e.acme.envs.production);
-    assert.equal(got.revision, expected.revision);
-    assert.equal(got.header.environment_id, e.acme.envs.production);
-    assert.deepEqual(sorted(got.data), sorted(expected.data));
+    assert.equal(header.revision, expected.revision);
+    assert.equal(header.environment_id, e.acme.envs.production);
+    assert.deepEqual(sorted(data), sorted(expected.data));
     // Cut anywhere before its end line, the same text is refused.
     const text = res.body.trimEnd().split("\n");
-    const cut = new SnapshotAssembler();
+    const { assembler: cut } = collector();
     for (const line of text.slice(0, -1)) cut.line(line);
     assert.throws(() => cut.finish(), /cut/);
     const other = await e.call(key, "GET", "/v2/pdp-sync/default/nope/snapshot");
@@ -222,9 +263,10 @@ test("a cut snapshot stream never leaves the standalone PDP with a partial copy"
     }
 
     // A copy of an older version (one JSON document) is still read.
-    const assembler = new SnapshotAssembler();
+    const { assembler, data } = collector();
     for (const line of copy.split("\n")) assembler.line(line);
-    const { header, revision: base, data } = assembler.finish();
+    const header = assembler.finish();
+    const base = header.revision;
     const { format: _format, revision: _revision, ...ids } = header;
     fs.writeFileSync(
       path.join(dataDir, "pdp-snapshot.json"),

@@ -42,6 +42,11 @@ export interface Engine {
   applyAll(changes: Iterable<Change>): void;
   /** Replaces everything the engine holds with `data`. */
   load(data: EnvironmentData): void;
+  /**
+   * Adds one page of a snapshot (any parts of `EnvironmentData`) to what the engine holds, so that a large
+   * environment is built without its whole input in memory: `load` is an empty engine and one page.
+   */
+  loadPage(page: EnvironmentData): void;
   check(query: CheckQuery): Decision;
   bulkCheck(queries: readonly CheckQuery[]): Decision[];
   userPermissions(query: UserPermissionsQuery): UserPermissions;
@@ -110,7 +115,12 @@ class DecisionEngine implements Engine {
     this.permissionIds = new Interner();
     this.expiries = new ExpiringAssignments();
     this.schemaChanged();
-    // Schema first, then facts in dependency order, exactly as incremental upserts would arrive.
+    this.loadPage(data);
+  }
+
+  loadPage(data: EnvironmentData): void {
+    // Schema first, then facts in dependency order, exactly as incremental upserts would arrive. Pages may come in
+    // any order: an instance's own page sets its tenant over one a tuple or an assignment created it with.
     for (const resource of data.resources ?? [])
       this.apply({ kind: "resource", op: "upsert", data: resource });
     for (const role of data.roles ?? []) this.apply({ kind: "role", op: "upsert", data: role });

@@ -36,7 +36,8 @@ interface Waiter {
  * during a catch-up schedules one more round rather than a parallel one, so changes apply exactly once, in order.
  */
 export class Replica {
-  readonly engine: Engine = createEngine();
+  /** Replaced whole by each load: the old engine answers until the new one is ready. */
+  engine: Engine = createEngine();
   revision = -1;
   lastSyncAt = 0;
   /** When a check last asked for this copy (ms since the epoch); the embedded PDP lets idle copies go. */
@@ -49,7 +50,7 @@ export class Replica {
 
   async load(snapshot?: Snapshot): Promise<void> {
     const s = snapshot ?? (await this.source.snapshot());
-    this.engine.load(s.data);
+    this.engine = "engine" in s ? s.engine : createEngine(s.data);
     this.revision = s.revision;
     this.lastSyncAt = Date.now();
     this.settleWaiters();
