@@ -92,6 +92,22 @@ test("SQLite group commit: concurrent transactions share WAL fsyncs, each is ans
     events.length = 0;
     await sql`insert into scratch values (9)`.execute(store.db).then(() => events.push("answered"));
     assert.deepEqual(events, ["fsync begins", "fsync done", "answered"]);
+
+    // ... and so is one with RETURNING; one that changed no row (with RETURNING or not) waits for nothing
+    for (const [statement, expected] of [
+      [sql`update scratch set n = 10 where n = 9 returning n`, ["fsync begins", "fsync done", "answered"]],
+      [sql`update scratch set n = 11 where n = 9 returning n`, ["answered"]],
+      [sql`delete from scratch where n = 99`, ["answered"]],
+    ] as const) {
+      events.length = 0;
+      await statement.execute(store.db).then(() => events.push("answered"));
+      assert.deepEqual(events, expected, statement.compile(store.db).sql);
+    }
+    const left = await sql<{ n: number }>`select n from scratch where n >= 9`.execute(store.db);
+    assert.deepEqual(
+      left.rows.map((r) => r.n),
+      [10],
+    );
   } finally {
     await store.close();
   }
