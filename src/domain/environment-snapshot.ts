@@ -286,8 +286,9 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
 }
 
 /**
- * The environment's data and the revision it is at, read in one transaction so the two agree
- * (PostgreSQL: repeatable read; SQLite: a transaction is a snapshot).
+ * The environment's data and the revision it is at, read whole in one transaction so the two agree
+ * (PostgreSQL: repeatable read; SQLite: a transaction is a snapshot). The PDPs read pages instead
+ * (`snapshotPages`); this whole read, with its own joins, is what the tests hold those pages against.
  */
 export async function readSnapshot(
   db: Kysely<Database>,

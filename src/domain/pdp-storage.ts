@@ -8,7 +8,7 @@ import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decisi
 import { findEnvironment } from "./environment-records.ts";
 import { findProject } from "./project-records.ts";
 import { findPrincipal } from "./api-key-records.ts";
-import { readSnapshot } from "./environment-snapshot.ts";
+import { snapshotPages } from "./snapshot-stream.ts";
 
 /** Revisions read per round, so a replica far behind catches up in bounded steps. */
 const REVISIONS_PER_ROUND = 500;
@@ -41,7 +41,7 @@ export function databasePdpStorage(store: Store): PdpStorage {
 /** One environment's feed read straight from the database (the embedded PDP; the sync routes serve the same). */
 export function databaseFeed(store: Store, environmentId: string): FeedSource {
   return {
-    snapshot: () => readSnapshot(store.db, store.dialect, environmentId),
+    snapshot: () => snapshotPages(store, environmentId),
     async changesAfter(revision) {
       const env = await store.db
         .selectFrom("environments")

@@ -7,6 +7,7 @@ import { AppError } from "../lib/errors.ts";
 import { fromJsonObject } from "../lib/json.ts";
 import { readPolicy } from "./environment-snapshot.ts";
 import { afterKey, type ListKey } from "./facts/list-pages.repo.ts";
+import type { EnvironmentData } from "../pdp/engine/types.ts";
 import type { SnapshotHeader } from "../pdp/storage.ts";
 
 /** Rows per line of the stream (and per query): bounds what either side holds of the facts at once. */
@@ -192,50 +193,79 @@ const FACT_PAGES = {
 export type SnapshotFactKind = keyof typeof FACT_PAGES;
 
 /**
- * The environment's snapshot as NDJSON lines, each read when it is asked for: a header line (ids, revision), a
- * `policy` line, lines of at most `pageSize` facts of one kind (`{"users":[...]}`), then `{"end":{"facts":n}}`,
- * which tells a whole stream from a cut one. Everything is read in one read transaction, so it is exactly at the
- * header's revision whatever commits meanwhile; the transaction ends with the lines (or when they are abandoned).
- * Throws NOT_FOUND, before any line, when the environment is gone.
+ * The environment at one revision, as pages read when they are asked for: the policy first, then pages of at most
+ * `pageSize` facts of one kind (`{users: [...]}`). Everything is read in one read transaction, so it is exactly at
+ * `revision` whatever commits meanwhile; the transaction ends with the pages, or at `close` (for a caller that may
+ * stop before the first page). Throws NOT_FOUND, before any page, when the environment is gone.
+ */
+export async function snapshotPages(
+  store: Store,
+  environmentId: string,
+  pageSize = SNAPSHOT_PAGE,
+): Promise<{ revision: number; pages: AsyncGenerator<EnvironmentData>; close: () => Promise<void> }> {
+  const read = await openReadTransaction(store);
+  const trx = read.trx;
+  let released: Promise<void> | undefined;
+  const release = () => (released ??= read.release());
+  let revision: number;
+  try {
+    const env = await trx
+      .selectFrom("environments")
+      .select("revision")
+      .where("id", "=", environmentId)
+      .executeTakeFirst();
+    if (!env) throw new AppError("NOT_FOUND", "the environment does not exist (it was deleted)");
+    revision = Number(env.revision);
+  } catch (error) {
+    await release();
+    throw error;
+  }
+  async function* pages(): AsyncGenerator<EnvironmentData> {
+    try {
+      yield await readPolicy(trx, environmentId);
+      for (const kind of Object.keys(FACT_PAGES) as SnapshotFactKind[]) {
+        let after: ListKey | undefined;
+        for (;;) {
+          const page = await FACT_PAGES[kind](trx, environmentId, after, pageSize);
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.key;
+          yield { [kind]: page.map((p) => p.fact) };
+          if (page.length < pageSize) break;
+        }
+      }
+    } finally {
+      await release();
+    }
+  }
+  return { revision, pages: pages(), close: release };
+}
+
+/**
+ * The environment's snapshot as NDJSON lines, each read when it is asked for (`snapshotPages`): a header line (ids,
+ * revision), a `policy` line, lines of at most `pageSize` facts of one kind (`{"users":[...]}`), then
+ * `{"end":{"facts":n}}`, which tells a whole stream from a cut one.
  */
 export async function snapshotLines(
   store: Store,
   ids: { environment_id: string; project_id: string; organization_id: string },
   pageSize = SNAPSHOT_PAGE,
 ): Promise<AsyncGenerator<string>> {
-  const { trx, release } = await openReadTransaction(store);
-  let header: SnapshotHeader;
-  try {
-    const env = await trx
-      .selectFrom("environments")
-      .select("revision")
-      .where("id", "=", ids.environment_id)
-      .executeTakeFirst();
-    if (!env) throw new AppError("NOT_FOUND", "the environment does not exist (it was deleted)");
-    header = { format: "gatehouse-snapshot/ndjson-1", ...ids, revision: Number(env.revision) };
-  } catch (error) {
-    await release();
-    throw error;
-  }
+  const { revision, pages, close } = await snapshotPages(store, ids.environment_id, pageSize);
+  const header: SnapshotHeader = { format: "gatehouse-snapshot/ndjson-1", ...ids, revision };
   async function* lines(): AsyncGenerator<string> {
     try {
       yield `${JSON.stringify(header)}\n`;
-      yield `${JSON.stringify({ policy: await readPolicy(trx, ids.environment_id) })}\n`;
       let facts = 0;
-      for (const kind of Object.keys(FACT_PAGES) as SnapshotFactKind[]) {
-        let after: ListKey | undefined;
-        for (;;) {
-          const page = await FACT_PAGES[kind](trx, ids.environment_id, after, pageSize);
-          if (page.length === 0) break;
-          facts += page.length;
-          after = page[page.length - 1]!.key;
-          yield `${JSON.stringify({ [kind]: page.map((p) => p.fact) })}\n`;
-          if (page.length < pageSize) break;
-        }
+      let policy = true;
+      for await (const page of pages) {
+        if (!policy) for (const list of Object.values(page)) facts += (list as unknown[]).length;
+        yield `${JSON.stringify(policy ? { policy: page } : page)}\n`;
+        policy = false;
       }
       yield `${JSON.stringify({ end: { facts } })}\n`;
     } finally {
-      await release();
+      // Abandoned before the end: the pages' transaction ends too.
+      await close();
     }
   }
   return lines();

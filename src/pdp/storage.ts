@@ -18,10 +18,14 @@ export interface DataSnapshot {
 }
 
 /**
- * An environment at one revision: its data, or an engine already built from it (a standalone PDP builds its engine
- * from the snapshot's pages as they arrive, so the whole data is never in memory).
+ * An environment at one revision, in one of three forms: its data; its pages, read as they are asked for (the
+ * embedded PDP, from the database); or an engine already built from its pages (the standalone PDP, as the stream
+ * arrives). The last two keep the whole data out of memory.
  */
-export type Snapshot = DataSnapshot | { revision: number; engine: Engine };
+export type Snapshot =
+  | DataSnapshot
+  | { revision: number; pages: AsyncIterable<EnvironmentData> }
+  | { revision: number; engine: Engine };
 
 /**
  * The first line of a streamed snapshot (NDJSON): the lines after it are `{"policy": ...}`, then pages of facts of

@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import { createTestEnv, describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { readSnapshot } from "../../src/domain/environment-snapshot.ts";
 import { snapshotLines } from "../../src/domain/snapshot-stream.ts";
+import { databaseFeed } from "../../src/domain/pdp-storage.ts";
 import { collectPages, engineAssembler, SnapshotAssembler } from "../../src/pdp/snapshot-lines.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
 import { startStandalonePdp } from "../../src/pdp/standalone.ts";
@@ -102,6 +103,28 @@ describeEachDialect("snapshot stream", (env) => {
     const now = await readSnapshot(e.store.db, e.store.dialect, e.acme.envs.production);
     assert.ok(now.revision > expected.revision);
     assert.ok(now.data.users?.some((u) => u.key === "late"));
+  });
+
+  test("the embedded PDP's snapshot comes in pages equal to the whole read, and a write commits while they are read", async () => {
+    const e = env();
+    const expected = await readSnapshot(e.store.db, e.store.dialect, e.acme.envs.production);
+    const snapshot = await databaseFeed(e.store, e.acme.envs.production).snapshot();
+    assert.ok("pages" in snapshot, "a snapshot of pages");
+    assert.equal(snapshot.revision, expected.revision);
+    const data: EnvironmentData = {};
+    const sink = collectPages(data);
+    const pages = snapshot.pages[Symbol.asyncIterator]();
+    const first = await pages.next();
+    assert.ok(!first.done && "resources" in first.value, "the policy comes first");
+    sink(first.value);
+    // The read holds no lock a writer waits for (SQLite: a connection of its own; PostgreSQL: repeatable read).
+    const wrote = e.call(key, "POST", `${F}/users`, { key: "during" });
+    const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), 5000).unref());
+    const res = await Promise.race([wrote, timeout]);
+    assert.ok(res !== "timeout" && res.status === 201, "the write committed while the pages were open");
+    for (let next = await pages.next(); !next.done; next = await pages.next()) sink(next.value);
+    assert.deepEqual(sorted(data), sorted(expected.data));
+    assert.ok(!data.users?.some((u) => u.key === "during"), "the write came after the snapshot's revision");
   });
 
   test("an engine built page by page from the stream answers as one built from the whole data", async () => {

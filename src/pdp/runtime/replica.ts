@@ -1,5 +1,7 @@
+import { setImmediate } from "node:timers/promises";
 import { changesOf, type FeedEntry } from "../../changes/feed.ts";
 import { createEngine, type Engine } from "../engine/index.ts";
+import type { EnvironmentData } from "../engine/types.ts";
 import type { FeedSource, Snapshot } from "../storage.ts";
 
 const ENGINE_KINDS = new Set([
@@ -23,6 +25,19 @@ export function applyEntry(engine: Engine, entry: FeedEntry): boolean {
   if (!changes.every((change) => ENGINE_KINDS.has(change.kind))) return false;
   engine.applyAll(changes);
   return true;
+}
+
+/**
+ * An engine built page by page. The event loop runs between pages: a page read from SQLite resolves in microtasks
+ * only, so without the yield a whole load would hold every other request back.
+ */
+async function buildFromPages(pages: AsyncIterable<EnvironmentData>): Promise<Engine> {
+  const engine = createEngine();
+  for await (const page of pages) {
+    engine.loadPage(page);
+    await setImmediate();
+  }
+  return engine;
 }
 
 interface Waiter {
@@ -50,7 +65,9 @@ export class Replica {
 
   async load(snapshot?: Snapshot): Promise<void> {
     const s = snapshot ?? (await this.source.snapshot());
-    this.engine = "engine" in s ? s.engine : createEngine(s.data);
+    if ("engine" in s) this.engine = s.engine;
+    else if ("data" in s) this.engine = createEngine(s.data);
+    else this.engine = await buildFromPages(s.pages);
     this.revision = s.revision;
     this.lastSyncAt = Date.now();
     this.settleWaiters();
