@@ -23,11 +23,15 @@ export type PageSink = (page: EnvironmentData) => void;
  */
 export class SnapshotAssembler {
   header: SnapshotHeader | undefined;
-  /** The facts received so far. */
-  facts = 0;
+  private received = 0;
   private ended = false;
 
   constructor(private readonly sink: PageSink) {}
+
+  /** The facts received so far. */
+  get facts(): number {
+    return this.received;
+  }
 
   line(text: string): void {
     if (text === "") return;
@@ -50,8 +54,8 @@ export class SnapshotAssembler {
     }
     if (value["end"]) {
       const end = value["end"] as { facts?: number };
-      if (end.facts !== this.facts)
-        throw new SnapshotCutError(`the snapshot says ${end.facts} facts; ${this.facts} arrived`);
+      if (end.facts !== this.received)
+        throw new SnapshotCutError(`the snapshot says ${end.facts} facts; ${this.received} arrived`);
       this.ended = true;
       return;
     }
@@ -59,7 +63,7 @@ export class SnapshotAssembler {
       const page = value[kind];
       if (!Array.isArray(page)) continue;
       this.sink({ [kind]: page });
-      this.facts += page.length;
+      this.received += page.length;
     }
   }
 
