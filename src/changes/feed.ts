@@ -56,53 +56,76 @@ export const CHANGES_CHANNEL_SQL = "'gatehouse_changes_' || left(md5(coalesce(cu
  * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once.
  */
 export async function appendChanges(trx: Db, environmentId: string, records: Change[]): Promise<number> {
-  const postgres = isPostgres(trx);
-  const row = await trx
-    .updateTable("environments")
-    .set((eb) => ({ revision: eb("revision", "+", 1) }))
-    .where("id", "=", environmentId)
-    .returning(
-      postgres
-        ? [
-            "revision",
-            sql<void>`pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)`.as("notified"),
-          ]
-        : ["revision"],
-    )
-    .executeTakeFirstOrThrow();
-  const revision = Number(row.revision);
-  recordRevision(environmentId, revision);
-  if (records.length > 0) {
-    const createdAt = now();
-    // A single change is a row of its own; more are one batch row per BATCH_ITEMS, so an import of a thousand
-    // items writes (and a PDP reads) one row rather than a thousand.
-    const rows = [];
-    if (records.length === 1) {
-      const [r] = records as [Change];
-      rows.push({ seq: 0, kind: r.kind, op: r.op, data: JSON.stringify(r.data) });
-    } else {
-      for (let start = 0; start < records.length; start += BATCH_ITEMS) {
-        const items = records
-          .slice(start, start + BATCH_ITEMS)
-          .map((r) => ({ kind: r.kind, op: r.op, data: r.data }));
-        rows.push({ seq: rows.length, kind: "batch", op: "apply", data: JSON.stringify(items) });
+  const createdAt = now();
+  const rows = feedRows(records).map((row) => ({
+    environment_id: environmentId,
+    created_at: createdAt,
+    ...row,
+  }));
+  let revision: number;
+  let written = 0;
+  if (isPostgres(trx)) {
+    // One statement: the environment's row stays locked (ordering its writers) from here to the commit, so the
+    // write's last round trip before COMMIT both takes the revision and stores the records.
+    written = Math.min(rows.length, INSERT_ROWS);
+    const values = rows
+      .slice(0, written)
+      .map((row) => sql`(${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
+    const taken = await sql<{ revision: number }>`with r as (
+        update environments set revision = revision + 1 where id = ${environmentId}
+        returning revision, pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
+      )${
+        written > 0
+          ? sql`, c as (
+        insert into changes (environment_id, revision, created_at, seq, kind, op, data)
+        select ${environmentId}, r.revision, ${createdAt}, v.seq, v.kind, v.op, v.data
+        from r, (values ${sql.join(values)}) as v (seq, kind, op, data)
+      )`
+          : sql``
       }
-    }
-    for (let start = 0; start < rows.length; start += 500) {
-      await trx
-        .insertInto("changes")
-        .values(
-          rows.slice(start, start + 500).map((row) => ({
-            environment_id: environmentId,
-            revision,
-            created_at: createdAt,
-            ...row,
-          })),
-        )
-        .execute();
-    }
+      select revision from r`.execute(trx);
+    const [row] = taken.rows;
+    if (!row) throw new Error(`environment ${environmentId} is gone`);
+    revision = Number(row.revision);
+  } else {
+    const row = await trx
+      .updateTable("environments")
+      .set((eb) => ({ revision: eb("revision", "+", 1) }))
+      .where("id", "=", environmentId)
+      .returning("revision")
+      .executeTakeFirstOrThrow();
+    revision = Number(row.revision);
+  }
+  recordRevision(environmentId, revision);
+  for (let start = written; start < rows.length; start += INSERT_ROWS) {
+    await trx
+      .insertInto("changes")
+      .values(rows.slice(start, start + INSERT_ROWS).map((row) => ({ ...row, revision })))
+      .execute();
   }
   return revision;
+}
+
+/** Rows of the changes table per insert statement. */
+const INSERT_ROWS = 500;
+
+/**
+ * The rows that store one write's records: a single change is a row of its own; more are one batch row per
+ * BATCH_ITEMS, so an import of a thousand items writes (and a PDP reads) one row rather than a thousand.
+ */
+function feedRows(records: Change[]): { seq: number; kind: string; op: string; data: string }[] {
+  if (records.length === 1) {
+    const [r] = records as [Change];
+    return [{ seq: 0, kind: r.kind, op: r.op, data: JSON.stringify(r.data) }];
+  }
+  const rows = [];
+  for (let start = 0; start < records.length; start += BATCH_ITEMS) {
+    const items = records
+      .slice(start, start + BATCH_ITEMS)
+      .map((r) => ({ kind: r.kind, op: r.op, data: r.data }));
+    rows.push({ seq: rows.length, kind: "batch", op: "apply", data: JSON.stringify(items) });
+  }
+  return rows;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";
 import { newId } from "../lib/ids.ts";
 import { displayPrefix, hashSecret, type SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
+import { pathRowsOf, selectPathRows, type PathRefs, type PathRows } from "./path-rows.ts";
 import { insertApiKey, type ApiKeyRow } from "../modules/api-keys/api-keys.repo.ts";
 
 /** API key records, shared by the modules that create keys: api-keys, environments (each has its own key), organizations. */
@@ -52,7 +53,25 @@ export async function createKeyRecord(
 
 /** Who calls with this secret: the key, its scope and access; null for an unknown secret. */
 export async function findPrincipal(db: Kysely<Database>, secret: string): Promise<Principal | null> {
-  const row = await db
+  const row = await principalQuery(db, secret).executeTakeFirst();
+  return row ? principalOf(row) : null;
+}
+
+/**
+ * `findPrincipal`, and in the same read the rows that a route's path names in the key's organization (for
+ * `resolvePathScope`, which checks the key's scope first).
+ */
+export async function findPrincipalAndPath(
+  db: Kysely<Database>,
+  secret: string,
+  refs: PathRefs,
+): Promise<{ principal: Principal; path: PathRows } | null> {
+  const row = await selectPathRows(principalQuery(db, secret), "k.organization_id", refs).executeTakeFirst();
+  return row ? { principal: principalOf(row), path: pathRowsOf(row) } : null;
+}
+
+const principalQuery = (db: Kysely<Database>, secret: string) =>
+  db
     .selectFrom("api_keys as k")
     .leftJoin("projects as p", "p.id", "k.project_id")
     .leftJoin("environments as e", "e.id", "k.environment_id")
@@ -67,18 +86,18 @@ export async function findPrincipal(db: Kysely<Database>, secret: string): Promi
       "p.key as project_key",
       "e.key as environment_key",
     ])
-    .where("k.secret_hash", "=", hashSecret(secret))
-    .executeTakeFirst();
-  if (!row) return null;
-  return {
-    keyId: row.id,
-    keyName: row.name,
-    organizationId: row.organization_id,
-    projectId: row.project_id,
-    projectKey: row.project_key,
-    environmentId: row.environment_id,
-    environmentKey: row.environment_key,
-    level: row.object_type as ScopeLevel,
-    access: row.access_level as AccessLevel,
-  };
-}
+    .where("k.secret_hash", "=", hashSecret(secret));
+
+type PrincipalRow = NonNullable<Awaited<ReturnType<ReturnType<typeof principalQuery>["executeTakeFirst"]>>>;
+
+const principalOf = (row: PrincipalRow): Principal => ({
+  keyId: row.id,
+  keyName: row.name,
+  organizationId: row.organization_id,
+  projectId: row.project_id,
+  projectKey: row.project_key,
+  environmentId: row.environment_id,
+  environmentKey: row.environment_key,
+  level: row.object_type as ScopeLevel,
+  access: row.access_level as AccessLevel,
+});

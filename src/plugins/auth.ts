@@ -3,9 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import { AppError, forbidden } from "../lib/errors.ts";
-import { findPrincipal } from "../domain/api-key-records.ts";
+import { findPrincipal, findPrincipalAndPath } from "../domain/api-key-records.ts";
 import { csrfMatches, sessionPrincipal, type SessionLifetime } from "../domain/session-records.ts";
 import { resolvePathScope, type EnvScope, type ProjectScope } from "../domain/path-scope.ts";
+import type { PathRefs, PathRows } from "../domain/path-rows.ts";
 import {
   assertAccess,
   assertCoversEnvironment,
@@ -23,6 +24,8 @@ declare module "fastify" {
     pathScope: ProjectScope | EnvScope | null;
     /** The session token of a cookie-authenticated call (never logged). */
     sessionToken: string | null;
+    /** The rows the path names, read with the API key (resolved into `pathScope` after the key's checks). */
+    pathRows: PathRows | null;
   }
   interface FastifyContextConfig {
     /** What the route needs beyond the default (read access for reads, write access for other methods). */
@@ -82,6 +85,7 @@ export const authPlugin = fp(
     app.decorateRequest("principal", null);
     app.decorateRequest("pathScope", null);
     app.decorateRequest("sessionToken", null);
+    app.decorateRequest("pathRows", null);
     app.decorate("sessionCookie", {
       set(reply: FastifyReply, token: string, expiresAt: string) {
         const attributes = `Path=/; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
@@ -128,9 +132,14 @@ export const authPlugin = fp(
         request.principal = await fromSession(request, token);
         return;
       }
-      const principal = await findPrincipal(opts.db, bearerSecret(authorization));
-      if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
-      request.principal = principal;
+      const secret = bearerSecret(authorization);
+      const refs = pathRefsOf(request);
+      const found = refs
+        ? await findPrincipalAndPath(opts.db, secret, refs)
+        : await findPrincipal(opts.db, secret).then((principal) => principal && { principal, path: null });
+      if (!found) throw new AppError("UNAUTHORIZED", "the API key is not valid");
+      request.principal = found.principal;
+      request.pathRows = found.path;
     });
     // The route's scope is decided before its body is validated: a key that may not call it gets 403, whatever
     // it sends.
@@ -156,19 +165,24 @@ export const authPlugin = fp(
     // After validation: a malformed body is a 422 even where the path names nothing (404).
     app.addHook("preHandler", async (request: FastifyRequest) => {
       const principal = request.principal;
-      const params = request.params as Record<string, string | undefined>;
-      const projectRef = params["proj_id"];
-      if (!principal || projectRef === undefined) return;
+      const refs = pathRefsOf(request);
+      if (!principal || !refs) return;
       request.pathScope = await resolvePathScope(
         opts.db,
         principal.organizationId,
-        projectRef,
-        params["env_id"],
+        refs,
+        request.pathRows ?? undefined,
       );
     });
   },
   { name: "auth" },
 );
+
+function pathRefsOf(request: FastifyRequest): PathRefs | undefined {
+  const params = request.params as Record<string, string | undefined>;
+  const project = params["proj_id"];
+  return project === undefined ? undefined : { project, environment: params["env_id"] };
+}
 
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");

@@ -55,6 +55,17 @@ describeEachDialect("list counts: kept exact by every kind of write", (env) => {
     return res;
   };
 
+  test("concurrent writers of one environment: the counters stay exact", async () => {
+    const e = env();
+    const writes = Array.from({ length: 24 }, (_, i) =>
+      i % 2 === 0
+        ? ok("POST", `${F}/users`, { key: `concurrent-${i}` })
+        : ok("POST", `${F}/tenants`, { key: `concurrent-${i}`, name: `Concurrent ${i}` }),
+    );
+    await Promise.all(writes);
+    await assertExact(e, "24 concurrent writes");
+  });
+
   test("single and bulk writes, cascades, environment copy and delete, organization move: counter = COUNT(*) after each", async () => {
     const e = env();
     await assertExact(e, "seeding");

@@ -126,6 +126,33 @@ describeEachDialect("facts: users", (env) => {
     assert.match(res.json.message, /bare/);
   });
 
+  test("a key shaped like another user's id: 409, nothing written (a ref to it would name two users)", async () => {
+    const e = env();
+    const bare = await e.call(e.acme.adminKey, "GET", `${F}/users/bare`);
+    assert.equal(bare.status, 200);
+    const res = await expectNothingWritten(
+      e,
+      e.acme.envs.production,
+      () => e.call(e.acme.adminKey, "POST", `${F}/users`, { key: bare.json.id }),
+      409,
+    );
+    assert.equal(res.json.error_code, "DUPLICATE_ENTITY");
+  });
+
+  test("a created user's answer is what a read of it answers, with and without role assignments", async () => {
+    const e = env();
+    for (const body of [
+      { key: "answer-plain", first_name: "Plain" },
+      { key: "answer-roles", role_assignments: [{ role: "admin", tenant: "default" }] },
+    ]) {
+      const created = await e.call(e.acme.adminKey, "POST", `${F}/users`, body);
+      assert.equal(created.status, 201, created.body);
+      const read = await e.call(e.acme.adminKey, "GET", `${F}/users/${body.key}`);
+      assert.deepEqual(created.json, read.json);
+      assert.equal((await e.call(e.acme.adminKey, "DELETE", `${F}/users/${body.key}`)).status, 204);
+    }
+  });
+
   test("invalid key, email or body: 422, nothing written", async () => {
     const e = env();
     for (const body of [

@@ -1,7 +1,6 @@
 import type { Db } from "../../changes/feed.ts";
-import { isUniqueViolation } from "../../db/errors.ts";
 import { duplicate } from "../../lib/errors.ts";
-import { newId } from "../../lib/ids.ts";
+import { isUuid, newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
@@ -11,7 +10,7 @@ import { Resolver, scopedIds, userChange, type Env } from "./facts-write.ts";
 import { assignRoles } from "./role-assignment-records.ts";
 import {
   assignmentsOfUsers,
-  insertUsers,
+  insertUserIfNew,
   listUsers,
   updateUser,
   type UserAssignment,
@@ -118,14 +117,10 @@ export async function createUserRecord(
   changes: Change[],
   loc: (string | number)[] = ["body"],
 ): Promise<UserRow> {
-  if (await resolver.user(input.key)) throw duplicate("user", input.key);
+  // A key shaped like an id must not be another user's id either: a ref to it would name two users.
+  if (isUuid(input.key) && (await resolver.user(input.key))) throw duplicate("user", input.key);
   const row = newUserRow(resolver.env, input);
-  try {
-    await insertUsers(resolver.db, [row]);
-  } catch (e) {
-    if (isUniqueViolation(e)) throw duplicate("user", input.key);
-    throw e;
-  }
+  if (!(await insertUserIfNew(resolver.db, row))) throw duplicate("user", input.key);
   return wrote(resolver, row, input, changes, loc);
 }
 

@@ -144,6 +144,16 @@ export async function assignmentsOfUsers(
 export const insertUsers = (db: Db, rows: Insertable<UsersTable>[]) =>
   inChunks(rows, (slice) => db.insertInto("users").values(slice).execute());
 
+/** Inserts one user unless its key is taken in the environment; false when it was. */
+export const insertUserIfNew = async (db: Db, row: Insertable<UsersTable>): Promise<boolean> => {
+  const result = await db
+    .insertInto("users")
+    .values(row)
+    .onConflict((oc) => oc.columns(["environment_id", "key"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+};
+
 export const updateUser = (db: Db, envId: string, id: string, patch: Updateable<UsersTable>) =>
   db
     .updateTable("users")

@@ -29,6 +29,7 @@ import {
   patchUserRecord,
   replaceUserRecord,
   userDeleteChange,
+  userRead,
   userReads,
 } from "../../domain/facts/user-records.ts";
 
@@ -45,6 +46,9 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
     if (!read) throw new Error("user read missing");
     return read;
   };
+  /** A user this write created has no roles but those its body assigned: none to read when it assigned none. */
+  const readCreated = (d: Db, env: Env, row: UserRow, input: Pick<UserCreate, "role_assignments">) =>
+    input.role_assignments?.length ? readOne(d, env, row) : userRead(row, [], false);
 
   return {
     async list({ environment }: EnvScope, q: UserListQuery, p: PageRequest) {
@@ -68,7 +72,7 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
 
     async create({ environment }: EnvScope, input: UserCreate): Promise<UserRead> {
       return write(environment, async (resolver, changes) =>
-        readOne(resolver.db, environment, await createUserRecord(resolver, input, changes)),
+        readCreated(resolver.db, environment, await createUserRecord(resolver, input, changes), input),
       );
     },
 
@@ -98,7 +102,7 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
         if (!USER_KEY_RE.test(key))
           throw invalid(`user key '${key}' must match ${USER_KEY_PATTERN}`, ["path", "user_id"]);
         const row = await createUserRecord(resolver, { ...input, key }, changes);
-        return { user: await readOne(resolver.db, environment, row), created: true };
+        return { user: await readCreated(resolver.db, environment, row, input), created: true };
       });
     },
 
