@@ -5,7 +5,8 @@ import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";
 import { newId } from "../lib/ids.ts";
 import { displayPrefix, hashSecret, type SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
-import { pathRowsOf, selectPathRows, type PathRefs, type PathRows } from "./path-rows.ts";
+import { pathLookup, pathRowsOf, selectPathRows, type PathRefs, type PathRows } from "./path-rows.ts";
+import { QueryShapes } from "../db/query-shapes.ts";
 import { insertApiKey, type ApiKeyRow } from "../modules/api-keys/api-keys.repo.ts";
 
 /** API key records, shared by the modules that create keys: api-keys, environments (each has its own key), organizations. */
@@ -51,9 +52,14 @@ export async function createKeyRecord(
   return { ...row, secret };
 }
 
+/** The key's lookup, built once per shape (QueryShapes): it runs before every keyed call. */
+const shapes = new QueryShapes();
+
 /** Who calls with this secret: the key, its scope and access; null for an unknown secret. */
 export async function findPrincipal(db: Kysely<Database>, secret: string): Promise<Principal | null> {
-  const row = await principalQuery(db, secret).executeTakeFirst();
+  const [row] = await shapes.rows(db, "key", [hashSecret(secret)], ([hash]) =>
+    principalQuery(db, hash as string),
+  );
   return row ? principalOf(row) : null;
 }
 
@@ -66,11 +72,19 @@ export async function findPrincipalAndPath(
   secret: string,
   refs: PathRefs,
 ): Promise<{ principal: Principal; path: PathRows } | null> {
-  const row = await selectPathRows(principalQuery(db, secret), "k.organization_id", refs).executeTakeFirst();
+  const { project, environment } = pathLookup(refs);
+  const values = [hashSecret(secret), project.value, ...(environment ? [environment.value] : [])];
+  const shape = `key/${project.column}/${environment?.column ?? "-"}`;
+  const [row] = await shapes.rows(db, shape, values, ([hash, p, e]) =>
+    selectPathRows(principalQuery(db, hash as string), "k.organization_id", {
+      project: { column: project.column, value: p as string },
+      environment: environment && { column: environment.column, value: e as string },
+    }),
+  );
   return row ? { principal: principalOf(row), path: pathRowsOf(row) } : null;
 }
 
-const principalQuery = (db: Kysely<Database>, secret: string) =>
+const principalQuery = (db: Kysely<Database>, secretHash: string) =>
   db
     .selectFrom("api_keys as k")
     .leftJoin("projects as p", "p.id", "k.project_id")
@@ -86,7 +100,7 @@ const principalQuery = (db: Kysely<Database>, secret: string) =>
       "p.key as project_key",
       "e.key as environment_key",
     ])
-    .where("k.secret_hash", "=", hashSecret(secret));
+    .where("k.secret_hash", "=", secretHash);
 
 type PrincipalRow = NonNullable<Awaited<ReturnType<ReturnType<typeof principalQuery>["executeTakeFirst"]>>>;
 

@@ -50,6 +50,17 @@ type Unlisted =
 const _everyColumn: [Unlisted] extends [never] ? true : never = true;
 void _everyColumn;
 
+/** A path's refs as the columns and values they are looked up by (`idOrKey`). */
+export interface PathLookup {
+  project: { column: "id" | "key"; value: string };
+  environment: { column: "id" | "key"; value: string } | undefined;
+}
+
+export const pathLookup = (refs: PathRefs): PathLookup => ({
+  project: idOrKey(refs.project),
+  environment: refs.environment === undefined ? undefined : idOrKey(refs.environment),
+});
+
 /**
  * Adds the rows a path's refs name, in the organization of `organizationIdColumn`, to a query of one row (the API
  * key's lookup), as columns `path_project_*` and `path_environment_*`; `pathRowsOf` reads them back. The key's
@@ -58,9 +69,9 @@ void _everyColumn;
 export function selectPathRows<DB extends Database, TB extends keyof DB, O>(
   query: SelectQueryBuilder<DB, TB, O>,
   organizationIdColumn: string,
-  refs: PathRefs,
+  path: PathLookup,
 ): SelectQueryBuilder<DB, TB, O> {
-  const project = idOrKey(refs.project);
+  const { project, environment } = path;
   // Kysely cannot type joins added to a generic builder: the aliases below are checked by the tests' queries.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let q = (query as SelectQueryBuilder<any, any, any>)
@@ -70,8 +81,7 @@ export function selectPathRows<DB extends Database, TB extends keyof DB, O>(
         .on(`path_p.${project.column}`, "=", project.value),
     )
     .select(PROJECT_COLUMNS.map((c) => `path_p.${c} as path_project_${c}`));
-  if (refs.environment !== undefined) {
-    const environment = idOrKey(refs.environment);
+  if (environment !== undefined) {
     q = q
       .leftJoin("environments as path_e", (join) =>
         join
