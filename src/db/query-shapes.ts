@@ -12,8 +12,8 @@ const marker = (i: number) => `\u0000gatehouse-value-${i}\u0000`;
 /**
  * Hot queries whose SQL depends only on their shape, never on their values, built by Kysely once per shape: `build`
  * makes the query from marker values, and every later call runs the same SQL with the markers in its parameters
- * swapped for the call's values. Building and compiling a query costs more than running it on SQLite (an API key's
- * lookup with its path's rows: about 10% of a write's time on the event loop).
+ * swapped for the call's values. Building and compiling a query can cost more than running it on SQLite (an API
+ * key's lookup with its path's rows: about 6% of the event loop's time under PUT users).
  */
 export class QueryShapes {
   /** Per dialect (its adapter: one per database, shared by its transactions), the compiled query of each shape. */
