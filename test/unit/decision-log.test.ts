@@ -744,13 +744,16 @@ describeEachDialect("decision log storage", (env) => {
   });
 });
 
-test("SQLite writer thread: stores chunks on its own connection, leaves out deleted environments and repeats, reports errors", async () => {
+test("SQLite writer thread: stores chunks on its own connection (synchronous NORMAL), leaves out deleted environments and repeats, reports errors", async () => {
   const env = await createTestEnv("sqlite");
   try {
     const writerDb = openSqliteDecisionLogWriter(env.store.location.sqliteFile as string);
     const writer = { write: (c: DecisionLogChunk) => insertDecisionLogChunk(writerDb, "sqlite", c, now()) };
     const [chunk] = await chunksOf(production(env), range(100, 150));
     assert.equal(await writer.write(chunk as DecisionLogChunk), 50);
+    // Its commits skip the disk, but not the syncs around its checkpoints (they copy the API's acknowledged writes).
+    const mode = await sql<{ synchronous: number }>`pragma synchronous`.execute(writerDb);
+    assert.deepEqual(mode.rows, [{ synchronous: 1 }], "synchronous = NORMAL, not OFF");
     const { rows } = await listDecisionLogs(env.store.db, "sqlite", production(env), {}, 0, 1000);
     assert.deepEqual(
       rows.map((r) => r.entry),

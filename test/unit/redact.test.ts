@@ -11,29 +11,34 @@ import {
 
 const KEY = `gh_${"k".repeat(43)}`;
 
+const SENSITIVE_NAMES = [
+  "secret",
+  "api_key_secret",
+  "password",
+  "client_secret",
+  "access_token",
+  "refresh_token",
+  "clientSecret",
+  "accessToken",
+  "apiKey",
+  "private_key",
+  "Authorization",
+  "x-api-key",
+  "apikey",
+  "credentials",
+  "invite_code",
+  "inviteCode",
+  "csrf_token",
+  "setup_token",
+  "current_password",
+  "new_password",
+  "privateKey",
+  "passphrase",
+  "session_cookie",
+];
+
 test("field names that look like secrets, and only those", () => {
-  for (const name of [
-    "secret",
-    "api_key_secret",
-    "password",
-    "client_secret",
-    "access_token",
-    "refresh_token",
-    "clientSecret",
-    "accessToken",
-    "apiKey",
-    "private_key",
-    "Authorization",
-    "x-api-key",
-    "apikey",
-    "credentials",
-    "invite_code",
-    "inviteCode",
-    "csrf_token",
-    "setup_token",
-    "current_password",
-    "new_password",
-  ]) {
+  for (const name of SENSITIVE_NAMES) {
     assert.ok(isSensitiveName(name), name);
   }
   for (const name of [
@@ -71,6 +76,13 @@ test("JSON bodies: values of secret fields at any depth, and secret values anywh
   const clean = JSON.stringify({ key: "a", name: "b" });
   assert.equal(redactJsonText(clean, secrets), clean, "text without hints is kept as it is");
   assert.equal(redactJsonText(`not json ${KEY}`, []), "not json [REDACTED]");
+});
+
+test("JSON bodies: a field of every secret-looking name is redacted, whatever its value looks like", () => {
+  for (const name of SENSITIVE_NAMES) {
+    const body = JSON.stringify({ id: 1, [name]: "plain value" });
+    assert.deepEqual(JSON.parse(redactJsonText(body, [])), { id: 1, [name]: "[REDACTED]" }, name);
+  }
 });
 
 test("query strings and paths", () => {

@@ -112,3 +112,71 @@ test("SQLite group commit: concurrent transactions share WAL fsyncs, each is ans
     await store.close();
   }
 });
+
+test("SQLite group commit: a write outside a transaction waits for its fsync without holding the connection", async (t) => {
+  const store = await freshStore("sqlite");
+  const events: string[] = [];
+  const open = fs.open.bind(fs);
+  // While held, an fsync of the WAL ends only when the test lets it.
+  let hold = true;
+  let letGo = () => {};
+  t.mock.method(fs, "open", async (...args: Parameters<typeof fs.open>) => {
+    const handle = await open(...args);
+    if (String(args[0]).endsWith("-wal")) {
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        events.push("fsync begins");
+        await sync();
+        if (hold) await new Promise<void>((resolve) => (letGo = resolve));
+        events.push("fsync done");
+      };
+    }
+    return handle;
+  });
+  const turns = async (n: number, until: () => boolean) => {
+    for (let i = 0; i < n && !until(); i++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  try {
+    await sql`create table scratch (n integer)`.execute(store.db);
+    hold = true;
+    events.length = 0;
+    const write = sql`insert into scratch values (1)`
+      .execute(store.db)
+      .then(() => events.push("write answered"));
+    // Queued behind the write for the connection: a read, a transaction, and two statements on one lease.
+    const read = sql<{ n: number }>`select n from scratch`.execute(store.db).then((r) => {
+      events.push(`read ${r.rows.map((row) => row.n).join()}`);
+    });
+    const transaction = store.db
+      .transaction()
+      .execute((trx) => sql`update scratch set n = n + 1`.execute(trx))
+      .then(() => events.push("transaction answered"));
+    const leased = store.db.connection().execute(async (conn) => {
+      await sql`insert into scratch values (10)`.execute(conn);
+      await sql`insert into scratch values (20)`.execute(conn);
+    });
+    await turns(200, () => events.includes("read 1"));
+    const meanwhile = [...events];
+    hold = false;
+    letGo();
+    await Promise.all([write, read, transaction, leased]);
+    assert.deepEqual(
+      meanwhile.filter((e) => e !== "fsync begins"),
+      ["read 1"],
+      "the read ran while the write's fsync was in flight",
+    );
+    assert.ok(
+      events.indexOf("fsync done") < events.indexOf("write answered"),
+      `the write is answered after its fsync: ${events.join(", ")}`,
+    );
+    const rows = await sql<{ n: number }>`select n from scratch order by n`.execute(store.db);
+    assert.deepEqual(
+      rows.rows.map((r) => r.n),
+      [2, 10, 20],
+    );
+  } finally {
+    hold = false;
+    letGo();
+    await store.close();
+  }
+});
