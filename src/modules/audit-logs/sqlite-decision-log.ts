@@ -6,9 +6,9 @@ import type { Database } from "../../db/types.ts";
  * The embedded PDP's decision log on SQLite: a connection on a thread of its own, so no insert runs on the event
  * loop that answers checks. It commits without waiting for the disk (`synchronous = NORMAL`, under WAL): a power
  * failure may cost the last decisions, never an API write. (OFF would also skip the syncs around the checkpoints
- * this connection runs, which copy the API's acknowledged writes into the database file.) It shares the file with the main connection under WAL, so while a
- * chunk is being written the main connection's writes wait for SQLite's one write lock (a chunk of 1,000
- * decisions takes about a millisecond).
+ * this connection runs, which copy the API's acknowledged writes into the database file.) It shares the file with
+ * the main connection under WAL, so while a chunk is being written the main connection's writes wait for SQLite's
+ * one write lock (a chunk of 1,000 decisions takes about a millisecond).
  */
 export function openSqliteDecisionLogWriter(file: string): Kysely<Database> {
   return openSqliteThread(file, ["synchronous = NORMAL", "busy_timeout = 10000"], "decision log writer");
