@@ -13,15 +13,16 @@ const SENSITIVE_NAME =
   /(^|_)(secret|password|passwd|passphrase|token|private_key|credentials?|authorization|cookie|api_?key|invite_code)(_|$)/;
 // Identifiers and descriptions of secrets are not secrets: `api_key_id`, `token_type`, `secret_prefix`.
 const HARMLESS_SUFFIX = /_(id|ids|type|prefix|name|expires_at|created_at)$/;
-/** A cheap first pass on raw JSON text: only text that may hold a secret is parsed and walked. */
-const SENSITIVE_NAME_IN_TEXT =
-  /"[^"]*(secret|password|passwd|passphrase|token|private[_-]?key|credential|authorization|cookie|api[_-]?key|invite[_-]?code)[^"]*"\s*:/i;
+/** What a secret field's name contains, in any case and with `_` or `-` between its words. */
+const SENSITIVE_WORDS =
+  "secret|passw|passphrase|token|private[_-]?key|credential|authorization|cookie|api[_-]?key|invite[_-]?code";
 /**
- * The words alone, tried first: a scan for them is about 5 times as fast as the pattern above, which backtracks
- * through every string of the text (73 against 15 µs over a 45 KB page of 100 users).
+ * A cheap first pass on raw JSON text: only text that may hold a secret is parsed and walked. The words alone are
+ * tried first: a scan for them is about 5 times as fast as the pattern of a name, which backtracks through every
+ * string of the text (15 against 73 µs over a 45 KB page of 100 users).
  */
-const SENSITIVE_WORD =
-  /secret|passw|passphrase|token|private[_-]?key|credential|authorization|cookie|api[_-]?key|invite[_-]?code/i;
+const SENSITIVE_WORD = new RegExp(SENSITIVE_WORDS, "i");
+const SENSITIVE_NAME_IN_TEXT = new RegExp(`"[^"]*(${SENSITIVE_WORDS})[^"]*"\\s*:`, "i");
 const GATEHOUSE_KEY = /gh_(?:[a-z0-9]{1,16}_)?[A-Za-z0-9_-]{43}/g;
 
 export function isSensitiveName(name: string): boolean {
