@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import path from "node:path";
+import { assertAcceptablePassword, isMemberEmail } from "./lib/credential-rules.ts";
 
 /** Every setting of the service: each is an environment variable and a `gatehouse` flag of the same name. */
 export interface Config {
@@ -423,6 +424,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       "GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL and GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD go together: set both or neither",
     );
   }
+  checkBootstrapOwner(config.bootstrapAdminEmail, config.bootstrapAdminPassword);
   config.dataDir = path.resolve(config.dataDir);
   config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
   if (config.regionSecret !== undefined && config.regionSecret.length < 32) {
@@ -430,6 +432,56 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   config.regionUrls = parseRegions(config.region, config.regions);
   return config;
+}
+
+/** The first start's owner, by the members API's rules, so that a start that would fail creates nothing first. */
+function checkBootstrapOwner(email: string | undefined, password: string | undefined): void {
+  if (email === undefined || password === undefined) return;
+  if (!isMemberEmail(email)) {
+    throw new ConfigError(`GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL must be an e-mail address, got "${email}"`);
+  }
+  try {
+    assertAcceptablePassword(password, email);
+  } catch (e) {
+    throw new ConfigError(`GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: ${(e as Error).message}`);
+  }
+}
+
+/** Variables of ours that are not settings: read by one command. */
+const OTHER_VARIABLES = ["GATEHOUSE_MEMBER_PASSWORD"];
+
+/**
+ * A line for each GATEHOUSE_* variable that nothing reads (a typo is otherwise ignored silently), with the
+ * known name nearest to it.
+ */
+export function unknownVariableWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = [...SETTINGS.map((s) => s.env), ...OTHER_VARIABLES];
+  const lines: string[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith("GATEHOUSE_") || known.includes(name)) continue;
+    const [nearest] = known
+      .map((k) => ({ k, d: editDistance(name, k) }))
+      .sort((a, b) => a.d - b.d || a.k.localeCompare(b.k));
+    // A suggestion only when the name is plausibly a misspelling of it.
+    const hint =
+      nearest && nearest.d <= Math.max(2, Math.floor(name.length / 4)) ? `; did you mean ${nearest.k}?` : "";
+    lines.push(`${name} is not a Gatehouse setting and is ignored${hint}`);
+  }
+  return lines;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions of one character. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
 }
 
 /** A region's name goes into key secrets (`gh_<region>_...`): short, lower-case letters and digits. */

@@ -174,3 +174,55 @@ test("the database in the running block has no password", () => {
   const config = loadConfig([], { DATABASE_URL: "postgres://app:hunter2-secret@db.internal:6543/gatehouse" });
   assert.equal(describeDatabase(config), "PostgreSQL postgres://app@db.internal:6543/gatehouse");
 });
+
+test("a first start with a bad bootstrap owner creates nothing and says why; a misspelled setting is named", async () => {
+  const dataDir = tempDir();
+  try {
+    const owner = { GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "a long bootstrap passphrase" };
+    for (const [env, error] of [
+      [
+        { ...owner, GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "notanemail" },
+        /GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL must be an e-mail address/,
+      ],
+      [
+        {
+          GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "owner@example.test",
+          GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "short",
+        },
+        /GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: a password needs at least 12 characters/,
+      ],
+    ] as const) {
+      const failed = await runGatehouse(["serve"], {
+        GATEHOUSE_DATA_DIR: dataDir,
+        GATEHOUSE_API_PORT: String(await freePort()),
+        GATEHOUSE_PDP_PORT: "0",
+        GATEHOUSE_APIPORT: "9000",
+        ...env,
+      });
+      const output = failed.stdout + failed.stderr;
+      assert.equal(failed.code, 2, output);
+      assert.match(failed.stderr, error);
+      assert.match(
+        failed.stderr,
+        /warning: GATEHOUSE_APIPORT is not a Gatehouse setting and is ignored; did you mean GATEHOUSE_API_PORT\?/,
+      );
+      assert.doesNotMatch(output, KEY_RE);
+      assert.doesNotMatch(output, /Created the/);
+    }
+    // Nothing was made: the next start is still the first.
+    const server = await startServerProcess({
+      GATEHOUSE_DATA_DIR: dataDir,
+      ...owner,
+      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "owner@example.test",
+    });
+    try {
+      assert.match(server.output(), /Created the first organization/);
+      assert.match(server.output(), /Created the owner owner@example\.test/);
+      assert.ok(KEY_RE.test(server.output()));
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
