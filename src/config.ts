@@ -122,7 +122,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "rateLimitPerMinute",
     kind: "int",
     default: "1000",
-    describe: "default limit per API key",
+    describe: "default limit per API key per minute (at least 60)",
   },
   {
     env: "GATEHOUSE_LOG_LEVEL",
@@ -347,6 +347,14 @@ export const SETTINGS: readonly Setting[] = [
 
 export class ConfigError extends Error {}
 
+/**
+ * The lowest rate limit a deployment or an organization may set: below it one typo locks every key out (the
+ * dashboard alone needs several calls per page).
+ */
+export const MIN_RATE_LIMIT_PER_MINUTE = 60;
+/** The highest an organization may set (the server's own setting is not bounded). */
+export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
+
 const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
 /** Flags win over environment variables, which win over defaults. */
@@ -398,8 +406,11 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
   }
   if (config.taskLeaseSeconds < 1) throw new ConfigError("GATEHOUSE_TASK_LEASE_SECONDS must be at least 1");
-  if (config.rateLimitPerMinute < 1)
-    throw new ConfigError("GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 1");
+  if (config.rateLimitPerMinute < MIN_RATE_LIMIT_PER_MINUTE) {
+    throw new ConfigError(
+      `GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least ${MIN_RATE_LIMIT_PER_MINUTE} (requests per minute per API key), got ${config.rateLimitPerMinute}`,
+    );
+  }
   if (config.decisionLog !== "on" && config.decisionLog !== "off") {
     throw new ConfigError(`GATEHOUSE_DECISION_LOG must be "on" or "off", got "${config.decisionLog}"`);
   }

@@ -27,7 +27,7 @@ test("every setting works as an environment variable and as a flag, and the flag
     databaseUrl: "postgres://u@h/db",
     redisUrl: "redis://127.0.0.1:6379",
     bootstrapApiKey: "b".repeat(32),
-    rateLimitPerMinute: "50",
+    rateLimitPerMinute: "120",
     logLevel: "debug",
     publicUrl: "https://gatehouse.example",
     secretKey: "s".repeat(32),
@@ -75,6 +75,11 @@ test("regions: names and base URLs, each region once", () => {
 test("invalid settings are clear errors", () => {
   assert.throws(() => loadConfig(["--api-port", "70000"], {}), ConfigError);
   assert.throws(() => loadConfig([], { GATEHOUSE_RATE_LIMIT_PER_MINUTE: "-1" }), /non-negative integer/);
+  assert.throws(
+    () => loadConfig([], { GATEHOUSE_RATE_LIMIT_PER_MINUTE: "59" }),
+    /GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 60/,
+  );
+  assert.equal(loadConfig(["--rate-limit-per-minute", "60"], {}).rateLimitPerMinute, 60);
   assert.throws(() => loadConfig([], { GATEHOUSE_BOOTSTRAP_API_KEY: "short" }), /at least 32/);
   assert.throws(() => loadConfig([], { DATABASE_URL: "mysql://x" }), /postgres/);
   assert.throws(() => loadConfig([], { GATEHOUSE_LOG_LEVEL: "loud" }), /GATEHOUSE_LOG_LEVEL/);
