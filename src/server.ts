@@ -124,7 +124,7 @@ async function bootstrapOrganization(
  */
 function createPdpOf(app: FastifyInstance, store: Store, config: Config): EmbeddedPdp {
   const pdp = createEmbeddedPdp({
-    storage: databasePdpStorage(store),
+    storage: databasePdpStorage(store, (keyId) => app.keyUse.used(keyId)),
     notifier: app.notifier,
     publicUrl: config.publicUrl,
     regions: config,
