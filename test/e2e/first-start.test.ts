@@ -226,3 +226,42 @@ test("a first start with a bad bootstrap owner creates nothing and says why; a m
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test("a running server records its keys' last use: an API call and a check on the embedded PDP", async () => {
+  const dataDir = tempDir();
+  const server = await startServerProcess({ GATEHOUSE_DATA_DIR: dataDir }, [], { pdp: true });
+  try {
+    const key = KEY_RE.exec(server.output())?.[1] as string;
+    const api = async (url: string) => {
+      const res = await fetch(`${server.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 200, url);
+      return res.json() as Promise<{ id: string; secret: string; last_used_at?: string }>;
+    };
+    const envKey = await api("/v2/api-key/default/production");
+    const check = await fetch(`http://127.0.0.1:${server.pdpPort}/allowed`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${envKey.secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ user: { key: "nobody" }, action: "read", resource: { type: "document" } }),
+    });
+    assert.equal(check.status, 200);
+    const { data } = (await api("/v2/api-key?object_type=org")) as unknown as { data: { id: string }[] };
+    const adminId = data[0]?.id as string;
+    // Written in batches every few seconds, not on the request's path.
+    let used: (string | undefined)[] = [];
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+      used = [
+        (await api(`/v2/api-key/${adminId}`)).last_used_at,
+        (await api(`/v2/api-key/${envKey.id}`)).last_used_at,
+      ];
+      if (used.every((at) => at !== undefined)) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.ok(
+      used.every((at) => at !== undefined && Date.now() - Date.parse(at) < 60_000),
+      JSON.stringify(used),
+    );
+  } finally {
+    await server.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
