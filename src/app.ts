@@ -30,6 +30,7 @@ import { metricsPlugin } from "./plugins/metrics.ts";
 import { countOpenTasks } from "./tasks/tasks.repo.ts";
 import { now } from "./lib/time.ts";
 import { organizationRateLimit } from "./domain/organization-records.ts";
+import { createKeyUseRecorder, type KeyUseRecorder } from "./domain/api-key-records.ts";
 import { organizationsRoutes } from "./modules/organizations/organizations.routes.ts";
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
 import { environmentsRoutes } from "./modules/environments/environments.routes.ts";
@@ -212,6 +213,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     publicUrl: config.publicUrl,
     session: { idleMs: config.sessionIdleMinutes * 60_000, maxMs: config.sessionMaxHours * 3_600_000 },
   });
+  // Keys' last use: noted once the call is answered, written in batches, at most once a minute per key.
+  const keyUse = createKeyUseRecorder(store.db, {
+    ...(deps.clock && { clock: deps.clock }),
+    onError: (err) => {
+      if (!store.outage.report(err, app.log)) app.log.warn({ err }, "could not record API keys' last use");
+    },
+  });
+  app.decorate("keyUse", keyUse);
+  app.addHook("onResponse", async (request) => {
+    const principal = request.principal;
+    if (principal && !principal.member) keyUse.used(principal.keyId);
+  });
+  app.addHook("onClose", () => keyUse.close());
   await app.register(rateLimitPlugin, {
     defaultLimit: config.rateLimitPerMinute,
     limitOf: (organizationId) => organizationRateLimit(store.db, organizationId),
@@ -340,5 +354,7 @@ declare module "fastify" {
     starting: boolean;
     /** The embedded PDP once it is built over this app (none with --pdp-port 0): the control plane's checks. */
     pdpSlot: PdpSlot;
+    /** Keys' last use; the embedded PDP notes the keys of its checks here too. */
+    keyUse: KeyUseRecorder;
   }
 }

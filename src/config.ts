@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import path from "node:path";
+import { assertAcceptablePassword, isMemberEmail } from "./lib/credential-rules.ts";
 
 /** Every setting of the service: each is an environment variable and a `gatehouse` flag of the same name. */
 export interface Config {
@@ -121,7 +122,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "rateLimitPerMinute",
     kind: "int",
     default: "1000",
-    describe: "default limit per API key",
+    describe: "default limit per API key per minute (at least 60)",
   },
   {
     env: "GATEHOUSE_LOG_LEVEL",
@@ -346,6 +347,14 @@ export const SETTINGS: readonly Setting[] = [
 
 export class ConfigError extends Error {}
 
+/**
+ * The lowest rate limit a deployment or an organization may set: below it one typo locks every key out (the
+ * dashboard alone needs several calls per page).
+ */
+export const MIN_RATE_LIMIT_PER_MINUTE = 60;
+/** The highest an organization may set (the server's own setting is not bounded). */
+export const MAX_RATE_LIMIT_PER_MINUTE = 1_000_000_000;
+
 const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
 
 /** Flags win over environment variables, which win over defaults. */
@@ -397,8 +406,11 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     throw new ConfigError("DATABASE_URL must start with postgres:// or postgresql://");
   }
   if (config.taskLeaseSeconds < 1) throw new ConfigError("GATEHOUSE_TASK_LEASE_SECONDS must be at least 1");
-  if (config.rateLimitPerMinute < 1)
-    throw new ConfigError("GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 1");
+  if (config.rateLimitPerMinute < MIN_RATE_LIMIT_PER_MINUTE) {
+    throw new ConfigError(
+      `GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least ${MIN_RATE_LIMIT_PER_MINUTE} (requests per minute per API key), got ${config.rateLimitPerMinute}`,
+    );
+  }
   if (config.decisionLog !== "on" && config.decisionLog !== "off") {
     throw new ConfigError(`GATEHOUSE_DECISION_LOG must be "on" or "off", got "${config.decisionLog}"`);
   }
@@ -423,6 +435,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       "GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL and GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD go together: set both or neither",
     );
   }
+  checkBootstrapOwner(config.bootstrapAdminEmail, config.bootstrapAdminPassword);
   config.dataDir = path.resolve(config.dataDir);
   config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
   if (config.regionSecret !== undefined && config.regionSecret.length < 32) {
@@ -430,6 +443,56 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   config.regionUrls = parseRegions(config.region, config.regions);
   return config;
+}
+
+/** The first start's owner, by the members API's rules, so that a start that would fail creates nothing first. */
+function checkBootstrapOwner(email: string | undefined, password: string | undefined): void {
+  if (email === undefined || password === undefined) return;
+  if (!isMemberEmail(email)) {
+    throw new ConfigError(`GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL must be an e-mail address, got "${email}"`);
+  }
+  try {
+    assertAcceptablePassword(password, email);
+  } catch (e) {
+    throw new ConfigError(`GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: ${(e as Error).message}`);
+  }
+}
+
+/** Variables of ours that are not settings: read by one command. */
+const OTHER_VARIABLES = ["GATEHOUSE_MEMBER_PASSWORD"];
+
+/**
+ * A line for each GATEHOUSE_* variable that nothing reads (a typo is otherwise ignored silently), with the
+ * known name nearest to it.
+ */
+export function unknownVariableWarnings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = [...SETTINGS.map((s) => s.env), ...OTHER_VARIABLES];
+  const lines: string[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith("GATEHOUSE_") || known.includes(name)) continue;
+    const [nearest] = known
+      .map((k) => ({ k, d: editDistance(name, k) }))
+      .sort((a, b) => a.d - b.d || a.k.localeCompare(b.k));
+    // A suggestion only when the name is plausibly a misspelling of it.
+    const hint =
+      nearest && nearest.d <= Math.max(2, Math.floor(name.length / 4)) ? `; did you mean ${nearest.k}?` : "";
+    lines.push(`${name} is not a Gatehouse setting and is ignored${hint}`);
+  }
+  return lines;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions of one character. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
 }
 
 /** A region's name goes into key secrets (`gh_<region>_...`): short, lower-case letters and digits. */

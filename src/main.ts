@@ -1,4 +1,4 @@
-import { ConfigError, configHelp, loadConfig, type Config } from "./config.ts";
+import { ConfigError, configHelp, loadConfig, unknownVariableWarnings, type Config } from "./config.ts";
 import type { migrateToLatest, Store } from "./db/store.ts";
 import { takeFlags, UsageError } from "./cli/args.ts";
 import { StartError } from "./lib/start-error.ts";
@@ -37,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  for (const line of unknownVariableWarnings(process.env))
+    process.stderr.write(`gatehouse: warning: ${line}\n`);
   if (command === "keys") {
     const [action, ...keyArgs] = flags;
     if (action !== "create" && action !== "list") throw new UsageError("gatehouse keys needs create or list");

@@ -2,9 +2,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
-import { ConfigError, type Config } from "./config.ts";
+import type { Config } from "./config.ts";
 import { AppError } from "./lib/errors.ts";
-import { assertAcceptablePassword, hashPassword } from "./lib/passwords.ts";
+import { hashPassword } from "./lib/passwords.ts";
 import {
   countMembers,
   firstOrganizationId,
@@ -70,12 +70,8 @@ async function bootstrapOwner(store: Store, config: Config, print: (line: string
   const organizationId = await firstOrganizationId(store.db);
   if (!organizationId) return;
   const { bootstrapAdminEmail: email, bootstrapAdminPassword: password } = config;
+  // Both were checked with the configuration (loadConfig), before anything was created.
   if (email !== undefined && password !== undefined) {
-    try {
-      assertAcceptablePassword(password, email);
-    } catch (e) {
-      throw new ConfigError(`GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: ${(e as Error).message}`);
-    }
     const passwordHash = await hashPassword(password);
     try {
       await store.db
@@ -128,7 +124,7 @@ async function bootstrapOrganization(
  */
 function createPdpOf(app: FastifyInstance, store: Store, config: Config): EmbeddedPdp {
   const pdp = createEmbeddedPdp({
-    storage: databasePdpStorage(store),
+    storage: databasePdpStorage(store, (keyId) => app.keyUse.used(keyId)),
     notifier: app.notifier,
     publicUrl: config.publicUrl,
     regions: config,

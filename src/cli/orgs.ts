@@ -1,6 +1,13 @@
 import fs from "node:fs";
 import readline from "node:readline";
-import { ConfigError, loadConfig, type Config } from "../config.ts";
+import {
+  ConfigError,
+  loadConfig,
+  MAX_RATE_LIMIT_PER_MINUTE,
+  MIN_RATE_LIMIT_PER_MINUTE,
+  type Config,
+} from "../config.ts";
+import { setOrganizationRateLimit } from "../domain/organization-records.ts";
 import { migrateToLatest, type Store } from "../db/store.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { takeFlags } from "./args.ts";
@@ -22,11 +29,12 @@ export interface OrgsCommandDeps {
 /** `gatehouse orgs ...`: its own flags (--org, --file, --confirm), then the service's flags for the database. */
 export async function orgsCommand(argv: string[], deps: OrgsCommandDeps, env = process.env): Promise<number> {
   const [sub, ...rest] = argv;
-  const { values, rest: configFlags } = takeFlags(rest, ["org", "file", "confirm"]);
+  const { values, rest: configFlags } = takeFlags(rest, ["org", "file", "confirm", "limit"]);
   const { org, file } = values;
   const usage = new ConfigError(`usage:\n${ORGS_USAGE}`);
-  if (!file && sub !== "delete") throw usage;
+  if (!file && (sub === "export" || sub === "import")) throw usage;
   if (!org && sub !== "import") throw usage;
+  const limit = sub === "set-rate-limit" ? rateLimitOf(values.limit) : undefined;
   const config = loadConfig(configFlags, env);
   const store = deps.openStore(config);
   try {
@@ -66,6 +74,16 @@ export async function orgsCommand(argv: string[], deps: OrgsCommandDeps, env = p
       deps.print(`Exported organization '${organization.key}' (${rows} rows) to ${file}.`);
       return 0;
     }
+    if (sub === "set-rate-limit") {
+      await setOrganizationRateLimit(store.db, organization.id, limit);
+      deps.print(
+        limit === undefined
+          ? `Organization '${organization.key}' has no rate limit of its own now: its keys get the server's (GATEHOUSE_RATE_LIMIT_PER_MINUTE).`
+          : `Organization '${organization.key}': ${limit} requests per minute per API key.`,
+      );
+      deps.print("Running servers apply it within 5 seconds.");
+      return 0;
+    }
     if (sub === "delete") {
       if (values.confirm !== organization.key)
         throw new ConfigError(
@@ -84,4 +102,21 @@ export async function orgsCommand(argv: string[], deps: OrgsCommandDeps, env = p
   } finally {
     await store.close();
   }
+}
+
+/** --limit: requests per minute in the range the API accepts, or "default" to remove the organization's own. */
+function rateLimitOf(value: string | undefined): number | undefined {
+  if (value === "default") return undefined;
+  const limit = Number(value);
+  if (
+    value === undefined ||
+    !/^\d+$/.test(value) ||
+    limit < MIN_RATE_LIMIT_PER_MINUTE ||
+    limit > MAX_RATE_LIMIT_PER_MINUTE
+  ) {
+    throw new ConfigError(
+      `--limit must be a whole number of requests per minute from ${MIN_RATE_LIMIT_PER_MINUTE} to ${MAX_RATE_LIMIT_PER_MINUTE}, or "default" (the server's), got ${value === undefined ? "nothing" : `"${value}"`}`,
+    );
+  }
+  return limit;
 }

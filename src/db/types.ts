@@ -57,6 +57,8 @@ export interface ApiKeysTable {
   last_used_at: string | null;
   /** the member whose session created the key (issue 19); null for keys created with a key */
   created_by_member_id: string | null;
+  /** the key whose call created the key (migration 0018); null for keys made by a member, the CLI or the system */
+  created_by_key_id: string | null;
 }
 
 export interface TenantsTable {

@@ -21,6 +21,8 @@ export interface NewKey {
   name?: string | null;
   /** The member whose session creates the key. */
   createdByMemberId?: string | null;
+  /** The key whose call creates the key. */
+  createdByKeyId?: string | null;
   /** A secret chosen by the operator (the bootstrap key); generated when absent. */
   secret?: string;
 }
@@ -47,8 +49,11 @@ export async function createKeyRecord(
     created_at: now(),
     last_used_at: null,
     created_by_member_id: key.createdByMemberId ?? null,
+    created_by_key_id: key.createdByKeyId ?? null,
   };
-  await insertApiKey(db, row);
+  // The creating key's column only when set, so that keys can still be made on a database migrated before 0018.
+  const { created_by_key_id: createdByKeyId, ...rest } = row;
+  await insertApiKey(db, createdByKeyId === null ? rest : row);
   return { ...row, secret };
 }
 
@@ -115,3 +120,67 @@ const principalOf = (row: PrincipalRow): Principal => ({
   level: row.object_type as ScopeLevel,
   access: row.access_level as AccessLevel,
 });
+
+/** A key's use is written at most this often. */
+const KEY_USE_INTERVAL_MS = 60_000;
+
+/** Keys' last use (`last_used_at`), noted in memory on the hot path and written in batches off it. */
+export interface KeyUseRecorder {
+  /** Notes a use of the key; costs a map lookup. A key noted less than a minute ago is left alone. */
+  used(keyId: string): void;
+  /** Writes what was noted (done every `flushMs` and at close). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createKeyUseRecorder(
+  db: Kysely<Database>,
+  options: { flushMs?: number; clock?: () => number; onError?: (error: unknown) => void } = {},
+): KeyUseRecorder {
+  const clock = options.clock ?? Date.now;
+  const notedAt = new Map<string, number>();
+  let pending = new Set<string>();
+  let writing: Promise<void> = Promise.resolve();
+
+  async function write(ids: string[]): Promise<void> {
+    try {
+      // One statement per batch: the write's time stands for every use noted since the last batch.
+      for (let i = 0; i < ids.length; i += 500) {
+        await db
+          .updateTable("api_keys")
+          .set({ last_used_at: now() })
+          .where("id", "in", ids.slice(i, i + 500))
+          .execute();
+      }
+    } catch (error) {
+      options.onError?.(error);
+    }
+  }
+
+  function flush(): Promise<void> {
+    const at = clock();
+    for (const [id, noted] of notedAt) if (at - noted >= KEY_USE_INTERVAL_MS) notedAt.delete(id);
+    if (pending.size === 0) return writing;
+    const ids = [...pending];
+    pending = new Set();
+    writing = writing.then(() => write(ids));
+    return writing;
+  }
+
+  const timer = setInterval(() => void flush(), options.flushMs ?? 5_000);
+  timer.unref();
+  return {
+    used(keyId) {
+      const at = clock();
+      const noted = notedAt.get(keyId);
+      if (noted !== undefined && at - noted < KEY_USE_INTERVAL_MS) return;
+      notedAt.set(keyId, at);
+      pending.add(keyId);
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}

@@ -5,6 +5,7 @@ import { duplicate } from "../lib/errors.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
+import { MIN_RATE_LIMIT_PER_MINUTE } from "../config.ts";
 import { idOrKey, newId } from "../lib/ids.ts";
 import type { OrganizationCreate, OrganizationRead } from "../modules/organizations/organizations.schemas.ts";
 import { createKeyRecord } from "./api-key-records.ts";
@@ -90,5 +91,31 @@ export async function organizationRateLimit(
     .where("id", "=", organizationId)
     .executeTakeFirst();
   const value = fromJsonObject(row?.settings)["rate_limit_per_minute"];
-  return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+  // A value below the floor (stored before there was one) counts as the floor: it must not lock keys out.
+  return Number.isSafeInteger(value) && (value as number) > 0
+    ? Math.max(value as number, MIN_RATE_LIMIT_PER_MINUTE)
+    : undefined;
+}
+
+/** Sets the organization's own rate limit (undefined: none, the server's applies), keeping its other settings. */
+export async function setOrganizationRateLimit(
+  db: Kysely<Database>,
+  organizationId: string,
+  limit: number | undefined,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const row = await trx
+      .selectFrom("organizations")
+      .select("settings")
+      .where("id", "=", organizationId)
+      .executeTakeFirstOrThrow();
+    const settings = fromJsonObject(row.settings);
+    if (limit === undefined) delete settings["rate_limit_per_minute"];
+    else settings["rate_limit_per_minute"] = limit;
+    await trx
+      .updateTable("organizations")
+      .set({ settings: toJson(settings), updated_at: now() })
+      .where("id", "=", organizationId)
+      .execute();
+  });
 }

@@ -13,12 +13,19 @@ import { snapshotPages } from "./snapshot-stream.ts";
 /** Revisions read per round, so a replica far behind catches up in bounded steps. */
 const REVISIONS_PER_ROUND = 500;
 
-/** The embedded PDP's storage: the control plane's own database. */
-export function databasePdpStorage(store: Store): PdpStorage {
+/**
+ * The embedded PDP's storage: the control plane's own database. `keyUsed` is told of every key the PDP looks up
+ * (it caches them for seconds, so a key in use is looked up again well within a minute).
+ */
+export function databasePdpStorage(store: Store, keyUsed?: (keyId: string) => void): PdpStorage {
   return {
     outage: store.outage,
     isUnavailable: isDatabaseUnavailable,
-    findKey: (secret) => findPrincipal(store.db, secret),
+    async findKey(secret) {
+      const principal = await findPrincipal(store.db, secret);
+      if (principal) keyUsed?.(principal.keyId);
+      return principal;
+    },
     async findEnvironment(organizationId, projectRef, environmentRef) {
       const project = await findProject(store.db, organizationId, projectRef);
       const env = project ? await findEnvironment(store.db, project.id, environmentRef) : undefined;

@@ -150,7 +150,7 @@ async function redisCounter(url: string, fallback: Counter, log: FastifyBaseLogg
 }
 
 /**
- * Per API key, a fixed one-minute window aligned to the clock (the same windows on every instance). Runs right
+ * Per API key (and per member's session, apart), a fixed one-minute window aligned to the clock (the same windows on every instance). Runs right
  * after authentication, before the body is read: a rejected call has no effect. Every response to a keyed call
  * carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); a 429 adds `Retry-After`.
  */
@@ -200,17 +200,21 @@ export const rateLimitPlugin = fp(
     app.addHook("onRequest", async (request) => {
       const principal = request.principal;
       if (!principal) return;
-      const limit = await limitOf(principal.organizationId);
+      const organizationLimit = await limitOf(principal.organizationId);
+      // A member's session counts apart from the keys, with at least the server's limit: an organization limit
+      // set too low for its keys can still be raised from the dashboard.
+      const session = principal.member !== undefined;
+      const limit = session ? Math.max(organizationLimit, opts.defaultLimit) : organizationLimit;
       const at = clock();
       const windowStart = Math.floor(at / WINDOW_MS) * WINDOW_MS;
-      const count = await counter.hit(principal.keyId, windowStart);
+      const count = await counter.hit(session ? `member:${principal.keyId}` : principal.keyId, windowStart);
       const reset = Math.max(1, Math.ceil((windowStart + WINDOW_MS - at) / 1000));
       const limited = count > limit;
       request.rateLimit = { limit, remaining: Math.max(0, limit - count), reset, limited };
       if (limited) {
         throw new AppError(
           "TOO_MANY_REQUESTS",
-          `this API key is over its limit of ${limit} requests per minute; retry the same request in ${reset} s`,
+          `this ${session ? "session" : "API key"} is over its limit of ${limit} requests per minute; retry the same request in ${reset} s`,
           { limit, retry_after_seconds: reset },
         );
       }

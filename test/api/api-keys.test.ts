@@ -2,6 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
 import { validatePermitResponse } from "../helpers/permit-contract.ts";
+import { addMember, asMember, login } from "../helpers/members.ts";
+import { startTestPdp } from "../helpers/pdp.ts";
 
 describeEachDialect("API keys", (env) => {
   test("create keys of each scope; the secret is shown on creation and to organization admins", async () => {
@@ -100,5 +102,103 @@ describeEachDialect("API keys", (env) => {
       409,
     );
     assert.equal((await call(res.json.api_key_secret, "GET", `/v2/orgs/acme`)).status, 404);
+  });
+
+  test("a key made with a key names it (created_by_key); one made in a session names the member, not a key", async () => {
+    const { acme, store, app, call } = env();
+    const made = await call(acme.adminKey, "POST", "/v2/api-key", {
+      object_type: "org",
+      name: "made by key",
+    });
+    assert.equal(made.status, 200);
+    const admin = await store.db
+      .selectFrom("api_keys")
+      .select(["id", "name"])
+      .where("id", "=", acme.adminKeyId)
+      .executeTakeFirstOrThrow();
+    const creator = { id: admin.id, ...(admin.name !== null && { name: admin.name }) };
+    assert.deepEqual(made.json.created_by_key, creator);
+    assert.equal(made.json.created_by_member, undefined);
+    assert.deepEqual(
+      (await call(acme.adminKey, "GET", `/v2/api-key/${made.json.id}`)).json.created_by_key,
+      creator,
+    );
+    const listed = await call(acme.adminKey, "GET", "/v2/api-key?object_type=org&per_page=100");
+    assert.deepEqual(
+      listed.json.data.find((k: { id: string }) => k.id === made.json.id).created_by_key,
+      creator,
+    );
+    assert.deepEqual(validatePermitResponse("get", "/v2/api-key", 200, listed.json), []);
+
+    await addMember(store, "keymaker@example.test", [{ organizationId: acme.id }]);
+    const session = await login(app, "keymaker@example.test");
+    const bySession = await asMember(app, session, "POST", "/v2/api-key", {
+      object_type: "org",
+      name: "by member",
+    });
+    assert.equal(bySession.status, 200);
+    assert.equal(bySession.json.created_by_member.email, "keymaker@example.test");
+    assert.equal(bySession.json.created_by_key, undefined);
+  });
+
+  test("last_used_at: set by API calls and PDP checks, written off the request in a batch, at most once a minute per key", async () => {
+    const { acme, globex, store, app, call } = env();
+    const made = await call(acme.adminKey, "POST", "/v2/api-key", { object_type: "org", name: "used" });
+    assert.equal(made.json.last_used_at, undefined, "a new key was never used");
+    const lastUsed = async (id: string) =>
+      (
+        await store.db
+          .selectFrom("api_keys")
+          .select("last_used_at")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
+
+    const started = Date.now() - 1;
+    const since = (at: string | null) => at !== null && Date.parse(at) >= started;
+    const unused = await call(globex.adminKey, "POST", "/v2/api-key", { object_type: "org", name: "unused" });
+    assert.equal((await call(made.json.secret, "GET", "/v2/projects")).status, 200);
+    assert.equal(await lastUsed(made.json.id), null, "not written on the request's path");
+    await app.keyUse.flush();
+    const first = await lastUsed(made.json.id);
+    assert.ok(since(first), `recorded after the batch: ${first}`);
+    const read = await call(acme.adminKey, "GET", `/v2/api-key/${made.json.id}`);
+    assert.equal(read.json.last_used_at, first);
+    assert.deepEqual(validatePermitResponse("get", "/v2/api-key/{api_key_id}", 200, read.json), []);
+
+    // Within the minute, more calls write nothing more.
+    await store.db
+      .updateTable("api_keys")
+      .set({ last_used_at: "2000-01-01T00:00:00.000Z" })
+      .where("id", "=", made.json.id)
+      .execute();
+    for (let i = 0; i < 5; i++) await call(made.json.secret, "GET", "/v2/projects");
+    await app.keyUse.flush();
+    assert.equal(await lastUsed(made.json.id), "2000-01-01T00:00:00.000Z");
+    assert.equal(await lastUsed(unused.json.id), null, "another organization's unused key is left alone");
+
+    // A check through the embedded PDP with the environment's key records that key.
+    const envKey = await call(acme.adminKey, "GET", `/v2/api-key/${acme.projectId}/${acme.envs.development}`);
+    assert.equal(envKey.status, 200);
+    const pdp = await startTestPdp(env());
+    try {
+      await app.keyUse.flush();
+      await store.db
+        .updateTable("api_keys")
+        .set({ last_used_at: null })
+        .where("id", "=", envKey.json.id)
+        .execute();
+      const check = await pdp.call(envKey.json.secret, "/allowed", {
+        user: { key: "nobody" },
+        action: "read",
+        resource: { type: "document" },
+      });
+      assert.equal(check.status, 200);
+      await app.keyUse.flush();
+      const used = await lastUsed(envKey.json.id);
+      assert.ok(since(used), `the PDP's check recorded the key: ${used}`);
+    } finally {
+      await pdp.close();
+    }
   });
 });

@@ -3,6 +3,10 @@ import assert from "node:assert/strict";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { Redis } from "ioredis";
 import { buildTestApp, describeEachDialect, type TestEnv } from "../helpers/app.ts";
+import { addMember, asMember, login } from "../helpers/members.ts";
+import { orgsCommand } from "../../src/cli/orgs.ts";
+import { ConfigError } from "../../src/config.ts";
+import { openStore } from "../../src/db/store.ts";
 
 const LIMIT = 5;
 const REDIS_URL = process.env["TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379";
@@ -105,39 +109,150 @@ describeEachDialect(
       );
     });
 
-    test("a limit changed through the API applies at once; invalid limits are 422 and change nothing", async () => {
+    test("a limit changed through the API applies at once; limits below 60 or invalid are 422 and change nothing", async () => {
       const { acme, call } = env();
       const key = await newKey(env(), "limit-change");
       nextWindow();
       const patch = (settings: unknown) => call(acme.adminKey, "PATCH", `/v2/orgs/${acme.id}`, { settings });
-      assert.equal((await patch({ rate_limit_per_minute: 8, theme: "dark" })).status, 200);
+      assert.equal((await patch({ rate_limit_per_minute: 70, theme: "dark" })).status, 200);
       const first = await call(key.secret, "GET", "/v2/projects");
-      assert.equal(first.headers["ratelimit-limit"], "8");
-      assert.equal(first.headers["ratelimit-remaining"], "7");
+      assert.equal(first.headers["ratelimit-limit"], "70");
+      assert.equal(first.headers["ratelimit-remaining"], "69");
 
       nextWindow();
-      for (const bad of [0, -1, 1.5, "10", null, true]) {
+      for (const bad of [-5, 0, 1, 59, 1_000_000_001, 1.5, "100", null, true]) {
         const res = await patch({ rate_limit_per_minute: bad });
         assert.equal(res.status, 422, JSON.stringify(bad));
         assert.equal(res.json.error_code, "INVALID_INPUT");
       }
-      const newOrg = { key: "bad-limit", name: "Bad limit", settings: { rate_limit_per_minute: 0 } };
+      const tooLow = await patch({ rate_limit_per_minute: -5 });
+      assert.match(tooLow.json.message, /rate_limit_per_minute: must be >= 60/);
+      const newOrg = { key: "bad-limit", name: "Bad limit", settings: { rate_limit_per_minute: 59 } };
       assert.equal((await call(acme.adminKey, "POST", "/v2/orgs", newOrg)).status, 422);
       const org = await call(acme.adminKey, "GET", `/v2/orgs/${acme.id}`);
-      assert.deepEqual(org.json.settings, { rate_limit_per_minute: 8, theme: "dark" });
+      assert.deepEqual(org.json.settings, { rate_limit_per_minute: 70, theme: "dark" });
 
       // Lowered below what the key has used in this window: the next call is already over.
       nextWindow();
-      for (let i = 0; i < 3; i++) assert.equal((await call(key.secret, "GET", "/v2/projects")).status, 200);
-      assert.equal((await patch({ rate_limit_per_minute: 2 })).status, 200);
+      for (let i = 0; i < 65; i++) assert.equal((await call(key.secret, "GET", "/v2/projects")).status, 200);
+      assert.equal((await patch({ rate_limit_per_minute: 60 })).status, 200);
       const over = await call(key.secret, "GET", "/v2/projects");
       assert.equal(over.status, 429);
-      assert.equal(over.headers["ratelimit-limit"], "2");
+      assert.equal(over.headers["ratelimit-limit"], "60");
 
       // Removing the setting restores the server's default.
       nextWindow();
       assert.equal((await patch({})).status, 200);
       assert.equal((await call(key.secret, "GET", "/v2/projects")).headers["ratelimit-limit"], String(LIMIT));
+    });
+
+    test("members' sessions count apart from the keys, with at least the server's limit: a member can raise a limit that stops the keys", async () => {
+      const { store, box, acme } = env();
+      const key = await newKey(env(), "session-apart");
+      // The server's own default here is 1000; the organization's 60 then stops its keys, not its members.
+      const app = await buildTestApp(store, box, { rateLimitPerMinute: 1000, clock });
+      try {
+        await addMember(store, "limits@example.test", [{ organizationId: acme.id }]);
+        const session = await login(app, "limits@example.test");
+        nextWindow();
+        assert.equal(
+          (
+            await asMember(app, session, "PATCH", `/v2/orgs/${acme.id}`, {
+              settings: { rate_limit_per_minute: 60 },
+            })
+          ).status,
+          200,
+        );
+        for (let i = 0; i < 60; i++)
+          assert.equal((await callOn(app, key.secret, "GET", "/v2/projects")).status, 200);
+        const stopped = await callOn(app, key.secret, "GET", "/v2/projects");
+        assert.equal(stopped.status, 429);
+        assert.match(stopped.json.message, /this API key is over its limit of 60/);
+
+        const read = await asMember(app, session, "GET", `/v2/orgs/${acme.id}`);
+        assert.equal(read.status, 200, "the member's session still works");
+        assert.equal(read.headers["ratelimit-limit"], "1000");
+        assert.equal(
+          read.headers["ratelimit-remaining"],
+          "998",
+          "counted apart from the key (the PATCH and this)",
+        );
+        const raised = await asMember(app, session, "PATCH", `/v2/orgs/${acme.id}`, {
+          settings: { rate_limit_per_minute: 5000 },
+        });
+        assert.equal(raised.status, 200);
+        const again = await callOn(app, key.secret, "GET", "/v2/projects");
+        assert.equal(again.status, 200, "the keys work again at once");
+        assert.equal(again.headers["ratelimit-limit"], "5000");
+
+        // A limit stored below the floor (before there was one) counts as the floor.
+        nextWindow();
+        await store.db
+          .updateTable("organizations")
+          .set({ settings: JSON.stringify({ rate_limit_per_minute: 1 }) })
+          .where("id", "=", acme.id)
+          .execute();
+        app.rateLimits.forget(acme.id);
+        const floored = await callOn(app, key.secret, "GET", "/v2/projects");
+        assert.equal(floored.status, 200);
+        assert.equal(floored.headers["ratelimit-limit"], "60");
+        await store.db
+          .updateTable("organizations")
+          .set({ settings: JSON.stringify({}) })
+          .where("id", "=", acme.id)
+          .execute();
+      } finally {
+        await app.close();
+      }
+    });
+
+    test("gatehouse orgs set-rate-limit sets or removes an organization's limit on the database; below 60 it is refused", async () => {
+      const { store, box, acme, globex, app } = env();
+      const key = await newKey(env(), "cli-limit");
+      const printed: string[] = [];
+      const run = (...args: string[]) =>
+        orgsCommand(
+          ["set-rate-limit", ...args],
+          {
+            openStore: () => openStore(store.location),
+            loadSecretBox: () => box,
+            print: (line) => printed.push(line),
+          },
+          {},
+        );
+      const stored = async (id: string) =>
+        (
+          await store.db
+            .selectFrom("organizations")
+            .select("settings")
+            .where("id", "=", id)
+            .executeTakeFirstOrThrow()
+        ).settings;
+      const [acmeBefore, globexBefore] = [await stored(acme.id), await stored(globex.id)];
+      for (const bad of ["1", "-5", "59", "1000000001", "ten"]) {
+        await assert.rejects(run("--org", "acme", "--limit", bad), (e: Error) => {
+          assert.ok(e instanceof ConfigError, bad);
+          assert.match(e.message, /--limit must be a whole number of requests per minute from 60/);
+          return true;
+        });
+      }
+      await assert.rejects(run("--org", "nope", "--limit", "100"), /no organization 'nope'/);
+      assert.equal(await stored(acme.id), acmeBefore, "the refused calls changed nothing");
+
+      assert.equal(await run("--org", acme.id, "--limit", "120"), 0);
+      assert.match(printed.join("\n"), /Organization 'acme': 120 requests per minute per API key/);
+      app.rateLimits.forget(acme.id);
+      nextWindow();
+      assert.equal((await callOn(app, key.secret, "GET", "/v2/projects")).headers["ratelimit-limit"], "120");
+      assert.equal(await stored(globex.id), globexBefore, "another organization is left alone");
+
+      assert.equal(await run("--org", "acme", "--limit", "default"), 0);
+      assert.deepEqual(JSON.parse((await stored(acme.id)) ?? "{}"), {});
+      app.rateLimits.forget(acme.id);
+      assert.equal(
+        (await callOn(app, key.secret, "GET", "/v2/projects")).headers["ratelimit-limit"],
+        String(LIMIT),
+      );
     });
 
     test(

@@ -174,3 +174,94 @@ test("the database in the running block has no password", () => {
   const config = loadConfig([], { DATABASE_URL: "postgres://app:hunter2-secret@db.internal:6543/gatehouse" });
   assert.equal(describeDatabase(config), "PostgreSQL postgres://app@db.internal:6543/gatehouse");
 });
+
+test("a first start with a bad bootstrap owner creates nothing and says why; a misspelled setting is named", async () => {
+  const dataDir = tempDir();
+  try {
+    const owner = { GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "a long bootstrap passphrase" };
+    for (const [env, error] of [
+      [
+        { ...owner, GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "notanemail" },
+        /GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL must be an e-mail address/,
+      ],
+      [
+        {
+          GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "owner@example.test",
+          GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "short",
+        },
+        /GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: a password needs at least 12 characters/,
+      ],
+    ] as const) {
+      const failed = await runGatehouse(["serve"], {
+        GATEHOUSE_DATA_DIR: dataDir,
+        GATEHOUSE_API_PORT: String(await freePort()),
+        GATEHOUSE_PDP_PORT: "0",
+        GATEHOUSE_APIPORT: "9000",
+        ...env,
+      });
+      const output = failed.stdout + failed.stderr;
+      assert.equal(failed.code, 2, output);
+      assert.match(failed.stderr, error);
+      assert.match(
+        failed.stderr,
+        /warning: GATEHOUSE_APIPORT is not a Gatehouse setting and is ignored; did you mean GATEHOUSE_API_PORT\?/,
+      );
+      assert.doesNotMatch(output, KEY_RE);
+      assert.doesNotMatch(output, /Created the/);
+    }
+    // Nothing was made: the next start is still the first.
+    const server = await startServerProcess({
+      GATEHOUSE_DATA_DIR: dataDir,
+      ...owner,
+      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "owner@example.test",
+    });
+    try {
+      assert.match(server.output(), /Created the first organization/);
+      assert.match(server.output(), /Created the owner owner@example\.test/);
+      assert.ok(KEY_RE.test(server.output()));
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a running server records its keys' last use: an API call and a check on the embedded PDP", async () => {
+  const dataDir = tempDir();
+  const server = await startServerProcess({ GATEHOUSE_DATA_DIR: dataDir }, [], { pdp: true });
+  try {
+    const key = KEY_RE.exec(server.output())?.[1] as string;
+    const api = async (url: string) => {
+      const res = await fetch(`${server.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 200, url);
+      return res.json() as Promise<{ id: string; secret: string; last_used_at?: string }>;
+    };
+    const envKey = await api("/v2/api-key/default/production");
+    const check = await fetch(`http://127.0.0.1:${server.pdpPort}/allowed`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${envKey.secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ user: { key: "nobody" }, action: "read", resource: { type: "document" } }),
+    });
+    assert.equal(check.status, 200);
+    const { data } = (await api("/v2/api-key?object_type=org")) as unknown as { data: { id: string }[] };
+    const adminId = data[0]?.id as string;
+    // Written in batches every few seconds, not on the request's path.
+    let used: (string | undefined)[] = [];
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+      used = [
+        (await api(`/v2/api-key/${adminId}`)).last_used_at,
+        (await api(`/v2/api-key/${envKey.id}`)).last_used_at,
+      ];
+      if (used.every((at) => at !== undefined)) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    assert.ok(
+      used.every((at) => at !== undefined && Date.now() - Date.parse(at) < 60_000),
+      JSON.stringify(used),
+    );
+  } finally {
+    await server.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});

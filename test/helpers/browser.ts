@@ -45,6 +45,8 @@ export function ensureDashboardBuilt(): void {
     fs.statSync(index).mtimeMs >=
       Math.max(
         newestIn(path.join(WEB, "src")),
+        newestIn(path.join(WEB, "public")),
+        fs.statSync(path.join(WEB, "index.html")).mtimeMs,
         fs.statSync(path.join(REPO_ROOT, "docs/openapi.json")).mtimeMs,
       );
   for (const deadline = Date.now() + 300_000; !fresh();) {

@@ -57,7 +57,7 @@ export async function startTestPdp(
   options: { idleMs?: number; decisions?: DecisionLogger } = {},
 ): Promise<TestPdp> {
   const pdp = createEmbeddedPdp({
-    storage: databasePdpStorage(env.store),
+    storage: databasePdpStorage(env.store, (keyId) => env.app.keyUse.used(keyId)),
     notifier: env.app.notifier,
     publicUrl: PUBLIC_URL,
     controlPlane: () => env.app,

@@ -40,18 +40,27 @@ const rewriteRefs = (schema: unknown): unknown =>
 
 /**
  * Fields Gatehouse adds to a Permit shape (docs/compatibility.md), left out before the body is compared: an
- * organization's region and the base URL of its deployment (docs/regions.md).
+ * organization's region and the base URL of its deployment (docs/regions.md), the key that created an API key.
  */
 const EXTENSIONS: Record<string, readonly string[]> = {
   "/v2/orgs": ["region", "api_url"],
   "/v2/orgs/active/org": ["region", "api_url"],
   "/v2/orgs/{org_id}": ["region", "api_url"],
+  "/v2/api-key": ["created_by_key"],
+  "/v2/api-key/{api_key_id}": ["created_by_key"],
+  "/v2/api-key/{proj_id}/{env_id}": ["created_by_key"],
+  "/v2/api-key/{api_key_id}/rotate-secret": ["created_by_key"],
 };
 
+/** The body without `fields`, in an item, a list of items, or a page of them (`data`). */
 const without = (body: unknown, fields: readonly string[]): unknown => {
   if (Array.isArray(body)) return body.map((item) => without(item, fields));
   if (body === null || typeof body !== "object") return body;
-  return Object.fromEntries(Object.entries(body).filter(([k]) => !fields.includes(k)));
+  return Object.fromEntries(
+    Object.entries(body)
+      .filter(([k]) => !fields.includes(k))
+      .map(([k, v]) => [k, k === "data" && Array.isArray(v) ? without(v, fields) : v]),
+  );
 };
 
 /**

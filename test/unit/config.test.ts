@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { ConfigError, loadConfig, SETTINGS } from "../../src/config.ts";
+import { ConfigError, loadConfig, SETTINGS, unknownVariableWarnings } from "../../src/config.ts";
 
 test("defaults match the architecture's configuration table", () => {
   const c = loadConfig([], {});
@@ -27,7 +27,7 @@ test("every setting works as an environment variable and as a flag, and the flag
     databaseUrl: "postgres://u@h/db",
     redisUrl: "redis://127.0.0.1:6379",
     bootstrapApiKey: "b".repeat(32),
-    rateLimitPerMinute: "50",
+    rateLimitPerMinute: "120",
     logLevel: "debug",
     publicUrl: "https://gatehouse.example",
     secretKey: "s".repeat(32),
@@ -36,10 +36,12 @@ test("every setting works as an environment variable and as a flag, and the flag
     smtpUrl: "smtp://mail.example:25",
     region: "eu",
     regions: "us=https://api.example,eu=https://api.eu.example",
+    bootstrapAdminEmail: "owner@example.test",
+    bootstrapAdminPassword: "a long bootstrap passphrase",
   };
   // settings that go in pairs: the other half is set too
   const partner: Record<string, Record<string, string>> = {
-    bootstrapAdminEmail: { GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "p".repeat(20) },
+    bootstrapAdminEmail: { GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: "another long passphrase" },
     bootstrapAdminPassword: { GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "owner@example.test" },
   };
   for (const s of SETTINGS) {
@@ -73,6 +75,11 @@ test("regions: names and base URLs, each region once", () => {
 test("invalid settings are clear errors", () => {
   assert.throws(() => loadConfig(["--api-port", "70000"], {}), ConfigError);
   assert.throws(() => loadConfig([], { GATEHOUSE_RATE_LIMIT_PER_MINUTE: "-1" }), /non-negative integer/);
+  assert.throws(
+    () => loadConfig([], { GATEHOUSE_RATE_LIMIT_PER_MINUTE: "59" }),
+    /GATEHOUSE_RATE_LIMIT_PER_MINUTE must be at least 60/,
+  );
+  assert.equal(loadConfig(["--rate-limit-per-minute", "60"], {}).rateLimitPerMinute, 60);
   assert.throws(() => loadConfig([], { GATEHOUSE_BOOTSTRAP_API_KEY: "short" }), /at least 32/);
   assert.throws(() => loadConfig([], { DATABASE_URL: "mysql://x" }), /postgres/);
   assert.throws(() => loadConfig([], { GATEHOUSE_LOG_LEVEL: "loud" }), /GATEHOUSE_LOG_LEVEL/);
@@ -82,4 +89,56 @@ test("invalid settings are clear errors", () => {
   assert.throws(() => loadConfig([], { GATEHOUSE_SMTP_URL: "http://mail" }), /smtp:\/\//);
   assert.throws(() => loadConfig([], { GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: "a@b.c" }), /set both or neither/);
   assert.throws(() => loadConfig(["--session-idle-minutes", "0"], {}), /at least 1/);
+});
+
+test("the first start's owner is checked as the members API checks a member: before anything is created", () => {
+  const owner = (email: string, password: string) =>
+    loadConfig([], { GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: email, GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: password });
+  assert.equal(
+    owner("owner@example.test", "a long bootstrap passphrase").bootstrapAdminEmail,
+    "owner@example.test",
+  );
+  for (const email of [
+    "notanemail",
+    "owner@",
+    "@example.test",
+    "owner@example.test ",
+    `${"o".repeat(250)}@example.test`,
+  ]) {
+    assert.throws(
+      () => owner(email, "a long bootstrap passphrase"),
+      (e: Error) =>
+        e instanceof ConfigError &&
+        /GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL must be an e-mail address/.test(e.message),
+      email,
+    );
+  }
+  assert.throws(
+    () => owner("owner@example.test", "short"),
+    /GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: a password needs at least 12/,
+  );
+  assert.throws(
+    () => owner("owner@example.test", "password1234"),
+    /GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: this password is too common/,
+  );
+});
+
+test("an unknown GATEHOUSE_* variable is named with the nearest known one; others are left alone", () => {
+  assert.deepEqual(
+    unknownVariableWarnings({
+      GATEHOUSE_APIPORT: "9000",
+      GATEHOUSE_RATE_LIMIT_PER_MINUTES: "100",
+      GATEHOUSE_SOMETHING_ELSE_ENTIRELY: "1",
+      GATEHOUSE_API_PORT: "8000",
+      GATEHOUSE_MEMBER_PASSWORD: "x",
+      DATABASE_URL: "postgres://x",
+      HOME: "/root",
+    }),
+    [
+      "GATEHOUSE_APIPORT is not a Gatehouse setting and is ignored; did you mean GATEHOUSE_API_PORT?",
+      "GATEHOUSE_RATE_LIMIT_PER_MINUTES is not a Gatehouse setting and is ignored; did you mean GATEHOUSE_RATE_LIMIT_PER_MINUTE?",
+      "GATEHOUSE_SOMETHING_ELSE_ENTIRELY is not a Gatehouse setting and is ignored",
+    ],
+  );
+  assert.deepEqual(unknownVariableWarnings(Object.fromEntries(SETTINGS.map((s) => [s.env, "1"]))), []);
 });

@@ -39,7 +39,10 @@ export const APIKeyRead = Type.Object({
     Type.String({ description: "shown on creation, rotation and to organization admins" }),
   ),
   created_at: Timestamp,
-  last_used_at: Type.Optional(Timestamp),
+  last_used_at: Type.Optional({
+    ...Timestamp,
+    description: "the key's last use (API calls and PDP checks), recorded at most once a minute",
+  }),
   created_by_member: Type.Optional(
     Type.Object(
       {
@@ -54,6 +57,12 @@ export const APIKeyRead = Type.Object({
         settings: Type.Object({}),
       },
       { description: "the member whose session created the key (OrgMemberRead)" },
+    ),
+  ),
+  created_by_key: Type.Optional(
+    Type.Object(
+      { id: Uuid, name: Type.Optional(Type.String()) },
+      { description: "the API key whose call created the key (not in Permit's APIKeyRead)" },
     ),
   ),
   project: Type.Optional(ProjectRead),

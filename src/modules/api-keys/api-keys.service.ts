@@ -50,6 +50,10 @@ async function keyRead(db: Kysely<Database>, row: ApiKeyRow, secret?: string): P
       };
     }
   }
+  if (row.created_by_key_id) {
+    const k = await findApiKey(db, row.organization_id, row.created_by_key_id);
+    if (k) out.created_by_key = { id: k.id, ...(k.name !== null && { name: k.name }) };
+  }
   if (row.project_id) {
     const p = await db.selectFrom("projects").selectAll().where("id", "=", row.project_id).executeTakeFirst();
     if (p) out.project = projectRead(p);
@@ -152,6 +156,7 @@ export function createApiKeysService(deps: {
         ownerType: body.owner_type ?? "member",
         name: body.name ?? null,
         createdByMemberId: principal.member?.id ?? null,
+        createdByKeyId: principal.member ? null : principal.keyId,
       });
       return keyRead(db, row, row.secret);
     },

@@ -1,10 +1,15 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Name, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EMAIL_MAX_LENGTH, EMAIL_MIN_LENGTH } from "../../lib/credential-rules.ts";
 import { AccessLevelSchema, ScopeLevelSchema } from "../api-keys/api-keys.schemas.ts";
 
 /** Members, grants and invites in Permit's shapes (OrgMemberReadWithGrants, Permission, Invite*). */
 
-export const Email = Type.String({ format: "email", minLength: 3, maxLength: 254 });
+export const Email = Type.String({
+  format: "email",
+  minLength: EMAIL_MIN_LENGTH,
+  maxLength: EMAIL_MAX_LENGTH,
+});
 export const Password = Type.String({ minLength: 1, maxLength: 256, description: "12 characters or more" });
 
 export const OnboardingStep = Type.Union([

@@ -1,4 +1,5 @@
 import { Type, type Static } from "typebox";
+import { MAX_RATE_LIMIT_PER_MINUTE, MIN_RATE_LIMIT_PER_MINUTE } from "../../config.ts";
 import { JsonObject, Key, Name, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
 
 export const Region = Type.String({
@@ -32,9 +33,9 @@ export const OrganizationSettings = Type.Object(
   {
     rate_limit_per_minute: Type.Optional(
       Type.Integer({
-        minimum: 1,
-        maximum: 1_000_000_000,
-        description: "requests per minute per API key of this organization (default: the server's setting)",
+        minimum: MIN_RATE_LIMIT_PER_MINUTE,
+        maximum: MAX_RATE_LIMIT_PER_MINUTE,
+        description: `requests per minute per API key of this organization, at least ${MIN_RATE_LIMIT_PER_MINUTE} (default: the server's setting); members' sessions keep at least the server's setting`,
       }),
     ),
   },
