@@ -13,6 +13,7 @@ import { findEnvironment } from "../../domain/environment-records.ts";
 import { findProject } from "../../domain/project-records.ts";
 import {
   countOrgAdmins,
+  lockOrganization,
   deleteGrantOn,
   findMemberByEmail,
   findMemberById,
@@ -226,6 +227,7 @@ export function createMembersService(deps: {
       const targets: GrantTarget[] = [];
       for (const p of body.permissions) targets.push(await grantTarget(db, principal.organizationId, p));
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, principal.organizationId);
         for (const target of targets) await putGrant(trx, row.id, target);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
       });
@@ -238,6 +240,7 @@ export function createMembersService(deps: {
       const targets: GrantTarget[] = [];
       for (const p of body.permissions) targets.push(await grantTarget(db, principal.organizationId, p));
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, principal.organizationId);
         for (const target of targets) await deleteGrantOn(trx, row.id, target);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
       });
@@ -267,6 +270,7 @@ export function createMembersService(deps: {
     async remove(principal: Principal, ref: string): Promise<void> {
       const row = await inOrganization(principal, ref);
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, principal.organizationId);
         await deleteMemberGrantsIn(trx, row.id, principal.organizationId);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
         const elsewhere = await trx
