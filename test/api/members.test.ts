@@ -539,4 +539,53 @@ describeEachDialect("members, sessions and grants", (env) => {
     assert.ok(texty, "the text body is kept, redacted");
     assert.equal(JSON.parse(texty.request_body ?? "{}").settings.password, "[REDACTED]");
   });
+
+  test("adding someone who is not a member is an invite, whatever the e-mail: nothing about them is shown", async () => {
+    const { app, store, acme, globex } = env();
+    const owner = sessions["owner"]!;
+    const elsewhere = await addMember(store, "only-globex@globex.test", [{ organizationId: globex.id }]);
+    await store.db
+      .updateTable("members")
+      .set({ first_name: "Private", last_ip: "10.1.2.3", logins_count: 7 })
+      .where("id", "=", elsewhere)
+      .execute();
+    const answers: Record<string, unknown>[] = [];
+    for (const email of ["only-globex@globex.test", "nobody-yet@nowhere.test"]) {
+      const res = await asMember(app, owner, "POST", "/v2/members", {
+        email,
+        permissions: [{ organization_id: acme.id, object_type: "org", access_level: "read" }],
+      });
+      assert.equal(res.status, 202, `${email}: ${res.body}`);
+      assert.equal(res.json.email, email);
+      assert.equal(res.json.status, "pending");
+      assert.equal(res.json.role, "read");
+      answers.push(Object.fromEntries(Object.keys(res.json).map((k) => [k, typeof res.json[k]])));
+      assert.doesNotMatch(res.body, /Private|10\.1\.2\.3|logins_count|last_login/);
+    }
+    assert.deepEqual(answers[0], answers[1], "an account elsewhere and no account answer alike");
+    const grants = await store.db
+      .selectFrom("member_grants")
+      .selectAll()
+      .where("member_id", "=", elsewhere)
+      .execute();
+    assert.deepEqual(
+      grants.map((g) => g.organization_id),
+      [globex.id],
+      "no grant in acme without their consent",
+    );
+    // by id, a member of another organization does not exist here
+    const byId = await asMember(app, owner, "POST", "/v2/members", {
+      id: elsewhere,
+      permissions: [{ organization_id: acme.id, object_type: "org", access_level: "read" }],
+    });
+    assert.equal(byId.status, 404);
+    // an invite carries one organization-level role
+    const narrow = await asMember(app, owner, "POST", "/v2/members", {
+      email: "narrow@nowhere.test",
+      permissions: [
+        { organization_id: acme.id, object_type: "project", project_id: "default", access_level: "write" },
+      ],
+    });
+    assert.equal(narrow.status, 422);
+  });
 });
