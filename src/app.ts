@@ -19,7 +19,8 @@ import type { SecretBox } from "./lib/secrets.ts";
 import { ChangeNotifier } from "./changes/feed.ts";
 import { authPlugin } from "./plugins/auth.ts";
 import { regionPlugin } from "./plugins/region.ts";
-import { errorsPlugin } from "./http/errors.ts";
+import { clientErrorHandler, errorsPlugin } from "./http/errors.ts";
+import { securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { jsonBodyPlugin } from "./http/json-body.ts";
 import { DebugRequestLogs } from "./http/logging.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
@@ -186,6 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
+  await app.register(securityHeadersPlugin);
   await app.register(swaggerUi, { routePrefix: "/docs" });
   const dashboardDir = deps.dashboardDir && dashboardBuilt(deps.dashboardDir) ? deps.dashboardDir : undefined;
   await app.register(errorsPlugin, {
@@ -257,6 +259,7 @@ function createFastify(deps: AppDeps) {
     logger: deps.logger ?? false,
     logController: new DebugRequestLogs(),
     bodyLimit: deps.config.bodyLimitBytes,
+    clientErrorHandler: clientErrorHandler(deps.config.publicUrl),
     // Request ids go into every log line, so an "unexpected error" body can be matched with its log entry.
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -134,7 +134,9 @@ export function toLogRow(
     actor_type: call.principal ? (call.principal.member ? "member" : "api_key") : "anonymous",
     actor_id: call.principal?.keyId ?? null,
     actor_display_name: call.principal?.keyName ?? null,
-    request_body: body(stringify(call.requestBody)),
+    // A body sent as text (JSON as text/plain, as fetch does for a string) is stored as its text, so that JSON in
+    // it is redacted by name like any JSON body.
+    request_body: body(typeof call.requestBody === "string" ? call.requestBody : stringify(call.requestBody)),
     response_body: body(call.responseBody),
   };
 }

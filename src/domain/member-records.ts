@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
-import type { Db } from "../changes/feed.ts";
+import { isPostgres, type Db } from "../changes/feed.ts";
 import type { Database, MemberGrantsTable, MembersTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import type { AccessLevel, Grant, ScopeLevel } from "../lib/access.ts";
@@ -107,6 +107,17 @@ export async function deleteGrantOn(db: Db, memberId: string, target: Omit<Grant
 }
 
 /** How many members are organization admins of the organization (the last one cannot go). */
+/**
+ * Orders the transactions that change who administers an organization (its admin grants and admin keys): on
+ * PostgreSQL the organization's row stays locked until COMMIT, so each one's "is an admin left?" count sees the
+ * others' changes. Without it two concurrent demotions each counted the other admin and both committed. SQLite
+ * runs one writing transaction at a time already.
+ */
+export async function lockOrganization(trx: Db, organizationId: string): Promise<void> {
+  if (!isPostgres(trx)) return;
+  await trx.selectFrom("organizations").select("id").where("id", "=", organizationId).forUpdate().execute();
+}
+
 export async function countOrgAdmins(db: Db, organizationId: string): Promise<number> {
   const row = await db
     .selectFrom("member_grants")

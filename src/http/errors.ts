@@ -1,5 +1,14 @@
+import { STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import fp from "fastify-plugin";
-import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type {
+  ConnectionError,
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { AppError, errorBody, type ErrorBody, type ErrorCode, type ValidationDetail } from "../lib/errors.ts";
 import { isDatabaseUnavailable, isUniqueViolation } from "../db/errors.ts";
@@ -105,6 +114,34 @@ export function errorAnswer(
     opts.outage?.report(error, log);
   }
   return { status: appError.status, headers, body: errorBody(appError, opts.publicUrl) };
+}
+
+/**
+ * Fastify's `clientErrorHandler` for every port: what Node's HTTP parser refuses (malformed HTTP, headers too large,
+ * a request that never finished arriving) is answered with the error body too, with no body to a HEAD request.
+ */
+export function clientErrorHandler(publicUrl: string) {
+  return (error: ConnectionError, socket: Socket): void => {
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    const appError =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? new AppError("HEADERS_TOO_LARGE", "the request's headers are larger than the server accepts")
+        : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? new AppError("REQUEST_TIMEOUT", "the request did not arrive in time")
+          : new AppError("BAD_REQUEST", "the request is not valid HTTP");
+    // The parser has not handed the method over yet; the packet it choked on starts with it.
+    const packet: unknown = error.rawPacket; // a Buffer, whatever Fastify's type says
+    const head = Buffer.isBuffer(packet) && packet.subarray(0, 5).toString("latin1") === "HEAD ";
+    const body = JSON.stringify(errorBody(appError, publicUrl));
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
+          `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+          `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n${head ? "" : body}`,
+      );
+    }
+    socket.destroy();
+  };
 }
 
 /** Renders any error as the error body; `adapt` lets a protocol rename codes (AuthZEN's 400 for 422). */

@@ -69,11 +69,21 @@ export const ERROR_CODES = {
     title: "Unsupported content type",
     help: "Send bodies as `Content-Type: application/json`.",
   },
-  /** The AuthZEN routes' malformed requests: that specification asks for 400 where the API answers 422. */
+  /** HTTP the server cannot parse, and the AuthZEN routes' malformed requests (that specification asks for 400). */
   BAD_REQUEST: {
     status: 400,
     title: "Bad request",
-    help: "An AuthZEN request is malformed (that specification answers 400 where the API answers 422); the message names the field.",
+    help: "The request is not HTTP the server can parse, or an AuthZEN request is malformed (that specification answers 400 where the API answers 422); the message says which.",
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    title: "The request took too long to arrive",
+    help: "The client did not send the whole request in time; send it again.",
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    title: "Request headers too large",
+    help: "The request's headers are larger than the server accepts (Node's limit, 16 KB by default); send fewer or smaller headers, cookies above all.",
   },
   PAGINATION_SIZE_OVERREACHED: {
     status: 422,

@@ -13,6 +13,10 @@ declare module "fastify" {
     /** the response payload, kept by onSend for the API log */
     apiLogResponse: unknown;
   }
+  interface FastifyContextConfig {
+    /** false: the request body carries a credential (a password, a setup or invite code): never stored */
+    apiLogBody?: false;
+  }
   interface FastifyInstance {
     apiLog: { flush(): Promise<void>; stats(): { queued: number; dropped: number } };
   }
@@ -59,7 +63,7 @@ function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
     principal: request.principal,
     projectRef: typeof params["proj_id"] === "string" ? params["proj_id"] : undefined,
     envRef: typeof params["env_id"] === "string" ? params["env_id"] : undefined,
-    requestBody: request.body,
+    requestBody: request.routeOptions.config.apiLogBody === false ? undefined : request.body,
     responseBody: textOf(request.apiLogResponse),
     bearer: bearerOf(request.headers.authorization),
   };

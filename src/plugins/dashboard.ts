@@ -13,11 +13,6 @@ export function dashboardBuilt(dir: string): boolean {
   return fs.existsSync(path.join(dir, "index.html"));
 }
 
-// The page loads only its own scripts and styles; Mantine sets style attributes, so inline styles are allowed.
-const PAGE_POLICY =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
-  "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
-
 export const dashboardPlugin = fp<{ dir: string }>(
   async (app, { dir }) => {
     await app.register(fastifyStatic, {
@@ -30,8 +25,8 @@ export const dashboardPlugin = fp<{ dir: string }>(
       preCompressed: true,
       setHeaders: (reply, file) => {
         if (/\.html(\.gz|\.br)?$/.test(file)) {
+          // its content security policy is every page's (src/plugins/security-headers.ts)
           reply.header("cache-control", "no-cache");
-          reply.header("content-security-policy", PAGE_POLICY);
         } else if (file.includes(`${path.sep}assets${path.sep}`)) {
           reply.header("cache-control", "public, max-age=31536000, immutable");
         }

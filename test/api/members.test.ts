@@ -493,4 +493,99 @@ describeEachDialect("members, sessions and grants", (env) => {
     assert.equal(row.actor_display_name, "owner@acme.test");
     assert.equal(row.organization_id, acme.id);
   });
+
+  test("the API log keeps no password or code, whatever the Content-Type of the body", async () => {
+    const { app, acme, store } = env();
+    await addMember(store, "plain@acme.test", [{ organizationId: acme.id, access: "read" }]);
+    const s = await login(app, "plain@acme.test");
+    const secrets = ["current-password-in-clear", "new-password-in-clear", "settings-password-in-clear"];
+    // fetch sends a string body as text/plain: JSON in it must not escape the name-based redaction
+    const asText = (body: unknown) => ({
+      headers: { "content-type": "text/plain;charset=UTF-8" },
+      payload: JSON.stringify(body),
+    });
+    const change = asText({ current_password: secrets[0], new_password: secrets[1] });
+    const changed = await app.inject({
+      method: "PUT",
+      url: "/v2/auth/password",
+      headers: { cookie: s.cookie, "x-csrf-token": s.csrf, origin: PUBLIC_URL, ...change.headers },
+      payload: change.payload,
+    });
+    assert.equal(changed.statusCode, 422, "a text body is not a JSON object");
+    const json = await anonymous(app, "POST", "/v2/auth/login", {
+      email: "plain@acme.test",
+      password: PASSWORD,
+    });
+    assert.equal(json.status, 200);
+    const create = asText({ key: "texty", name: "Texty", settings: { password: secrets[2] } });
+    const project = await app.inject({
+      method: "POST",
+      url: "/v2/projects",
+      headers: { authorization: `Bearer ${acme.adminKey}`, ...create.headers },
+      payload: create.payload,
+    });
+    assert.equal(project.statusCode, 422, "a text body is not a JSON object");
+    await app.apiLog.flush();
+    const rows = await store.db.selectFrom("api_log").selectAll().execute();
+    const stored = JSON.stringify(rows);
+    for (const secret of [...secrets, PASSWORD]) assert.ok(!stored.includes(secret), `in the log: ${secret}`);
+    const logins = rows.filter((r) => r.path === "/v2/auth/login");
+    assert.ok(logins.length > 0);
+    assert.ok(
+      logins.every((r) => r.request_body === null),
+      "no login body is stored",
+    );
+    const texty = rows.find((r) => r.path === "/v2/projects" && r.request_body?.includes("texty"));
+    assert.ok(texty, "the text body is kept, redacted");
+    assert.equal(JSON.parse(texty.request_body ?? "{}").settings.password, "[REDACTED]");
+  });
+
+  test("adding someone who is not a member is an invite, whatever the e-mail: nothing about them is shown", async () => {
+    const { app, store, acme, globex } = env();
+    const owner = sessions["owner"]!;
+    const elsewhere = await addMember(store, "only-globex@globex.test", [{ organizationId: globex.id }]);
+    await store.db
+      .updateTable("members")
+      .set({ first_name: "Private", last_ip: "10.1.2.3", logins_count: 7 })
+      .where("id", "=", elsewhere)
+      .execute();
+    const answers: Record<string, unknown>[] = [];
+    for (const email of ["only-globex@globex.test", "nobody-yet@nowhere.test"]) {
+      const res = await asMember(app, owner, "POST", "/v2/members", {
+        email,
+        permissions: [{ organization_id: acme.id, object_type: "org", access_level: "read" }],
+      });
+      assert.equal(res.status, 202, `${email}: ${res.body}`);
+      assert.equal(res.json.email, email);
+      assert.equal(res.json.status, "pending");
+      assert.equal(res.json.role, "read");
+      answers.push(Object.fromEntries(Object.keys(res.json).map((k) => [k, typeof res.json[k]])));
+      assert.doesNotMatch(res.body, /Private|10\.1\.2\.3|logins_count|last_login/);
+    }
+    assert.deepEqual(answers[0], answers[1], "an account elsewhere and no account answer alike");
+    const grants = await store.db
+      .selectFrom("member_grants")
+      .selectAll()
+      .where("member_id", "=", elsewhere)
+      .execute();
+    assert.deepEqual(
+      grants.map((g) => g.organization_id),
+      [globex.id],
+      "no grant in acme without their consent",
+    );
+    // by id, a member of another organization does not exist here
+    const byId = await asMember(app, owner, "POST", "/v2/members", {
+      id: elsewhere,
+      permissions: [{ organization_id: acme.id, object_type: "org", access_level: "read" }],
+    });
+    assert.equal(byId.status, 404);
+    // an invite carries one organization-level role
+    const narrow = await asMember(app, owner, "POST", "/v2/members", {
+      email: "narrow@nowhere.test",
+      permissions: [
+        { organization_id: acme.id, object_type: "project", project_id: "default", access_level: "write" },
+      ],
+    });
+    assert.equal(narrow.status, 422);
+  });
 });

@@ -8,7 +8,7 @@ import type { EnvScope } from "../../domain/path-scope.ts";
 import { createKeyRecord } from "../../domain/api-key-records.ts";
 import { environmentRead, findEnvironment } from "../../domain/environment-records.ts";
 import { findProject, projectRead } from "../../domain/project-records.ts";
-import { findMemberById } from "../../domain/member-records.ts";
+import { findMemberById, lockOrganization } from "../../domain/member-records.ts";
 import {
   countOrgAdminKeys,
   deleteApiKey,
@@ -169,6 +169,7 @@ export function createApiKeysService(deps: {
     async remove(principal: Principal, id: string): Promise<void> {
       const row = await mustFind(principal, id);
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, row.organization_id);
         if (
           row.object_type === "org" &&
           row.access_level === "admin" &&

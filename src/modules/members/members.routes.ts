@@ -68,13 +68,21 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{
       config: ORG_ADMIN,
       schema: {
         tags,
-        summary: "Give grants to a member (by id or email); people who are not members yet are invited",
+        summary:
+          "Give grants to a member (by id or email); anyone else given by email is invited (202, the invite)",
         querystring: InviterQuery,
         body: OrgMemberCreate,
-        response: { 200: OrgMemberReadWithGrants, ...errorResponses(404, 409) },
+        response: { 200: OrgMemberReadWithGrants, 202: InviteRead, ...errorResponses(404, 409) },
       },
     },
-    (req) => members.grant(principalOf(req), req.body),
+    async (req, reply) => {
+      const done = await members.grant(
+        principalOf(req),
+        req.body,
+        req.query.inviter_name ?? req.query.inviter_email ?? principalOf(req).member?.email,
+      );
+      return "invite" in done ? reply.code(202).send(done.invite) : done.member;
+    },
   );
   app.delete(
     "/v2/members",

@@ -13,6 +13,7 @@ import { findEnvironment } from "../../domain/environment-records.ts";
 import { findProject } from "../../domain/project-records.ts";
 import {
   countOrgAdmins,
+  lockOrganization,
   deleteGrantOn,
   findMemberByEmail,
   findMemberById,
@@ -91,6 +92,24 @@ export function inviteRead(row: InviteRow, code: string | undefined): InviteRead
 }
 
 /** A grant asked for in a request, checked against the caller's organization: its project and environment exist. */
+/** The role of an invite made through POST /v2/members: one organization-level permission in the caller's organization. */
+function inviteRole(organizationId: string, permissions: PermissionInput[]): InviteRead["role"] {
+  const [only, ...more] = permissions;
+  if (
+    !only ||
+    more.length > 0 ||
+    only.object_type !== "org" ||
+    only.organization_id.toLowerCase() !== organizationId
+  ) {
+    throw new AppError(
+      "INVALID_INPUT",
+      "someone who is not a member of this organization yet is invited with one organization-level permission " +
+        "(object_type org); give project and environment grants once they have accepted",
+    );
+  }
+  return only.access_level;
+}
+
 async function grantTarget(db: Db, organizationId: string, p: PermissionInput): Promise<GrantTarget> {
   if (p.organization_id.toLowerCase() !== organizationId) {
     throw forbidden("a grant can only be given in the caller's own organization");
@@ -217,19 +236,39 @@ export function createMembersService(deps: {
       return read(principal, await inOrganization(principal, ref));
     },
 
-    /** Grants to an existing member (by id or e-mail); people who are not members yet are invited. */
-    async grant(principal: Principal, body: OrgMemberCreate): Promise<OrgMemberReadWithGrants> {
+    /**
+     * Grants to a member of the organization (by id or e-mail). Anyone else given by e-mail, whether or not they
+     * have an account (in another organization, say), is invited: nothing about a person is shown to, or given
+     * to, an organization they have not joined, and the answer does not tell whether the e-mail has an account.
+     */
+    async grant(
+      principal: Principal,
+      body: OrgMemberCreate,
+      inviter: string | undefined,
+    ): Promise<{ member: OrgMemberReadWithGrants } | { invite: InviteRead }> {
       const ref = body.id ?? body.email;
       if (!ref) throw new AppError("INVALID_INPUT", "give the member's id or email");
-      const row = body.id ? await findMemberById(db, body.id) : await findMemberByEmail(db, ref);
-      if (!row) throw notFound("member", ref);
+      const found = body.id ? await findMemberById(db, body.id) : await findMemberByEmail(db, ref);
+      const row = found && (await hasGrantIn(db, found.id, principal.organizationId)) ? found : undefined;
+      if (!row) {
+        if (!body.email) throw notFound("member", ref);
+        const role = inviteRole(principal.organizationId, body.permissions);
+        const invited = await this.invite(
+          principal,
+          principal.organizationId,
+          [{ email: body.email, role }],
+          inviter,
+        );
+        return { invite: invited.success[0]! };
+      }
       const targets: GrantTarget[] = [];
       for (const p of body.permissions) targets.push(await grantTarget(db, principal.organizationId, p));
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, principal.organizationId);
         for (const target of targets) await putGrant(trx, row.id, target);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
       });
-      return read(principal, row);
+      return { member: await read(principal, row) };
     },
 
     /** Takes grants away; the last organization admin keeps its grant (409). */
@@ -238,6 +277,7 @@ export function createMembersService(deps: {
       const targets: GrantTarget[] = [];
       for (const p of body.permissions) targets.push(await grantTarget(db, principal.organizationId, p));
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, principal.organizationId);
         for (const target of targets) await deleteGrantOn(trx, row.id, target);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
       });
@@ -267,6 +307,7 @@ export function createMembersService(deps: {
     async remove(principal: Principal, ref: string): Promise<void> {
       const row = await inOrganization(principal, ref);
       await db.transaction().execute(async (trx) => {
+        await lockOrganization(trx, principal.organizationId);
         await deleteMemberGrantsIn(trx, row.id, principal.organizationId);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
         const elsewhere = await trx

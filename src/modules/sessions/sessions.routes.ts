@@ -22,6 +22,9 @@ import { listRegions } from "../../lib/regions.ts";
 
 const PUBLIC = { auth: "public" } as const;
 const SESSION = { auth: "session" } as const;
+/** Routes whose bodies carry a password or a one-time code: the API log keeps the call, never the body. */
+const PUBLIC_WITH_SECRET = { ...PUBLIC, apiLogBody: false } as const;
+const SESSION_WITH_SECRET = { ...SESSION, apiLogBody: false } as const;
 const tags = ["auth"];
 /** Public routes answer no 403 (no credential is checked). */
 const publicErrors = (...codes: number[]) =>
@@ -77,7 +80,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     "/v2/auth/login",
     {
-      config: PUBLIC,
+      config: PUBLIC_WITH_SECRET,
       schema: {
         tags,
         summary: "Log in with e-mail and password: sets the session cookie, returns the CSRF token",
@@ -132,7 +135,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   app.put(
     "/v2/auth/password",
     {
-      config: SESSION,
+      config: SESSION_WITH_SECRET,
       schema: {
         tags,
         summary: "Change the member's password (its other sessions end)",
@@ -148,7 +151,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     "/v2/auth/invites/accept",
     {
-      config: PUBLIC,
+      config: PUBLIC_WITH_SECRET,
       schema: {
         tags,
         summary: "Accept an invite (the code of {public_url}/invite/{invite_code}): set a password, log in",
@@ -162,7 +165,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     "/v2/auth/setup",
     {
-      config: PUBLIC,
+      config: PUBLIC_WITH_SECRET,
       schema: {
         tags,
         summary: "Redeem the first start's setup link ({public_url}/setup/{token}): create the owner, log in",

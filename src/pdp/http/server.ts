@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyServerOptions,
 } from "fastify";
 import { AppError, errorBody } from "../../lib/errors.ts";
-import { errorsPlugin } from "../../http/errors.ts";
+import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
 import type { DecisionLogger } from "../runtime/decision-log.ts";
@@ -42,6 +42,7 @@ function serverOptions(deps: PdpDeps): FastifyServerOptions {
     // Per-request log lines would cost more than the decision itself; the decision log records every check.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: bodyLimitOf(deps),
+    clientErrorHandler: clientErrorHandler(deps.publicUrl),
   };
 }
 
