@@ -10,8 +10,10 @@ import type { FailureLimiter } from "../../plugins/rate-limit.ts";
 import {
   findMemberByEmail,
   findMemberById,
+  countMembers,
   firstOrganizationId,
   insertMemberWithGrant,
+  lockOrganization,
   memberOrganizationIds,
   normalizeEmail,
   orgAdminGrant,
@@ -208,10 +210,12 @@ export function createSessionsService(deps: {
       assertAcceptablePassword(body.password, body.email);
       const hash = await hashPassword(body.password);
       const member = await db.transaction().execute(async (trx) => {
-        if (!(await redeemSetupToken(trx, body.setup_token))) {
-          throw notFound("setup link", "(token): unknown, used or expired");
-        }
         const organizationId = await firstOrganizationId(trx);
+        // Setup links that outlived the owner (an import, say, brought members in) redeem nothing: a link works
+        // only while nobody is a member, which the organization's lock makes true until this commits.
+        if (organizationId) await lockOrganization(trx, organizationId);
+        const redeemed = (await countMembers(trx)) === 0 && (await redeemSetupToken(trx, body.setup_token));
+        if (!redeemed) throw notFound("setup link", "(token): unknown, used or expired");
         if (!organizationId) throw new AppError("CONFLICT", "there is no organization to administer");
         return insertMemberWithGrant(
           trx,
