@@ -53,6 +53,8 @@ export async function insertMember(db: Db, input: NewMember): Promise<MemberRow>
     if (isUniqueViolation(e)) throw new AppError("CONFLICT", "a member with this e-mail already exists");
     throw e;
   }
+  // The first start's setup links create the owner only while nobody is a member: once someone is, they go.
+  await db.deleteFrom("setup_tokens").execute();
   return row;
 }
 

@@ -10,8 +10,10 @@ import type { FailureLimiter } from "../../plugins/rate-limit.ts";
 import {
   findMemberByEmail,
   findMemberById,
+  countMembers,
   firstOrganizationId,
   insertMemberWithGrant,
+  lockOrganization,
   memberOrganizationIds,
   normalizeEmail,
   orgAdminGrant,
@@ -93,25 +95,47 @@ export function createSessionsService(deps: {
     return { token: created.token, session: await sessionRead(member.id, created.id, created.token) };
   }
 
-  /** 429 while the account or the address is over its failures; both are counted on every failure. */
+  const tooMany = (wait: number, limit: number) => {
+    deps.onLimited(wait, limit);
+    return new AppError("TOO_MANY_REQUESTS", `too many failed attempts; retry in ${wait} s`, {
+      retry_after_seconds: wait,
+    });
+  };
+
+  /**
+   * 429 for an address over its failures (with any account), for an account and address pair over the account's
+   * limit, and for an account over its limit from an address that has failed on it: so guesses against one
+   * account from anywhere lock it for the guessers, but the member's correct password from an address that has
+   * not failed on it still logs in.
+   */
   async function limited(email: string, ip: string): Promise<void> {
-    const [account, address] = await Promise.all([
-      failures.retryAfter(`login:account:${email}`, deps.limits.perAccount, LOGIN_WINDOW_MS),
-      failures.retryAfter(`login:address:${ip}`, deps.limits.perAddress, LOGIN_WINDOW_MS),
+    const { perAccount, perAddress } = deps.limits;
+    const [address, pair, account, pairFailed] = await Promise.all([
+      failures.retryAfter(`login:address:${ip}`, perAddress, LOGIN_WINDOW_MS),
+      failures.retryAfter(`login:pair:${email}|${ip}`, perAccount, LOGIN_WINDOW_MS),
+      failures.retryAfter(`login:account:${email}`, perAccount, LOGIN_WINDOW_MS),
+      failures.retryAfter(`login:pair:${email}|${ip}`, 1, LOGIN_WINDOW_MS),
     ]);
-    const wait = Math.max(account, address);
-    if (wait > 0) {
-      deps.onLimited(wait, account > 0 ? deps.limits.perAccount : deps.limits.perAddress);
-      throw new AppError("TOO_MANY_REQUESTS", `too many failed logins; retry in ${wait} s`, {
-        retry_after_seconds: wait,
-      });
-    }
+    if (address > 0) throw tooMany(address, perAddress);
+    const wait = Math.max(pair, pairFailed > 0 ? account : 0);
+    if (wait > 0) throw tooMany(wait, perAccount);
   }
 
   async function failed(email: string, ip: string): Promise<never> {
     await failures.record(`login:account:${email}`, LOGIN_WINDOW_MS);
+    await failures.record(`login:pair:${email}|${ip}`, LOGIN_WINDOW_MS);
     await failures.record(`login:address:${ip}`, LOGIN_WINDOW_MS);
     throw wrongCredentials();
+  }
+
+  /** Setup and invite codes: an address that keeps guessing them gets 429, as for logins. */
+  async function guessing(kind: "setup" | "invite", ip: string): Promise<void> {
+    const wait = await failures.retryAfter(`${kind}:address:${ip}`, deps.limits.perAccount, LOGIN_WINDOW_MS);
+    if (wait > 0) throw tooMany(wait, deps.limits.perAccount);
+  }
+  async function wrongCode(kind: "setup" | "invite", ip: string, error: AppError): Promise<never> {
+    await failures.record(`${kind}:address:${ip}`, LOGIN_WINDOW_MS);
+    throw error;
   }
 
   /** The member with this e-mail and password; an unknown e-mail costs the same and answers the same. */
@@ -171,8 +195,9 @@ export function createSessionsService(deps: {
      * proves it with its own password, which does not change.
      */
     async acceptInvite(body: AcceptInviteBody, ip: string): Promise<Opened> {
+      await guessing("invite", ip);
       const invite = await findInviteByCodeHash(db, hashSecret(body.invite_code));
-      if (!invite) throw notFound("invite", "(code)");
+      if (!invite) return wrongCode("invite", ip, notFound("invite", "(code)"));
       if (invite.used_at !== null) throw new AppError("CONFLICT", "this invite has already been used");
       if (invite.expires_at <= now())
         throw new AppError("CONFLICT", "this invite has expired; ask for another");
@@ -205,13 +230,16 @@ export function createSessionsService(deps: {
 
     /** The first start's setup link: creates the owner (admin of the first organization) and logs it in. */
     async setup(body: SetupBody, ip: string): Promise<Opened> {
+      await guessing("setup", ip);
       assertAcceptablePassword(body.password, body.email);
       const hash = await hashPassword(body.password);
       const member = await db.transaction().execute(async (trx) => {
-        if (!(await redeemSetupToken(trx, body.setup_token))) {
-          throw notFound("setup link", "(token): unknown, used or expired");
-        }
         const organizationId = await firstOrganizationId(trx);
+        // Setup links that outlived the owner (an import, say, brought members in) redeem nothing: a link works
+        // only while nobody is a member, which the organization's lock makes true until this commits.
+        if (organizationId) await lockOrganization(trx, organizationId);
+        const redeemed = (await countMembers(trx)) === 0 && (await redeemSetupToken(trx, body.setup_token));
+        if (!redeemed) return undefined;
         if (!organizationId) throw new AppError("CONFLICT", "there is no organization to administer");
         return insertMemberWithGrant(
           trx,
@@ -219,6 +247,7 @@ export function createSessionsService(deps: {
           orgAdminGrant(organizationId),
         );
       });
+      if (!member) return wrongCode("setup", ip, notFound("setup link", "(token): unknown, used or expired"));
       return open(member, ip);
     },
   };
