@@ -292,6 +292,40 @@ describeEachDialect("racing idempotent writes", (env) => {
     );
   });
 
+  test("the same role_assignments/bulk item renewing an ended role twice: its delete announced once", async () => {
+    // Assignments that end in a moment and are still in the table (the purge runs once a minute).
+    const ends = new Date(Date.now() + 1500).toISOString();
+    await Promise.all(
+      Array.from({ length: ROUNDS }, (_, r) =>
+        must([
+          "POST",
+          `${F}/users`,
+          { key: `renew-${r}`, role_assignments: [{ role: "viewer", tenant: "t1", expires_at: ends }] },
+        ]),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(ends) - Date.now() + 50));
+    await rounds(
+      async (r) => {
+        const bulk: Request = [
+          "POST",
+          `${F}/role_assignments/bulk`,
+          [{ user: `renew-${r}`, role: "viewer", tenant: "t1" }],
+        ];
+        const replies = await race(bulk, bulk);
+        assert.deepEqual(statuses(replies), [200, 200], bodies(replies));
+      },
+      async (r, feed) => {
+        assert.equal(await rows("role_assignments", { user: `renew-${r}` }), 1);
+        const deletes = feed.filter(
+          (c) => c.kind === "role_assignment" && c.op === "delete" && c.data.user === `renew-${r}`,
+        );
+        assert.equal(deletes.length, 1, `renew-${r}: ${JSON.stringify(deletes)}`);
+        assert.equal(upserts(feed, "role_assignment", { user: `renew-${r}` }), 1);
+      },
+    );
+  });
+
   test("two different tuples creating the same new instance: both written, the instance once", async () => {
     await rounds(
       async (r) => {
@@ -359,8 +393,11 @@ describeEachDialect("racing idempotent writes", (env) => {
       [],
       "the replica differs from the database",
     );
-    // The tuple batches made carol an editor of each round's document.
+    // The tuple batches made carol an editor of each round's document (when that test ran).
     const carol = database.find((line) => line.startsWith('["carol"'));
-    for (let r = 0; r < ROUNDS; r += 1) assert.ok(carol?.includes(`in-${r}`), `carol edits document:in-${r}`);
+    for (let r = 0; r < ROUNDS; r += 1) {
+      if ((await rows("resource_instances", { key: `in-${r}` })) === 0) continue;
+      assert.ok(carol?.includes(`in-${r}`), `carol edits document:in-${r}`);
+    }
   });
 });

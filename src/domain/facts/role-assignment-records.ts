@@ -5,6 +5,7 @@ import type { Change } from "../../pdp/engine/types.ts";
 import { instanceName, type UserRow } from "./facts.repo.ts";
 import { instanceOrCreate, Resolver, scopedIds } from "./facts-write.ts";
 import {
+  deleteAssignment,
   deleteAssignments,
   findAssignment,
   insertAssignments,
@@ -319,10 +320,12 @@ export async function assignRoles(
     };
     const existing = batch ? await batch.find(key) : await findAssignment(resolver.db, resolver.env.id, key);
     if (existing && hasExpired(existing, at)) {
-      // Ended but not purged yet: it grants nothing, so the new assignment takes its place.
-      await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+      // Ended but not purged yet: it grants nothing, so the new assignment takes its place. Whoever deleted it
+      // announces it, once: a second delete record would take the new assignment of a concurrent request away.
+      if (await deleteAssignment(resolver.db, resolver.env.id, existing.id)) {
+        changes.push(assignmentChange({ ...target, expires_at: existing.expires_at }, "delete"));
+      }
       batch?.forget(existing);
-      changes.push(assignmentChange({ ...target, expires_at: existing.expires_at }, "delete"));
     } else if (existing) {
       if (onExisting === "skip") continue;
       throw alreadyHeld(user, target);

@@ -202,6 +202,16 @@ export async function insertAssignments(
   return new Set(inserted.rows.map((r) => r.id));
 }
 
+/** Deletes one assignment; false when it is gone already (a concurrent transaction or the purge deleted it). */
+export async function deleteAssignment(db: Db, envId: string, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("role_assignments")
+    .where("environment_id", "=", envId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
 export const deleteAssignments = (db: Db, envId: string, ids: string[]) =>
   inChunks(ids, (slice) =>
     db.deleteFrom("role_assignments").where("environment_id", "=", envId).where("id", "in", slice).execute(),
