@@ -2,14 +2,14 @@ import type { Kysely } from "kysely";
 import { appendChanges, type Db } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
 import type { EnvironmentRow } from "../environment-records.ts";
-import { AppError, invalid, notFound } from "../../lib/errors.ts";
+import { AppError, duplicate, invalid, notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJson, fromJsonObject, toJson } from "../../lib/json.ts";
 import { KEY_PATTERN } from "../../lib/schemas.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
-import { isUniqueViolation } from "../../db/errors.ts";
 import {
+  findInstanceByKey,
   findInstances,
   findResource,
   findResourceRole,
@@ -209,6 +209,15 @@ export class Resolver {
     throw notFound("resource instance", ref);
   }
 
+  /**
+   * Looks the user up again, past what an earlier lookup found: after an insert found its key taken by a
+   * transaction that committed since (the insert waited for it), a new read sees that user.
+   */
+  reloadUser(ref: string): Promise<UserRow | undefined> {
+    this.users.delete(ref);
+    return this.user(ref);
+  }
+
   remember(kind: "user", ref: string, row: UserRow | undefined): void;
   remember(kind: "tenant", ref: string, row: TenantRow | undefined): void;
   remember(kind: "instance", ref: string, row: InstanceWithKeys | undefined): void;
@@ -224,7 +233,11 @@ export class Resolver {
   }
 }
 
-/** Inserts an instance, records its change and teaches the resolver about it. */
+/**
+ * Inserts an instance unless its key is taken, records its change and teaches the resolver about it. Undefined
+ * (nothing written) when the key is taken, also by a transaction that committed after this one looked: the insert
+ * waits for it, and `findInstanceByKey` then reads its instance.
+ */
 export async function insertInstance(
   resolver: Resolver,
   input: {
@@ -234,7 +247,7 @@ export async function insertInstance(
     attributes?: Record<string, unknown> | null;
   },
   changes: Change[],
-): Promise<InstanceWithKeys> {
+): Promise<InstanceWithKeys | undefined> {
   const at = now();
   const row: InstanceWithKeys = {
     id: newId(),
@@ -249,17 +262,12 @@ export async function insertInstance(
     tenant_key: input.tenant.key,
   };
   const { resource_key: _r, tenant_key: _t, ...insertable } = row;
-  try {
-    await resolver.db.insertInto("resource_instances").values(insertable).execute();
-  } catch (e) {
-    if (isUniqueViolation(e)) {
-      throw new AppError("DUPLICATE_ENTITY", `resource instance '${instanceName(row)}' already exists`, {
-        object: "resource instance",
-        key: instanceName(row),
-      });
-    }
-    throw e;
-  }
+  const result = await resolver.db
+    .insertInto("resource_instances")
+    .values(insertable)
+    .onConflict((oc) => oc.columns(["environment_id", "resource_id", "key"]).doNothing())
+    .executeTakeFirst();
+  if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return undefined;
   changes.push(instanceChange(row));
   resolver.remember("instance", instanceName(row), row);
   resolver.remember("instance", row.id, row);
@@ -268,7 +276,8 @@ export async function insertInstance(
 
 /**
  * An instance named by `type:key`, created in `tenant` when it does not exist yet (the way Permit creates
- * instances that a tuple or an assignment names). Without a tenant, a missing instance is a 404.
+ * instances that a tuple or an assignment names). Without a tenant, a missing instance is a 404. An instance that
+ * a concurrent request created first is used as it is (the caller checks its tenant).
  */
 export async function instanceOrCreate(
   resolver: Resolver,
@@ -287,7 +296,11 @@ export async function instanceOrCreate(
   const resource = await resolver.requireResource(parsed.type);
   assertKey(parsed.key, "resource instance", loc);
   const instance = await insertInstance(resolver, { resource, tenant, key: parsed.key }, changes);
-  return { instance, created: true };
+  if (instance) return { instance, created: true };
+  const taken = await findInstanceByKey(resolver.db, resolver.env.id, resource.id, parsed.key);
+  if (!taken) throw duplicate("resource instance", `${resource.key}:${parsed.key}`);
+  resolver.remember("instance", ref, taken);
+  return { instance: taken, created: false };
 }
 
 export const attributesOrNull = (text: string | null): Record<string, unknown> | null =>

@@ -32,15 +32,20 @@ export async function writeInstanceRecords(
     const name = `${resource.key}:${input.key}`;
     if (seen.has(name)) throw invalid(`resource instance '${name}' appears twice`, at);
     seen.add(name);
-    const existing = await findInstanceByKey(resolver.db, resolver.env.id, resource.id, input.key);
+    let existing = await findInstanceByKey(resolver.db, resolver.env.id, resource.id, input.key);
     if (!existing) {
       const row = await insertInstance(
         resolver,
         { resource, tenant, key: input.key, attributes: input.attributes },
         changes,
       );
-      out.push({ row, created: true });
-      continue;
+      if (row) {
+        out.push({ row, created: true });
+        continue;
+      }
+      // A concurrent request created it since the lookup: this one comes second, as if it had been sent later.
+      existing = await findInstanceByKey(resolver.db, resolver.env.id, resource.id, input.key);
+      if (!existing) throw duplicate("resource instance", name);
     }
     if (onExisting === "fail") throw duplicate("resource instance", name);
     if (existing.tenant_id !== tenant.id) {

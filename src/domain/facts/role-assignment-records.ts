@@ -5,6 +5,7 @@ import type { Change } from "../../pdp/engine/types.ts";
 import { instanceName, type UserRow } from "./facts.repo.ts";
 import { instanceOrCreate, Resolver, scopedIds } from "./facts-write.ts";
 import {
+  deleteAssignment,
   deleteAssignments,
   findAssignment,
   insertAssignments,
@@ -188,6 +189,8 @@ export class AssignmentBatch {
   private readonly known = new Map<string, AssignmentRow>();
   private readonly loadedUsers = new Set<string>();
   private pending: AssignmentRow[] = [];
+  /** The change record of each pending row, by index. */
+  private pendingChanges: Change[] = [];
 
   constructor(private readonly resolver: Resolver) {}
 
@@ -242,20 +245,19 @@ export class AssignmentBatch {
       created_at: at,
       expires_at: expiresAt,
     };
-    this.add([row]);
-    changes.push(
-      assignmentChange(
-        {
-          user_key: user.key,
-          role_key: role.key,
-          tenant_key: tenant.key,
-          resource_key: null,
-          instance_key: null,
-          expires_at: expiresAt,
-        },
-        "upsert",
-      ),
+    const change = assignmentChange(
+      {
+        user_key: user.key,
+        role_key: role.key,
+        tenant_key: tenant.key,
+        resource_key: null,
+        instance_key: null,
+        expires_at: expiresAt,
+      },
+      "upsert",
     );
+    this.add([row], [change]);
+    changes.push(change);
     return true;
   }
 
@@ -263,15 +265,28 @@ export class AssignmentBatch {
     this.known.delete(assignmentIdentity(row));
   }
 
-  add(rows: AssignmentRow[]): void {
+  /** New rows to insert at `flush`, with the change record of each (already in the write's changes). */
+  add(rows: AssignmentRow[], rowChanges: Change[]): void {
     for (const row of rows) this.known.set(assignmentIdentity(row), row);
     this.pending.push(...rows);
+    this.pendingChanges.push(...rowChanges);
   }
 
-  async flush(): Promise<void> {
-    const rows = this.pending;
-    this.pending = [];
-    await insertAssignments(this.resolver.db, rows);
+  /**
+   * Inserts the pending rows and returns how many it inserted. A row that a concurrent request inserted since
+   * `load` is held already: its change record leaves `changes`, as if this request had come second.
+   */
+  async flush(changes: Change[]): Promise<number> {
+    const [rows, rowChanges] = [this.pending, this.pendingChanges];
+    [this.pending, this.pendingChanges] = [[], []];
+    const inserted = await insertAssignments(this.resolver.db, rows);
+    if (inserted.size < rows.length) {
+      const held = new Set(rowChanges.filter((_, i) => !inserted.has(rows[i]?.id ?? "")));
+      let kept = 0;
+      for (const change of changes) if (!held.has(change)) changes[kept++] = change;
+      changes.length = kept;
+    }
+    return inserted.size;
   }
 }
 
@@ -305,28 +320,47 @@ export async function assignRoles(
     };
     const existing = batch ? await batch.find(key) : await findAssignment(resolver.db, resolver.env.id, key);
     if (existing && hasExpired(existing, at)) {
-      // Ended but not purged yet: it grants nothing, so the new assignment takes its place.
-      await deleteAssignments(resolver.db, resolver.env.id, [existing.id]);
+      // Ended but not purged yet: it grants nothing, so the new assignment takes its place. Whoever deleted it
+      // announces it, once: a second delete record would take the new assignment of a concurrent request away.
+      if (await deleteAssignment(resolver.db, resolver.env.id, existing.id)) {
+        changes.push(assignmentChange({ ...target, expires_at: existing.expires_at }, "delete"));
+      }
       batch?.forget(existing);
-      changes.push(assignmentChange({ ...target, expires_at: existing.expires_at }, "delete"));
     } else if (existing) {
       if (onExisting === "skip") continue;
-      const where = target.resource_instance_id
-        ? `resource instance '${target.resource_key}:${target.instance_key}'`
-        : `tenant '${target.tenant_key}'`;
-      throw new AppError(
-        "DUPLICATE_ENTITY",
-        `user '${user.key}' already has role '${target.role_key}' in ${where}`,
-        { object: "role assignment", user: user.key, role: target.role_key, tenant: target.tenant_key },
-      );
+      throw alreadyHeld(user, target);
     }
     written.push(target);
   }
   const rows = written.map(toRow);
-  if (batch) batch.add(rows);
-  else await insertAssignments(resolver.db, rows);
-  for (const a of written) changes.push(assignmentChange(a, "upsert"));
-  return written;
+  const upserts = written.map((a) => assignmentChange(a, "upsert"));
+  if (batch) {
+    batch.add(rows, upserts);
+    changes.push(...upserts);
+    return written;
+  }
+  // Without the ones a concurrent request inserted since the lookup.
+  const inserted = await insertAssignments(resolver.db, rows);
+  const held = written.find((a) => !inserted.has(a.id));
+  if (held && onExisting === "fail") throw alreadyHeld(user, held);
+  changes.push(...upserts.filter((_, i) => inserted.has(written[i]?.id ?? "")));
+  return written.filter((a) => inserted.has(a.id));
+}
+
+function alreadyHeld(user: UserRow, target: AssignmentWithKeys): AppError {
+  const where = target.resource_instance_id
+    ? `resource instance '${target.resource_key}:${target.instance_key}'`
+    : `tenant '${target.tenant_key}'`;
+  return new AppError(
+    "DUPLICATE_ENTITY",
+    `user '${user.key}' already has role '${target.role_key}' in ${where}`,
+    {
+      object: "role assignment",
+      user: user.key,
+      role: target.role_key,
+      tenant: target.tenant_key,
+    },
+  );
 }
 
 /**

@@ -117,10 +117,25 @@ export async function createUserRecord(
   changes: Change[],
   loc: (string | number)[] = ["body"],
 ): Promise<UserRow> {
+  const row = await insertUserRecord(resolver, input, changes, loc);
+  if (!row) throw duplicate("user", input.key);
+  return row;
+}
+
+/**
+ * Inserts a new user with its role assignments, inside the caller's transaction; undefined (nothing written) when
+ * the key is taken, also by a transaction that committed after this one looked (`Resolver.reloadUser` finds it).
+ */
+export async function insertUserRecord(
+  resolver: Resolver,
+  input: UserCreate,
+  changes: Change[],
+  loc: (string | number)[] = ["body"],
+): Promise<UserRow | undefined> {
   // A key shaped like an id must not be another user's id either: a ref to it would name two users.
-  if (isUuid(input.key) && (await resolver.user(input.key))) throw duplicate("user", input.key);
+  if (isUuid(input.key) && (await resolver.user(input.key))) return undefined;
   const row = newUserRow(resolver.env, input);
-  if (!(await insertUserIfNew(resolver.db, row))) throw duplicate("user", input.key);
+  if (!(await insertUserIfNew(resolver.db, row))) return undefined;
   return wrote(resolver, row, input, changes, loc);
 }
 

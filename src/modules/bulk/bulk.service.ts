@@ -40,14 +40,10 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
         "user",
       );
       await writeFacts(db, env, async (resolver, changes) => {
-        const [existing] = await usersByKeys(
-          resolver.db,
-          env.id,
-          ops.map((o) => o.key),
-        );
-        if (existing) throw duplicate("user", existing.key);
         const rows = ops.map((o) => newUserRow(env, o));
-        await insertUsers(resolver.db, rows);
+        const inserted = await insertUsers(resolver.db, rows);
+        const taken = rows.find((row) => !inserted.has(row.key));
+        if (taken) throw duplicate("user", taken.key);
         for (const row of rows) {
           resolver.remember("user", row.key, row);
           changes.push(userChange(row));
@@ -84,8 +80,16 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
             )
           ).map((u) => [u.key, u]),
         );
-        const fresh = ops.filter((o) => !existing.has(o.key)).map((o) => newUserRow(env, o));
-        await insertUsers(resolver.db, fresh);
+        const rows = ops.filter((o) => !existing.has(o.key)).map((o) => newUserRow(env, o));
+        const inserted = await insertUsers(resolver.db, rows);
+        const fresh = rows.filter((row) => inserted.has(row.key));
+        if (fresh.length < rows.length) {
+          // Keys a concurrent request created since the lookup: their users are replaced, as if sent later.
+          const taken = rows.filter((row) => !inserted.has(row.key)).map((row) => row.key);
+          for (const user of await usersByKeys(resolver.db, env.id, taken)) existing.set(user.key, user);
+          const gone = taken.find((key) => !existing.has(key));
+          if (gone) throw duplicate("user", gone);
+        }
         for (const row of fresh) {
           resolver.remember("user", row.key, row);
           changes.push(userChange(row));

@@ -117,8 +117,18 @@ export const findTuple = (
     .where("object_id", "=", objectId)
     .executeTakeFirst();
 
-export const insertTuples = (db: Db, rows: Insertable<RelationshipTuplesTable>[]) =>
-  inChunks(rows, (slice) => db.insertInto("relationship_tuples").values(slice).execute());
+/**
+ * Inserts a tuple unless it exists; false when it does, also when a transaction that committed after this one
+ * looked wrote it (the insert waits for that transaction).
+ */
+export async function insertTupleIfNew(db: Db, row: Insertable<RelationshipTuplesTable>): Promise<boolean> {
+  const result = await db
+    .insertInto("relationship_tuples")
+    .values(row)
+    .onConflict((oc) => oc.columns(["environment_id", "subject_id", "relation_id", "object_id"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+}
 
 export const deleteTuples = (db: Db, envId: string, ids: string[]) =>
   inChunks(ids, (slice) =>

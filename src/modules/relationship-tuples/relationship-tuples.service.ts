@@ -29,7 +29,7 @@ import {
   countTuples,
   deleteTuples,
   findTuple,
-  insertTuples,
+  insertTupleIfNew,
   listTuplesQuery,
   relationIdsByRef,
   type TupleFilter,
@@ -191,34 +191,27 @@ export async function createTupleRecords(
       }
       tenant = await resolver.requireTenant(tenantId);
     }
-    for (const [side, existing] of [
-      ["subject", subjectNow],
-      ["object", objectNow],
-    ] as const) {
-      if (existing && existing.tenant_id !== tenant.id) {
-        throw invalid(
-          `${side} '${instanceName(existing)}' belongs to tenant '${existing.tenant_key}', not '${tenant.key}'`,
-          [...at, side],
-        );
-      }
-    }
     const subject =
       subjectNow ??
       (await instanceOrCreate(resolver, input.subject, tenant, changes, [...at, "subject"])).instance;
     const object =
       objectNow ??
       (await instanceOrCreate(resolver, input.object, tenant, changes, [...at, "object"])).instance;
+    // Also for an instance that a concurrent request created since the lookup, in whatever tenant.
+    for (const [side, instance] of [
+      ["subject", subject],
+      ["object", object],
+    ] as const) {
+      if (instance.tenant_id !== tenant.id) {
+        throw invalid(
+          `${side} '${instanceName(instance)}' belongs to tenant '${instance.tenant_key}', not '${tenant.key}'`,
+          [...at, side],
+        );
+      }
+    }
     const identity = `${subject.id}\u0000${relation.id}\u0000${object.id}`;
     if (seen.has(identity)) continue;
     seen.add(identity);
-    if (await findTuple(resolver.db, resolver.env.id, subject.id, relation.id, object.id)) {
-      if (onExisting === "skip") continue;
-      const name = `${instanceName(subject)} ${relation.key} ${instanceName(object)}`;
-      throw new AppError("DUPLICATE_ENTITY", `relationship tuple '${name}' already exists`, {
-        object: "relationship tuple",
-        key: name,
-      });
-    }
     const at_ = now();
     const row = {
       id: newId(),
@@ -230,7 +223,14 @@ export async function createTupleRecords(
       created_at: at_,
       updated_at: at_,
     };
-    await insertTuples(resolver.db, [row]);
+    if (!(await insertTupleIfNew(resolver.db, row))) {
+      if (onExisting === "skip") continue;
+      const name = `${instanceName(subject)} ${relation.key} ${instanceName(object)}`;
+      throw new AppError("DUPLICATE_ENTITY", `relationship tuple '${name}' already exists`, {
+        object: "relationship tuple",
+        key: name,
+      });
+    }
     const full: TupleWithKeys = { ...row, ...detailsOf(subject, object, relation, tenant) };
     changes.push(tupleChange(full, "upsert"));
     written.push(full);

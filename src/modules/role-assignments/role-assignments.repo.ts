@@ -166,25 +166,50 @@ export const tenantAssignmentsOf = (db: Db, envId: string, userIds: string[], ro
       );
 
 /**
+ * Inserts the assignments that are not held yet and returns the ids it inserted. One held by a transaction that
+ * committed after this one looked is skipped too (the insert waits for that transaction).
+ *
  * On PostgreSQL one statement whatever the number of rows, each column an array parameter: its text never changes,
  * where a VALUES list of 500 rows (5,000 parameters) was a new statement for PostgreSQL to parse each time and for
  * Kysely to build row by row. SQLite has no arrays: VALUES lists of 500 rows.
  */
-export async function insertAssignments(db: Db, rows: Insertable<RoleAssignmentsTable>[]): Promise<void> {
-  if (rows.length === 0) return;
+export async function insertAssignments(
+  db: Db,
+  rows: Insertable<RoleAssignmentsTable>[],
+): Promise<Set<string>> {
+  if (rows.length === 0) return new Set();
   if (!isPostgres(db)) {
-    await inChunks(rows, (slice) => db.insertInto("role_assignments").values(slice).execute());
-    return;
+    const inserted = await inChunks<Insertable<RoleAssignmentsTable>, { id: string }>(rows, (slice) =>
+      db
+        .insertInto("role_assignments")
+        .values(slice)
+        .onConflict((oc) => oc.doNothing())
+        .returning("id")
+        .execute(),
+    );
+    return new Set(inserted.map((r) => r.id));
   }
   const column = (pick: (row: Insertable<RoleAssignmentsTable>) => string | null | undefined) =>
     rows.map((row) => pick(row) ?? null);
-  await sql`insert into role_assignments (id, organization_id, project_id, environment_id, user_id, role_id,
-      tenant_id, resource_instance_id, created_at, expires_at)
+  const inserted = await sql<{ id: string }>`insert into role_assignments (id, organization_id, project_id,
+      environment_id, user_id, role_id, tenant_id, resource_instance_id, created_at, expires_at)
     select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.organization_id)}::text[],
       ${column((r) => r.project_id)}::text[], ${column((r) => r.environment_id)}::text[],
       ${column((r) => r.user_id)}::text[], ${column((r) => r.role_id)}::text[], ${column((r) => r.tenant_id)}::text[],
       ${column((r) => r.resource_instance_id)}::text[], ${column((r) => r.created_at)}::text[],
-      ${column((r) => r.expires_at)}::text[])`.execute(db);
+      ${column((r) => r.expires_at)}::text[])
+    on conflict do nothing returning id`.execute(db);
+  return new Set(inserted.rows.map((r) => r.id));
+}
+
+/** Deletes one assignment; false when it is gone already (a concurrent transaction or the purge deleted it). */
+export async function deleteAssignment(db: Db, envId: string, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom("role_assignments")
+    .where("environment_id", "=", envId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }
 
 export const deleteAssignments = (db: Db, envId: string, ids: string[]) =>

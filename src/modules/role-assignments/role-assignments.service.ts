@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { appendChanges, type ChangeNotifier } from "../../changes/feed.ts";
 import type { Database } from "../../db/types.ts";
 
-import { invalid, notFound } from "../../lib/errors.ts";
+import { duplicate, invalid, notFound } from "../../lib/errors.ts";
 import { isUuid, newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
@@ -220,24 +220,19 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
         );
         // One instant for the request: the new rows' created_at and whether an existing assignment has ended.
         const at = now();
-        let created = 0;
         for (const [i, input] of inputs.entries()) {
           const found = resolver.known("user", input.user);
-          const done = found && batch.assignKnown(found, input, changes, at, ["body", i]);
-          if (done !== undefined) {
-            if (done) created += 1;
-            continue;
-          }
+          if (found && batch.assignKnown(found, input, changes, at, ["body", i]) !== undefined) continue;
           let user = found ?? (await resolver.user(input.user));
           if (!user) {
             if (policy === "ignore") continue;
             if (policy === "fail") throw notFound("user", input.user);
             user = await createBareUser(resolver, input.user, changes, ["body", i, "user"]);
           }
-          created += (await assignRoles(resolver, user, [input], changes, "skip", ["body", i], batch)).length;
+          await assignRoles(resolver, user, [input], changes, "skip", ["body", i], batch);
         }
-        await batch.flush();
-        return { assignments_created: created };
+        // Every assignment the items wrote waited in the batch; the flush says how many were new.
+        return { assignments_created: await batch.flush(changes) };
       });
     },
 
@@ -314,7 +309,12 @@ async function createBareUser(
     created_at: at,
     updated_at: at,
   };
-  await insertUsers(resolver.db, [row]);
+  if ((await insertUsers(resolver.db, [row])).size === 0) {
+    // A concurrent request created the user since the lookup: it is used as it is.
+    const taken = await resolver.reloadUser(key);
+    if (!taken) throw duplicate("user", key);
+    return taken;
+  }
   changes.push(userChange(row));
   resolver.remember("user", key, row);
   return row;

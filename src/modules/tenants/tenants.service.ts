@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 
-import { invalid } from "../../lib/errors.ts";
+import { duplicate, invalid } from "../../lib/errors.ts";
 import { toJson } from "../../lib/json.ts";
 import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { listPage } from "../../domain/facts/list-pages.repo.ts";
@@ -12,7 +12,7 @@ import { attributesOrNull, Resolver, tenantChange, writeFacts } from "../../doma
 import { assignmentChange, assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
 import {
-  createUserRecord,
+  insertUserRecord,
   listUserPage,
   patchUserRecord,
   userReads,
@@ -138,19 +138,21 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
           }
           return { ...a, tenant: tenant.key };
         });
-        const existing = await resolver.user(input.key);
-        let user;
-        if (!existing) {
-          user = await createUserRecord(resolver, { ...input, role_assignments: assignments }, changes);
-        } else {
-          user = existing;
+        const found = await resolver.user(input.key);
+        let user = found
+          ? undefined
+          : await insertUserRecord(resolver, { ...input, role_assignments: assignments }, changes);
+        if (!user) {
+          // Without `found`, a concurrent request created the user since the lookup: this one updates it.
+          user = found ?? (await resolver.reloadUser(input.key));
+          if (!user) throw duplicate("user", input.key);
           if (
             input.email !== undefined ||
             input.first_name !== undefined ||
             input.last_name !== undefined ||
             input.attributes !== undefined
           ) {
-            user = await patchUserRecord(resolver, existing, input, changes);
+            user = await patchUserRecord(resolver, user, input, changes);
           }
           await assignRoles(resolver, user, assignments, changes, "skip", ["body", "role_assignments"]);
         }

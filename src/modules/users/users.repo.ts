@@ -141,8 +141,21 @@ export async function assignmentsOfUsers(
   return rows.map(({ id: _id, created_at: _at, ...rest }) => rest);
 }
 
-export const insertUsers = (db: Db, rows: Insertable<UsersTable>[]) =>
-  inChunks(rows, (slice) => db.insertInto("users").values(slice).execute());
+/**
+ * Inserts the users whose keys are free in the environment and returns the keys it inserted. A key that another
+ * transaction holds uncommitted waits for it: once it commits the key is taken, and a new read sees its user.
+ */
+export async function insertUsers(db: Db, rows: Insertable<UsersTable>[]): Promise<Set<string>> {
+  const inserted = await inChunks<Insertable<UsersTable>, { key: string }>(rows, (slice) =>
+    db
+      .insertInto("users")
+      .values(slice)
+      .onConflict((oc) => oc.columns(["environment_id", "key"]).doNothing())
+      .returning("key")
+      .execute(),
+  );
+  return new Set(inserted.map((r) => r.key));
+}
 
 /** Inserts one user unless its key is taken in the environment; false when it was. */
 export const insertUserIfNew = async (db: Db, row: Insertable<UsersTable>): Promise<boolean> => {

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 import type { Db } from "../../changes/feed.ts";
 
-import { invalid } from "../../lib/errors.ts";
+import { duplicate, invalid } from "../../lib/errors.ts";
 
 import type { PageRequest } from "../../lib/pagination.ts";
 
@@ -25,6 +25,7 @@ import {
 } from "./users.schemas.ts";
 import {
   createUserRecord,
+  insertUserRecord,
   listUserPage,
   patchUserRecord,
   replaceUserRecord,
@@ -84,25 +85,28 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
     ): Promise<{ user: UserRead; created: boolean }> {
       const { environment } = env;
       return write(environment, async (resolver, changes) => {
-        const existing = await resolver.user(userRef);
-        if (existing) {
-          if (input.key !== undefined && input.key !== existing.key) {
-            throw invalid(`the body's key '${input.key}' does not match user '${existing.key}'`, [
-              "body",
-              "key",
-            ]);
+        let existing = await resolver.user(userRef);
+        if (!existing) {
+          const key = input.key ?? userRef;
+          if (key !== userRef) {
+            throw invalid(`the body's key '${key}' does not match the path's '${userRef}'`, ["body", "key"]);
           }
-          const row = await replaceUserRecord(resolver, existing, input, changes);
-          return { user: await readOne(resolver.db, environment, row), created: false };
+          if (!USER_KEY_RE.test(key))
+            throw invalid(`user key '${key}' must match ${USER_KEY_PATTERN}`, ["path", "user_id"]);
+          const row = await insertUserRecord(resolver, { ...input, key }, changes);
+          if (row) return { user: await readCreated(resolver.db, environment, row, input), created: true };
+          // A concurrent request created the user since the lookup: this PUT replaces it, as if sent later.
+          existing = await resolver.reloadUser(userRef);
+          if (!existing) throw duplicate("user", key);
         }
-        const key = input.key ?? userRef;
-        if (key !== userRef) {
-          throw invalid(`the body's key '${key}' does not match the path's '${userRef}'`, ["body", "key"]);
+        if (input.key !== undefined && input.key !== existing.key) {
+          throw invalid(`the body's key '${input.key}' does not match user '${existing.key}'`, [
+            "body",
+            "key",
+          ]);
         }
-        if (!USER_KEY_RE.test(key))
-          throw invalid(`user key '${key}' must match ${USER_KEY_PATTERN}`, ["path", "user_id"]);
-        const row = await createUserRecord(resolver, { ...input, key }, changes);
-        return { user: await readCreated(resolver.db, environment, row, input), created: true };
+        const row = await replaceUserRecord(resolver, existing, input, changes);
+        return { user: await readOne(resolver.db, environment, row), created: false };
       });
     },
 
