@@ -69,11 +69,11 @@ export const ERROR_CODES = {
     title: "Unsupported content type",
     help: "Send bodies as `Content-Type: application/json`.",
   },
-  /** The AuthZEN routes' malformed requests: that specification asks for 400 where the API answers 422. */
+  /** The AuthZEN routes' malformed requests (that specification asks for 400 where the API answers 422) and unsafe paths. */
   BAD_REQUEST: {
     status: 400,
     title: "Bad request",
-    help: "An AuthZEN request is malformed (that specification answers 400 where the API answers 422); the message names the field.",
+    help: "An AuthZEN request is malformed (that specification answers 400 where the API answers 422), or a path through the PDP's facts proxy has a `.` or `..` segment or encodes `/`, `\\` or `.`; the message says which.",
   },
   PAGINATION_SIZE_OVERREACHED: {
     status: 422,

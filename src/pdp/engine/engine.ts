@@ -8,7 +8,16 @@ import { DerivationSearch, NO_STATE } from "./derivation.ts";
 import { ExpiringAssignments } from "./expiry.ts";
 import { FactStore } from "./facts.ts";
 import { Interner } from "./interner.ts";
-import { authorizedUsers, tenantDetails, userPermissions, userTenants, type EngineView } from "./listings.ts";
+import {
+  authorizedUsers,
+  roleAssignments,
+  tenantDetails,
+  userPermissions,
+  userTenants,
+  type EngineView,
+  type LocalRoleAssignment,
+  type RoleAssignmentFilter,
+} from "./listings.ts";
 import { compileSchema, hasPermission, SchemaStore, setRuleKey } from "./schema.ts";
 import {
   searchActions,
@@ -55,6 +64,8 @@ export interface Engine {
   authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers;
   /** Tenants in which the user holds any role (tenant or instance level). */
   userTenants(userKey: string): TenantDetails[];
+  /** The role assignments held that match the filter (Permit's local API), sorted. */
+  roleAssignments(filter: RoleAssignmentFilter): LocalRoleAssignment[];
   /** Searches (search.ts): user keys, instance keys of a type, action keys; each sorted and checked. */
   searchSubjects(query: SubjectSearchQuery): string[];
   searchResources(query: ResourceSearchQuery): string[];
@@ -354,6 +365,11 @@ class DecisionEngine implements Engine {
   userTenants(userKey: string): TenantDetails[] {
     this.expireDue();
     return userTenants(this.view(), userKey);
+  }
+
+  roleAssignments(filter: RoleAssignmentFilter): LocalRoleAssignment[] {
+    this.expireDue();
+    return roleAssignments(this.view(), filter);
   }
 
   private readonly searchDeps: SearchDeps = {
