@@ -9,12 +9,13 @@ import type {
   TenantRoleData,
   GrantedToData,
   DerivationRuleData,
+  MappingRuleData,
 } from "../pdp/engine/types.ts";
 import type { DataSnapshot } from "../pdp/storage.ts";
 
 /** The policy part of an environment (resources, roles, condition sets and their rules), by keys. */
 export type PolicyData = Required<
-  Pick<EnvironmentData, "resources" | "roles" | "condition_sets" | "condition_set_rules">
+  Pick<EnvironmentData, "resources" | "roles" | "condition_sets" | "condition_set_rules" | "proxy_configs">
 >;
 
 /** Reads one environment's policy, and the id-to-key maps its facts need, in one query per table. */
@@ -33,6 +34,7 @@ async function readPolicyParts(db: Db, environmentId: string) {
     derivations,
     conditionSets,
     rules,
+    proxyConfigs,
   ] = await Promise.all([
     db
       .selectFrom("resources")
@@ -94,6 +96,12 @@ async function readPolicyParts(db: Db, environmentId: string) {
       .selectFrom("condition_set_rules")
       .select(["user_set_id", "action_id", "resource_set_id"])
       .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("proxy_configs")
+      .select(["key", "mapping_rules"])
+      .where("environment_id", "=", env)
+      .orderBy("key")
       .execute(),
   ]);
 
@@ -203,6 +211,17 @@ async function readPolicyParts(db: Db, environmentId: string) {
         resource_set: setKey.get(r.resource_set_id) ?? "",
       };
     }),
+    proxy_configs: proxyConfigs.map((c) => ({
+      key: c.key,
+      mapping_rules: (fromJson<MappingRuleData[]>(c.mapping_rules) ?? []).map((r) => ({
+        url: r.url,
+        http_method: r.http_method,
+        resource: r.resource,
+        action: r.action,
+        ...(r.priority !== undefined && r.priority !== null && { priority: r.priority }),
+        ...(r.url_type === "regex" && { url_type: "regex" as const }),
+      })),
+    })),
   };
   return { policy, resourceKey, roleById, relationById };
 }

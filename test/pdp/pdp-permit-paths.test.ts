@@ -218,3 +218,194 @@ describeEachDialect("PDP: the paths Permit's SDKs send", (env) => {
     assert.equal((await raw(pdp.url, "GET", "/local/role_assignments", "nope")).status, 401);
   });
 });
+
+describeEachDialect("proxy configs and POST /allowed_url (Permit's URL mapping rules)", (env) => {
+  let pdp: TestPdp;
+  let key = "";
+  let otherKey = "";
+  const S = "/v2/schema/default/production";
+  const F = "/v2/facts/default/production";
+  const P = `${F}/proxy_configs`;
+  const API = "https://api.example.com";
+
+  before(async () => {
+    const { acme, globex, call } = env();
+    key = (await call(acme.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
+    otherKey = (await call(globex.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
+    pdp = await startTestPdp(env());
+    for (const k of [key, otherKey]) {
+      const made = await call(k, "POST", `${S}/resources`, {
+        key: "document",
+        name: "Document",
+        actions: { get: {}, read: {}, delete: {} },
+      });
+      assert.ok(made.status < 300, made.body);
+    }
+    assert.ok(
+      (
+        await call(key, "POST", `${S}/roles`, {
+          key: "reader",
+          name: "R",
+          permissions: ["document:read", "document:get"],
+        })
+      ).status < 300,
+    );
+    assert.equal((await call(key, "POST", `${F}/users`, { key: "rob" })).status, 201);
+    assert.equal(
+      (await call(key, "POST", `${F}/role_assignments`, { user: "rob", role: "reader", tenant: "default" }))
+        .status,
+      200,
+    );
+  });
+
+  after(async () => {
+    await pdp?.close();
+  });
+
+  const url = (user: string, http_method: string, u: string, k = key) =>
+    pdp.call(k, "/allowed_url", { user: { key: user }, http_method, url: u, tenant: "default" });
+
+  test("rules are stored, read back in Permit's shape and decide URL checks through the PDP", async () => {
+    const { call } = env();
+    const created = await call(key, "POST", P, {
+      key: "docs-api",
+      name: "Docs API",
+      secret: "s3cret",
+      mapping_rules: [
+        { url: `${API}/documents/{id}`, http_method: "get", resource: "document", action: "read" },
+        { url: `${API}/documents/{id}`, http_method: "delete", resource: "document", action: "delete" },
+        { url: `${API}/documents`, http_method: "get", resource: "document" },
+        {
+          url: "^https://api\\.example\\.com/v2/documents/(?P<doc>[0-9]+)$",
+          url_type: "regex",
+          http_method: "get",
+          resource: "document",
+          action: "read",
+          priority: 5,
+        },
+      ],
+    });
+    assert.equal(created.status, 200, created.body);
+    assert.equal(created.json.key, "docs-api");
+    assert.equal(created.json.secret, "s3cret");
+    assert.equal(created.json.auth_mechanism, "Bearer");
+    assert.equal(created.json.mapping_rules[2].action, "get", "the action defaults to the method");
+    assert.deepEqual((await call(key, "GET", `${P}/docs-api`)).json, created.json);
+    assert.deepEqual((await call(key, "GET", P)).json, [created.json]);
+    assert.deepEqual((await call(otherKey, "GET", P)).json, []);
+
+    const allowed = await url("rob", "GET", `${API}/documents/42`);
+    assert.equal(allowed.status, 200, allowed.body);
+    assert.equal(allowed.json.allow, true);
+    assert.equal(allowed.json.query.action, "read");
+    assert.deepEqual(allowed.json.query.resource.attributes, { id: "42" });
+    assert.equal((await url("rob", "GET", `${API}/documents`)).json.allow, true, "action defaulted to get");
+    const regex = await url("rob", "GET", `${API}/v2/documents/7`);
+    assert.equal(regex.json.allow, true, regex.body);
+    assert.deepEqual(regex.json.query.resource.attributes, { doc: "7" });
+    const denied = await url("rob", "DELETE", `${API}/documents/42`);
+    assert.equal(denied.json.allow, false, "rob may not delete");
+    const none = await url("rob", "POST", `${API}/documents/42`);
+    assert.equal(none.status, 200);
+    assert.equal(none.json.allow, false);
+    assert.equal(none.json.debug.reason.code, "NO_MAPPING_RULE");
+    assert.equal((await url("rob", "GET", `${API}/other/42`)).json.debug.reason.code, "NO_MAPPING_RULE");
+    // The other organization's PDP holds none of these rules.
+    assert.equal(
+      (await url("rob", "GET", `${API}/documents/42`, otherKey)).json.debug.reason.code,
+      "NO_MAPPING_RULE",
+    );
+
+    // An update's rule with should_delete removes the rule of its method and URL; the PDP follows.
+    const updated = await call(key, "PATCH", `${P}/docs-api`, {
+      mapping_rules: [
+        { url: `${API}/documents/{id}`, http_method: "get", resource: "document", should_delete: true },
+      ],
+    });
+    assert.equal(updated.status, 200, updated.body);
+    assert.equal(updated.json.mapping_rules.length, 3);
+    assert.equal((await url("rob", "GET", `${API}/documents/42`)).json.debug.reason.code, "NO_MAPPING_RULE");
+    assert.equal((await call(key, "DELETE", `${P}/docs-api`)).status, 204);
+    assert.equal((await url("rob", "GET", `${API}/documents`)).json.debug.reason.code, "NO_MAPPING_RULE");
+    assert.equal((await call(key, "GET", `${P}/docs-api`)).status, 404);
+  });
+
+  test("a PDP that loads the environment afresh has the rules (snapshot)", async () => {
+    const { call } = env();
+    const created = await call(key, "POST", P, {
+      key: "snap",
+      name: "Snap",
+      secret: { token: "t" },
+      mapping_rules: [
+        { url: `${API}/files/{f}?v={version}`, http_method: "get", resource: "document", action: "read" },
+      ],
+    });
+    assert.equal(created.status, 200, created.body);
+    const fresh = await startTestPdp(env());
+    try {
+      const ok = await fresh.call(key, "/allowed_url", {
+        user: "rob",
+        http_method: "GET",
+        url: `${API}/files/a?v=3&x=1`,
+        tenant: "default",
+      });
+      assert.equal(ok.json.allow, true, ok.body);
+      assert.deepEqual(ok.json.query.resource.attributes, { f: "a", version: "3" });
+      const noQuery = await fresh.call(key, "/allowed_url", {
+        user: "rob",
+        http_method: "GET",
+        url: `${API}/files/a`,
+        tenant: "default",
+      });
+      assert.equal(noQuery.json.debug.reason.code, "NO_MAPPING_RULE");
+    } finally {
+      await fresh.close();
+    }
+    assert.equal((await call(key, "DELETE", `${P}/snap`)).status, 204);
+  });
+
+  test("bad rules and bad URL checks are refused and change nothing", async () => {
+    const { call } = env();
+    const rule = { url: `${API}/x/{id}`, http_method: "get", resource: "document", action: "read" };
+    const cases: [unknown, number][] = [
+      [{ ...rule, url: `${API}/x/{id` }, 422],
+      [{ ...rule, url: `${API}/x/a{id}` }, 422],
+      [{ ...rule, url: "/relative/{id}" }, 422],
+      [{ ...rule, url: "ftp://host/x" }, 422],
+      [{ ...rule, url: "(unclosed", url_type: "regex" }, 422],
+      [{ ...rule, http_method: "fetch" }, 422],
+      [{ ...rule, resource: "nope" }, 404],
+      [{ ...rule, action: "fly" }, 404],
+      [{ url: rule.url, http_method: "post", resource: "document" }, 404],
+      [{ ...rule, extra: 1 }, 422],
+    ];
+    for (const [bad, status] of cases) {
+      const res = await call(key, "POST", P, { key: "bad", name: "Bad", secret: "s", mapping_rules: [bad] });
+      assert.equal(res.status, status, `${JSON.stringify(bad)}: ${res.body}`);
+      assert.ok(res.json.error_code, res.body);
+    }
+    assert.deepEqual((await call(key, "GET", P)).json, []);
+    assert.equal((await call(key, "POST", P, { key: "dup", name: "D", secret: "s" })).status, 200);
+    assert.equal((await call(key, "POST", P, { key: "dup", name: "D", secret: "s" })).status, 409);
+    assert.equal(
+      (await call(key, "PATCH", `${P}/dup`, { mapping_rules: [{ ...rule, resource: "nope" }] })).status,
+      404,
+    );
+    assert.deepEqual((await call(key, "GET", `${P}/dup`)).json.mapping_rules, []);
+    assert.equal((await call(key, "DELETE", `${P}/dup`)).status, 204);
+
+    for (const body of [
+      { user: "rob", http_method: "GET", url: "not a url", tenant: "default" },
+      { user: "rob", http_method: "GET", url: "/relative", tenant: "default" },
+      { user: "rob", url: `${API}/x`, tenant: "default" },
+      { user: "rob", http_method: "GET", url: `${API}/x` },
+      { http_method: "GET", url: `${API}/x`, tenant: "default" },
+      { user: "rob", http_method: "GET", url: `${API}/x`, tenant: "default", context: "x" },
+    ]) {
+      const res = await pdp.call(key, "/allowed_url", body);
+      assert.equal(res.status, 422, `${JSON.stringify(body)}: ${res.body}`);
+      assert.equal(res.json.error_code, "INVALID_INPUT");
+    }
+    assert.equal((await pdp.call("nope", "/allowed_url", { user: "rob" })).status, 401);
+  });
+});

@@ -177,7 +177,13 @@ for (const { dialect, skip } of DIALECTS) {
             )
             .execute();
         for (const [i, env] of envs.entries()) await addUsers(env, i + 1, "old-");
-        assert.deepEqual(await migrateToLatest(store), ["0013_list_counts"]);
+        // 0013 and whatever came after it.
+        assert.deepEqual(
+          await migrateToLatest(store),
+          Object.keys(migrations)
+            .filter((name) => name >= "0013")
+            .sort(),
+        );
         const actual = async (table: "users" | "tenants") =>
           Object.fromEntries(
             (

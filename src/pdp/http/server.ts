@@ -200,6 +200,56 @@ export function checkBulk(deps: PdpDeps, target: PdpTarget, body: unknown) {
   };
 }
 
+function requiredString(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (typeof value !== "string" || value === "") {
+    throw new AppError("INVALID_INPUT", `${name} must be a non-empty string`, undefined, [
+      { loc: ["body", name], msg: "must be a non-empty string", type: "string_type" },
+    ]);
+  }
+  return value;
+}
+
+/**
+ * `/allowed_url` (Permit's URL-based check): the proxy configs' mapping rule that the method and URL match names
+ * the resource type and action; the URL's placeholders become the resource's attributes. No rule: a deny.
+ */
+function allowedUrl(deps: PdpDeps, target: PdpTarget, rawBody: unknown) {
+  const body = (rawBody ?? {}) as Record<string, unknown>;
+  const user = toUser(body["user"]);
+  const method = requiredString(body, "http_method");
+  const url = requiredString(body, "url");
+  const tenant = requiredString(body, "tenant");
+  if (url.length > 8192 || !/^https?:\/\/[^/?#\s]+/i.test(url)) {
+    throw new AppError("INVALID_INPUT", "url must be an absolute http(s) URL", undefined, [
+      { loc: ["body", "url"], msg: "must be an absolute http(s) URL", type: "url_parsing" },
+    ]);
+  }
+  const context = toContext(body["context"]);
+  const match = target.replica.engine.mapUrl(method, url);
+  if (!match) {
+    const d: Decision = {
+      allow: false,
+      reason: {
+        kind: "deny",
+        code: "NO_MAPPING_RULE",
+        message: `no mapping rule matches ${method.toUpperCase()} ${url}`,
+      },
+    };
+    return authorizationResult(d, target.replica.revision);
+  }
+  const check = {
+    user,
+    action: match.rule.action,
+    resource: { type: match.rule.resource, tenant, attributes: match.attributes },
+    context,
+  };
+  return {
+    ...authorizationResult(decide(deps, target, check), target.replica.revision),
+    query: { user, action: check.action, resource: check.resource, context },
+  };
+}
+
 /** `/user-permissions`: what the user may do, by tenant and instance; the query is logged. */
 export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unknown) {
   const body = (rawBody ?? {}) as Record<string, unknown>;
@@ -267,6 +317,11 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
       check.user.key,
     );
     return { allowed_tenants: allowed, allowedTenants: allowed };
+  });
+
+  app.post("/allowed_url", async (request) => {
+    const target = await prepare(deps, request);
+    return allowedUrl(deps, target, request.body);
   });
 
   app.post("/user-permissions", async (request) =>
