@@ -9,8 +9,8 @@ import type {
   TenantRoleData,
   GrantedToData,
   DerivationRuleData,
-  MappingRuleData,
 } from "../pdp/engine/types.ts";
+import { proxyConfigData, storedRules } from "./proxy-config-records.ts";
 import type { DataSnapshot } from "../pdp/storage.ts";
 
 /** The policy part of an environment (resources, roles, condition sets and their rules), by keys. */
@@ -211,17 +211,7 @@ async function readPolicyParts(db: Db, environmentId: string) {
         resource_set: setKey.get(r.resource_set_id) ?? "",
       };
     }),
-    proxy_configs: proxyConfigs.map((c) => ({
-      key: c.key,
-      mapping_rules: (fromJson<MappingRuleData[]>(c.mapping_rules) ?? []).map((r) => ({
-        url: r.url,
-        http_method: r.http_method,
-        resource: r.resource,
-        action: r.action,
-        ...(r.priority !== undefined && r.priority !== null && { priority: r.priority }),
-        ...(r.url_type === "regex" && { url_type: "regex" as const }),
-      })),
-    })),
+    proxy_configs: proxyConfigs.map((c) => proxyConfigData(c.key, storedRules(c.mapping_rules))),
   };
   return { policy, resourceKey, roleById, relationById };
 }

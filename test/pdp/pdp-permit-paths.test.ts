@@ -364,6 +364,38 @@ describeEachDialect("proxy configs and POST /allowed_url (Permit's URL mapping r
     assert.equal((await call(key, "DELETE", `${P}/snap`)).status, 204);
   });
 
+  test("an environment copy takes the proxy configs along, and its PDP matches their rules", async () => {
+    const { call, acme } = env();
+    const rule = { url: `${API}/copied/{id}`, http_method: "get", resource: "document", action: "read" };
+    assert.equal(
+      (await call(key, "POST", P, { key: "cp", name: "Cp", secret: "s", mapping_rules: [rule] })).status,
+      200,
+    );
+    const copied = await call(acme.adminKey, "POST", "/v2/projects/default/envs/production/copy", {
+      target_env: { new: { key: "staging", name: "Staging" } },
+    });
+    assert.ok(copied.status < 300, copied.body);
+    const there = await call(acme.adminKey, "GET", "/v2/facts/default/staging/proxy_configs/cp");
+    assert.equal(there.status, 200, there.body);
+    assert.deepEqual(there.json.mapping_rules, (await call(key, "GET", `${P}/cp`)).json.mapping_rules);
+    assert.equal(there.json.environment_id, copied.json.id);
+    const check = await pdp.call(
+      acme.adminKey,
+      "/allowed_url",
+      { user: "rob", http_method: "GET", url: `${API}/copied/1`, tenant: "default" },
+      { "x-gatehouse-environment": "default/staging" },
+    );
+    assert.equal(check.status, 200, check.body);
+    assert.equal(check.json.query.action, "read", check.body);
+    // Copying again into it: a proxy config with the same key is a conflict unless overwritten.
+    const again = await call(acme.adminKey, "POST", "/v2/projects/default/envs/production/copy", {
+      target_env: { existing: "staging" },
+      conflict_strategy: "fail",
+    });
+    assert.equal(again.status, 409, again.body);
+    assert.equal((await call(key, "DELETE", `${P}/cp`)).status, 204);
+  });
+
   test("bad rules and bad URL checks are refused and change nothing", async () => {
     const { call } = env();
     const rule = { url: `${API}/x/{id}`, http_method: "get", resource: "document", action: "read" };

@@ -9,7 +9,7 @@ import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { insertUnique, scopeColumns } from "../../domain/schema/schema-rules.ts";
 import { compileRuleRegex } from "../../pdp/engine/url-mapping.ts";
-import type { Change, MappingRuleData } from "../../pdp/engine/types.ts";
+import { proxyConfigChange } from "../../domain/proxy-config-records.ts";
 import {
   actionsByResource,
   deleteProxyConfig,
@@ -107,19 +107,6 @@ function proxyConfigRead(row: ProxyConfigRow): ProxyConfigRead {
     mapping_rules: rulesOf(row),
     auth_mechanism: row.auth_mechanism as ProxyConfigRead["auth_mechanism"],
   };
-}
-
-/** The engine's view of a config: its rules by keys, without what only the proxy uses (headers, secret). */
-function proxyConfigChange(key: string, rules: StoredMappingRule[]): Change {
-  const mapping_rules: MappingRuleData[] = rules.map((r) => ({
-    url: r.url,
-    http_method: r.http_method,
-    resource: r.resource,
-    action: r.action,
-    ...(r.priority !== undefined && { priority: r.priority }),
-    ...(r.url_type === "regex" && { url_type: "regex" as const }),
-  }));
-  return { kind: "proxy_config", op: "upsert", data: { key, mapping_rules } };
 }
 
 export function createProxyConfigsService(deps: { db: Kysely<Database> }) {
