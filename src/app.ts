@@ -56,6 +56,7 @@ import { resourceRolesRoutes } from "./modules/resource-roles/resource-roles.rou
 import { relationsRoutes } from "./modules/relations/relations.routes.ts";
 import { rolesRoutes } from "./modules/roles/roles.routes.ts";
 import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.routes.ts";
+import { proxyConfigsRoutes } from "./modules/proxy-configs/proxy-configs.routes.ts";
 import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
 import { checksRoutes } from "./modules/checks/checks.routes.ts";
@@ -138,6 +139,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   relationshipTuplesRoutes,
   setRulesRoutes,
   bulkRoutes,
+  proxyConfigsRoutes,
   resourcesRoutes,
   resourceActionsRoutes,
   actionGroupsRoutes,

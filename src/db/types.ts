@@ -303,6 +303,17 @@ export interface ListCountsTable {
   version: number;
 }
 
+/** Permit's proxy configs with their URL mapping rules; see migration 0015. */
+export interface ProxyConfigsTable extends Scoped, Stamped {
+  key: string;
+  name: string;
+  /** JSON text, returned by reads as Permit does */
+  secret: string;
+  auth_mechanism: string;
+  /** JSON array of mapping rules, by keys */
+  mapping_rules: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   projects: ProjectsTable;
@@ -327,6 +338,7 @@ export interface Database {
   relationship_tuples: RelationshipTuplesTable;
   condition_sets: ConditionSetsTable;
   condition_set_rules: ConditionSetRulesTable;
+  proxy_configs: ProxyConfigsTable;
   api_log: ApiLogTable;
   tasks: TasksTable;
   decision_log_chunks: DecisionLogChunksTable;

@@ -10,11 +10,12 @@ import type {
   GrantedToData,
   DerivationRuleData,
 } from "../pdp/engine/types.ts";
+import { proxyConfigData, storedRules } from "./proxy-config-records.ts";
 import type { DataSnapshot } from "../pdp/storage.ts";
 
 /** The policy part of an environment (resources, roles, condition sets and their rules), by keys. */
 export type PolicyData = Required<
-  Pick<EnvironmentData, "resources" | "roles" | "condition_sets" | "condition_set_rules">
+  Pick<EnvironmentData, "resources" | "roles" | "condition_sets" | "condition_set_rules" | "proxy_configs">
 >;
 
 /** Reads one environment's policy, and the id-to-key maps its facts need, in one query per table. */
@@ -33,6 +34,7 @@ async function readPolicyParts(db: Db, environmentId: string) {
     derivations,
     conditionSets,
     rules,
+    proxyConfigs,
   ] = await Promise.all([
     db
       .selectFrom("resources")
@@ -94,6 +96,12 @@ async function readPolicyParts(db: Db, environmentId: string) {
       .selectFrom("condition_set_rules")
       .select(["user_set_id", "action_id", "resource_set_id"])
       .where("environment_id", "=", env)
+      .execute(),
+    db
+      .selectFrom("proxy_configs")
+      .select(["key", "mapping_rules"])
+      .where("environment_id", "=", env)
+      .orderBy("key")
       .execute(),
   ]);
 
@@ -203,6 +211,7 @@ async function readPolicyParts(db: Db, environmentId: string) {
         resource_set: setKey.get(r.resource_set_id) ?? "",
       };
     }),
+    proxy_configs: proxyConfigs.map((c) => proxyConfigData(c.key, storedRules(c.mapping_rules))),
   };
   return { policy, resourceKey, roleById, relationById };
 }

@@ -36,6 +36,7 @@ export const TRANSFERRED_TABLES = [
   "relationship_tuples",
   "condition_sets",
   "condition_set_rules",
+  "proxy_configs",
   "api_log",
   "tasks",
   "decision_log_chunks",

@@ -69,11 +69,11 @@ export const ERROR_CODES = {
     title: "Unsupported content type",
     help: "Send bodies as `Content-Type: application/json`.",
   },
-  /** HTTP the server cannot parse, and the AuthZEN routes' malformed requests (that specification asks for 400). */
+  /** HTTP the server cannot parse, the AuthZEN routes' malformed requests (that specification asks for 400), unsafe facts paths. */
   BAD_REQUEST: {
     status: 400,
     title: "Bad request",
-    help: "The request is not HTTP the server can parse, or an AuthZEN request is malformed (that specification answers 400 where the API answers 422); the message says which.",
+    help: "The request is not HTTP the server can parse, an AuthZEN request is malformed (that specification answers 400 where the API answers 422), or a path through the PDP's facts proxy has a `.` or `..` segment or encodes `/`, `\\` or `.`; the message says which.",
   },
   REQUEST_TIMEOUT: {
     status: 408,

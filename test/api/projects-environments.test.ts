@@ -198,4 +198,68 @@ describeEachDialect("projects and environments", (env) => {
     assert.equal((await call(globex.adminKey, "GET", "/v2/orgs?per_page=101")).status, 422);
     assert.equal((await call(null, "GET", "/v2/orgs")).status, 401);
   });
+
+  test("GET .../envs/{env}/stats: the environment with its counts, in Permit's EnvironmentStats shape", async () => {
+    const { acme, globex, call } = env();
+    const E = "/v2/projects/default/envs/production";
+    const S = "/v2/schema/default/production";
+    const F = "/v2/facts/default/production";
+    const before = await call(acme.adminKey, "GET", `${E}/stats`);
+    assert.equal(before.status, 200, before.body);
+    assert.deepEqual(
+      validatePermitResponse("get", "/v2/projects/{proj_id}/envs/{env_id}/stats", 200, before.json),
+      [],
+    );
+    assert.equal(before.json.id, acme.envs.production);
+    assert.deepEqual(before.json.pdp_configs, []);
+    const base = before.json.stats;
+    assert.equal(base.has_decision_logs, false);
+    assert.ok(
+      (
+        await call(acme.adminKey, "POST", `${S}/resources`, {
+          key: "doc",
+          name: "Doc",
+          actions: { read: {}, write: {} },
+          roles: { editor: { name: "Editor", permissions: ["write"] } },
+        })
+      ).status < 300,
+    );
+    assert.ok(
+      (
+        await call(acme.adminKey, "POST", `${S}/roles`, {
+          key: "reader",
+          name: "Reader",
+          permissions: ["doc:read", "doc:write"],
+        })
+      ).status < 300,
+    );
+    for (const key of ["u1", "u2", "u3"])
+      assert.equal((await call(acme.adminKey, "POST", `${F}/users`, { key })).status, 201);
+    assert.equal((await call(acme.adminKey, "POST", `${F}/tenants`, { key: "t9", name: "T9" })).status, 201);
+    // Another organization's and another environment's writes are not counted.
+    assert.equal((await call(globex.adminKey, "POST", `${F}/users`, { key: "g1" })).status, 201);
+    assert.equal(
+      (await call(acme.adminKey, "POST", "/v2/facts/default/development/users", { key: "d1" })).status,
+      201,
+    );
+    const after = await call(acme.adminKey, "GET", `${E}/stats`);
+    assert.equal(after.status, 200, after.body);
+    assert.deepEqual(
+      validatePermitResponse("get", "/v2/projects/{proj_id}/envs/{env_id}/stats", 200, after.json),
+      [],
+    );
+    assert.deepEqual(after.json.stats, {
+      ...base,
+      roles: base.roles + 2,
+      users: base.users + 3,
+      policies: base.policies + 3,
+      resources: base.resources + 1,
+      tenants: base.tenants + 1,
+    });
+    assert.equal(
+      (await call(globex.adminKey, "GET", `/v2/projects/default/envs/${acme.envs.production}/stats`)).status,
+      404,
+    );
+    assert.equal((await call(acme.adminKey, "GET", "/v2/projects/default/envs/nope/stats")).status, 404);
+  });
 });

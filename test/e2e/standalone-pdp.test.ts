@@ -1,3 +1,4 @@
+import http from "node:http";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -123,6 +124,34 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
       }),
     });
     assert.equal((await erin.json()).allow, true);
+    // Facts through the standalone PDP without project and environment (Permit's Python SDK), and a path that
+    // would climb out of the facts routes (sent byte for byte: fetch would resolve it first), refused.
+    const viaPdp = await fetch(`${pdp.baseUrl}/facts/users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ key: "frank" }),
+    });
+    assert.equal(viaPdp.status, 201, await viaPdp.text());
+    const climbed = await new Promise<number>((resolve, reject) => {
+      const url = new URL(pdp.baseUrl);
+      http
+        .request(
+          {
+            host: url.hostname,
+            port: url.port,
+            method: "GET",
+            path: "/v2/facts/a/b/%2e%2e/%2e%2e/%2e%2e/projects",
+            headers: { authorization: `Bearer ${key}` },
+          },
+          (r) => {
+            r.resume();
+            resolve(r.statusCode ?? 0);
+          },
+        )
+        .on("error", reject)
+        .end();
+    });
+    assert.equal(climbed, 400);
     const ready = await (await fetch(`${pdp.baseUrl}/ready`)).json();
     assert.equal(ready.environments[0].revision >= bulkRevision, true);
     const metrics = await (await fetch(`${pdp.baseUrl}/metrics`)).text();

@@ -1025,6 +1025,11 @@ function applyToReference(data: EnvironmentData, change: Change): EnvironmentDat
       next.condition_set_rules = change.op === "upsert" ? [...others, change.data] : others;
       return next;
     }
+    case "proxy_config":
+      if (change.op === "upsert")
+        next.proxy_configs = upsertByKey(next.proxy_configs, change.data, (c) => c.key);
+      else next.proxy_configs = next.proxy_configs?.filter((c) => c.key !== change.data.key);
+      return next;
   }
 }
 

@@ -248,3 +248,22 @@ export async function listEngineObjectIds(
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
   return { resources: ids(resources), tenantRoles: ids(tenantRoles), conditionSets: ids(conditionSets) };
 }
+
+export const insertProxyConfigRow = (db: Db, row: Insertable<Database["proxy_configs"]>) =>
+  db.insertInto("proxy_configs").values(row).execute();
+
+export const replaceProxyConfigRow = (
+  db: Db,
+  envId: string,
+  id: string,
+  fields: Pick<
+    Selectable<Database["proxy_configs"]>,
+    "name" | "secret" | "auth_mechanism" | "mapping_rules" | "updated_at"
+  >,
+) =>
+  db
+    .updateTable("proxy_configs")
+    .set(fields)
+    .where("environment_id", "=", envId)
+    .where("id", "=", id)
+    .execute();

@@ -12,6 +12,8 @@ import { conditionSetData, resourceData, tenantRoleData } from "../../domain/sch
 import { loadConditionSets, loadResourceGraphs, loadRoleGraphs } from "../../domain/schema/schema.repo.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { findProject } from "../../domain/project-records.ts";
+import { proxyConfigChange, proxyConfigRows, storedRules } from "../../domain/proxy-config-records.ts";
+import { newId } from "../../lib/ids.ts";
 import type { EnvironmentCreate, EnvironmentRead } from "../environments/environments.schemas.ts";
 import {
   createEnvironmentRecords,
@@ -33,6 +35,8 @@ import {
   readPolicyRows,
   updateRow,
   type PolicyRows,
+  insertProxyConfigRow,
+  replaceProxyConfigRow,
 } from "./environment-copy.repo.ts";
 import { planCopy, type CopyPlan, type CopyScope } from "./environment-copy.plan.ts";
 import type { EnvironmentCopy } from "./environment-copy.schemas.ts";
@@ -136,6 +140,52 @@ async function engineRecords(
   return records;
 }
 
+/**
+ * Every proxy config of the source (their mapping rules name resources and actions by key): a new one in the
+ * target, or one with the same key replaced (`overwrite`) or a conflict (`fail`, nothing is written).
+ */
+async function copyProxyConfigs(
+  trx: Db,
+  sourceEnvId: string,
+  target: EnvironmentRow,
+  strategy: CopyParams["conflict_strategy"],
+): Promise<Change[]> {
+  const existing = new Map((await proxyConfigRows(trx, target.id)).map((r) => [r.key, r]));
+  const records: Change[] = [];
+  const at = now();
+  for (const row of await proxyConfigRows(trx, sourceEnvId)) {
+    const fields = {
+      name: row.name,
+      secret: row.secret,
+      auth_mechanism: row.auth_mechanism,
+      mapping_rules: row.mapping_rules,
+      updated_at: at,
+    };
+    const same = existing.get(row.key);
+    if (same && strategy === "fail") {
+      throw new AppError(
+        "DUPLICATE_ENTITY",
+        `the target environment already has proxy config '${row.key}'; nothing was copied (conflict_strategy 'overwrite' replaces it)`,
+        { conflicts: { proxy_configs: [row.key] } },
+      );
+    }
+    if (same) await replaceProxyConfigRow(trx, target.id, same.id, fields);
+    else {
+      await insertProxyConfigRow(trx, {
+        id: newId(),
+        organization_id: target.organization_id,
+        project_id: target.project_id,
+        environment_id: target.id,
+        key: row.key,
+        created_at: at,
+        ...fields,
+      });
+    }
+    records.push(proxyConfigChange(row.key, storedRules(row.mapping_rules)));
+  }
+  return records;
+}
+
 export function createEnvironmentCopyService(deps: {
   db: Kysely<Database>;
   dialect: Dialect;
@@ -226,7 +276,11 @@ export function createEnvironmentCopyService(deps: {
         const rulesBefore = target.created ? [] : await listRuleKeys(trx, target.row.id);
         await applyPlan(trx, dialect, target.row.id, plan, signal);
         signal?.throwIfAborted();
-        await appendChanges(trx, target.row.id, await engineRecords(trx, target.row.id, rulesBefore));
+        const proxyRecords = await copyProxyConfigs(trx, source.id, target.row, params.conflict_strategy);
+        await appendChanges(trx, target.row.id, [
+          ...(await engineRecords(trx, target.row.id, rulesBefore)),
+          ...proxyRecords,
+        ]);
         // PostgreSQL: another connection can note the progress while this transaction is open (SQLite has one).
         if (dialect === "postgres") await progress?.(90);
         const row = await findEnvironmentById(trx, target.row.id);

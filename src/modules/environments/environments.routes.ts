@@ -7,6 +7,7 @@ import {
   EnvironmentCreate,
   EnvironmentListQuery,
   EnvironmentRead,
+  EnvironmentStats,
   EnvironmentUpdate,
 } from "./environments.schemas.ts";
 import { createEnvironmentsService } from "./environments.service.ts";
@@ -56,6 +57,18 @@ export const environmentsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     (req) => environments.get(envOf(req)),
+  );
+  app.get(
+    "/v2/projects/:proj_id/envs/:env_id/stats",
+    {
+      schema: {
+        tags,
+        summary: "Get an environment with its statistics",
+        params: EnvParams,
+        response: { 200: EnvironmentStats, ...errorResponses(404) },
+      },
+    },
+    (req) => environments.stats(envOf(req)),
   );
   app.patch(
     "/v2/projects/:proj_id/envs/:env_id",

@@ -7,8 +7,18 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope, ProjectScope } from "../../domain/path-scope.ts";
 import { createEnvironmentRecords, environmentRead } from "../../domain/environment-records.ts";
-import { deleteEnvironment, listEnvironments, updateEnvironment } from "./environments.repo.ts";
-import type { EnvironmentCreate, EnvironmentRead, EnvironmentUpdate } from "./environments.schemas.ts";
+import {
+  deleteEnvironment,
+  environmentCounts,
+  listEnvironments,
+  updateEnvironment,
+} from "./environments.repo.ts";
+import type {
+  EnvironmentCreate,
+  EnvironmentRead,
+  EnvironmentStats,
+  EnvironmentUpdate,
+} from "./environments.schemas.ts";
 
 export function createEnvironmentsService(deps: {
   db: Kysely<Database>;
@@ -38,6 +48,15 @@ export function createEnvironmentsService(deps: {
     },
 
     get: ({ environment }: EnvScope): EnvironmentRead => environmentRead(environment),
+
+    async stats({ environment }: EnvScope): Promise<EnvironmentStats> {
+      const counts = await environmentCounts(db, environment.id);
+      return {
+        ...environmentRead(environment),
+        pdp_configs: [],
+        stats: { ...counts, members: [], mau: 0 },
+      };
+    },
 
     async update({ environment }: EnvScope, input: EnvironmentUpdate): Promise<EnvironmentRead> {
       const row = await updateEnvironment(db, environment.id, {

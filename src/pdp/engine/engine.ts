@@ -8,8 +8,18 @@ import { DerivationSearch, NO_STATE } from "./derivation.ts";
 import { ExpiringAssignments } from "./expiry.ts";
 import { FactStore } from "./facts.ts";
 import { Interner } from "./interner.ts";
-import { authorizedUsers, tenantDetails, userPermissions, userTenants, type EngineView } from "./listings.ts";
+import {
+  authorizedUsers,
+  roleAssignments,
+  tenantDetails,
+  userPermissions,
+  userTenants,
+  type EngineView,
+  type LocalRoleAssignment,
+  type RoleAssignmentFilter,
+} from "./listings.ts";
 import { compileSchema, hasPermission, SchemaStore, setRuleKey } from "./schema.ts";
+import { matchUrl, type UrlMatch } from "./url-mapping.ts";
 import {
   searchActions,
   searchResources,
@@ -27,6 +37,7 @@ import type {
   CheckQuery,
   Decision,
   EnvironmentData,
+  MappingRuleData,
   QueryResource,
   TenantDetails,
   UserPermissions,
@@ -55,6 +66,10 @@ export interface Engine {
   authorizedUsers(query: AuthorizedUsersQuery): AuthorizedUsers;
   /** Tenants in which the user holds any role (tenant or instance level). */
   userTenants(userKey: string): TenantDetails[];
+  /** The mapping rule of the proxy configs held that a request's method and URL match (Permit's `/allowed_url`). */
+  mapUrl(method: string, url: string): UrlMatch | undefined;
+  /** The role assignments held that match the filter (Permit's local API), sorted. */
+  roleAssignments(filter: RoleAssignmentFilter): LocalRoleAssignment[];
   /** Searches (search.ts): user keys, instance keys of a type, action keys; each sorted and checked. */
   searchSubjects(query: SubjectSearchQuery): string[];
   searchResources(query: ResourceSearchQuery): string[];
@@ -89,6 +104,8 @@ class DecisionEngine implements Engine {
   private compiled: EngineView | undefined;
   private readonly conditionInput = new ConditionInput();
   private expiries = new ExpiringAssignments();
+  /** proxy config key -> its mapping rules */
+  private proxyConfigs = new Map<string, MappingRuleData[]>();
 
   constructor(private readonly clock: () => number) {}
 
@@ -114,6 +131,7 @@ class DecisionEngine implements Engine {
     this.schemaStore = new SchemaStore();
     this.permissionIds = new Interner();
     this.expiries = new ExpiringAssignments();
+    this.proxyConfigs = new Map();
     this.schemaChanged();
     this.loadPage(data);
   }
@@ -129,6 +147,7 @@ class DecisionEngine implements Engine {
     for (const rule of data.condition_set_rules ?? []) {
       this.apply({ kind: "condition_set_rule", op: "upsert", data: rule });
     }
+    for (const config of data.proxy_configs ?? []) this.proxyConfigs.set(config.key, config.mapping_rules);
     for (const tenant of data.tenants ?? []) this.facts.upsertTenant(tenant);
     for (const user of data.users ?? []) this.facts.upsertUser(user);
     for (const instance of data.resource_instances ?? []) this.facts.upsertInstance(instance);
@@ -177,6 +196,10 @@ class DecisionEngine implements Engine {
         if (change.op === "upsert") schemaStore.setRules.set(setRuleKey(change.data), change.data);
         else schemaStore.setRules.delete(setRuleKey(change.data));
         return this.schemaChanged();
+      case "proxy_config":
+        if (change.op === "upsert") this.proxyConfigs.set(change.data.key, change.data.mapping_rules);
+        else this.proxyConfigs.delete(change.data.key);
+        return;
       case "user":
         return change.op === "upsert" ? facts.upsertUser(change.data) : facts.deleteUser(change.data.key);
       case "tenant":
@@ -354,6 +377,15 @@ class DecisionEngine implements Engine {
   userTenants(userKey: string): TenantDetails[] {
     this.expireDue();
     return userTenants(this.view(), userKey);
+  }
+
+  mapUrl(method: string, url: string): UrlMatch | undefined {
+    return matchUrl([...this.proxyConfigs.values()].flat(), method, url);
+  }
+
+  roleAssignments(filter: RoleAssignmentFilter): LocalRoleAssignment[] {
+    this.expireDue();
+    return roleAssignments(this.view(), filter);
   }
 
   private readonly searchDeps: SearchDeps = {

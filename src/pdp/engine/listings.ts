@@ -286,3 +286,60 @@ export function userTenants({ facts }: EngineView, userKey: string): TenantDetai
     .map((tenant) => tenantDetails(facts, tenant))
     .sort((a, b) => compareStrings(a.key, b.key));
 }
+
+/** Filters of the PDP's `/local/role_assignments` (Permit's local API); `resource` is a resource type. */
+export interface RoleAssignmentFilter {
+  user?: string;
+  role?: string;
+  tenant?: string;
+  resource?: string;
+  /** "type:key" */
+  resource_instance?: string;
+}
+
+export interface LocalRoleAssignment {
+  user: string;
+  role: string;
+  tenant: string;
+  resource_instance?: string;
+}
+
+/** The role assignments the engine holds that match every given filter, sorted by user, tenant, instance, role. */
+export function roleAssignments({ facts }: EngineView, filter: RoleAssignmentFilter): LocalRoleAssignment[] {
+  const out: LocalRoleAssignment[] = [];
+  const named = filter.user === undefined ? undefined : facts.users.get(filter.user);
+  if (filter.user !== undefined && named === undefined) return out;
+  const tenantOk = (tenant: string) => filter.tenant === undefined || filter.tenant === tenant;
+  const roleOk = (role: string) => filter.role === undefined || filter.role === role;
+  const users = named === undefined ? facts.users.keys.keys() : [named];
+  for (const user of users) {
+    if (!facts.userExists(user)) continue;
+    const userKey = facts.users.keyOf(user);
+    if (filter.resource === undefined && filter.resource_instance === undefined) {
+      const tenantRoles = facts.userTenantRoles[user] ?? [];
+      for (let i = 0; i < tenantRoles.length; i += 2) {
+        const tenant = facts.tenants.keyOf(tenantRoles[i] as number);
+        const role = facts.roleKey(tenantRoles[i + 1] as number);
+        if (tenantOk(tenant) && roleOk(role)) out.push({ user: userKey, role, tenant });
+      }
+    }
+    const instanceRoles = facts.userInstanceRoles[user] ?? [];
+    for (let i = 0; i < instanceRoles.length; i += 3) {
+      const instance = instanceRoles[i] as number;
+      const name = facts.instanceName(instance);
+      if (filter.resource_instance !== undefined && filter.resource_instance !== name) continue;
+      if (filter.resource !== undefined && !name.startsWith(`${filter.resource}:`)) continue;
+      const tenant = facts.tenants.keyOf(instanceRoles[i + 2] as number);
+      const role = facts.roleKey(instanceRoles[i + 1] as number);
+      if (tenantOk(tenant) && roleOk(role))
+        out.push({ user: userKey, role, tenant, resource_instance: name });
+    }
+  }
+  return out.sort(
+    (a, b) =>
+      compareStrings(a.user, b.user) ||
+      compareStrings(a.tenant, b.tenant) ||
+      compareStrings(a.resource_instance ?? "", b.resource_instance ?? "") ||
+      compareStrings(a.role, b.role),
+  );
+}

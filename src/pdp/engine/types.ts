@@ -111,6 +111,24 @@ export interface ConditionSetRuleData {
   resource_set: string;
 }
 
+/** Permit's URL mapping rule (a proxy config's): a request's method and URL name a resource type and an action. */
+export interface MappingRuleData {
+  /** An absolute URL whose path segments and query values may be `{placeholders}`, or a regex (`url_type`). */
+  url: string;
+  /** lower case */
+  http_method: string;
+  resource: string;
+  action: string;
+  /** The highest priority wins among the rules that match (absent: 0). */
+  priority?: number | null;
+  url_type?: "regex" | null;
+}
+
+export interface ProxyConfigData {
+  key: string;
+  mapping_rules: MappingRuleData[];
+}
+
 /** A whole environment, as loaded into the engine. Every list is optional so partial snapshots are easy to write. */
 export interface EnvironmentData {
   resources?: ResourceData[];
@@ -122,6 +140,7 @@ export interface EnvironmentData {
   relationship_tuples?: RelationshipTupleData[];
   condition_sets?: ConditionSetData[];
   condition_set_rules?: ConditionSetRuleData[];
+  proxy_configs?: ProxyConfigData[];
 }
 
 export interface KeyRef {
@@ -159,7 +178,9 @@ export type Change =
   | { kind: "relationship_tuple"; op: "delete"; data: RelationshipTupleRef }
   | { kind: "condition_set"; op: "upsert"; data: ConditionSetData }
   | { kind: "condition_set"; op: "delete"; data: KeyRef }
-  | { kind: "condition_set_rule"; op: "upsert" | "delete"; data: ConditionSetRuleData };
+  | { kind: "condition_set_rule"; op: "upsert" | "delete"; data: ConditionSetRuleData }
+  | { kind: "proxy_config"; op: "upsert"; data: ProxyConfigData }
+  | { kind: "proxy_config"; op: "delete"; data: KeyRef };
 
 // ---- Queries ----
 
@@ -206,7 +227,8 @@ export type DenyCode =
   | "UNKNOWN_USER"
   | "UNKNOWN_TENANT"
   | "NO_ROLE_IN_TENANT"
-  | "NO_PERMISSION";
+  | "NO_PERMISSION"
+  | "NO_MAPPING_RULE";
 
 /** A role assignment that would have granted the check had it not expired. */
 export interface ExpiredGrant {

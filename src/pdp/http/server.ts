@@ -201,6 +201,56 @@ export function checkBulk(deps: PdpDeps, target: PdpTarget, body: unknown) {
   };
 }
 
+function requiredString(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (typeof value !== "string" || value === "") {
+    throw new AppError("INVALID_INPUT", `${name} must be a non-empty string`, undefined, [
+      { loc: ["body", name], msg: "must be a non-empty string", type: "string_type" },
+    ]);
+  }
+  return value;
+}
+
+/**
+ * `/allowed_url` (Permit's URL-based check): the proxy configs' mapping rule that the method and URL match names
+ * the resource type and action; the URL's placeholders become the resource's attributes. No rule: a deny.
+ */
+function allowedUrl(deps: PdpDeps, target: PdpTarget, rawBody: unknown) {
+  const body = (rawBody ?? {}) as Record<string, unknown>;
+  const user = toUser(body["user"]);
+  const method = requiredString(body, "http_method");
+  const url = requiredString(body, "url");
+  const tenant = requiredString(body, "tenant");
+  if (url.length > 8192 || !/^https?:\/\/[^/?#\s]+/i.test(url)) {
+    throw new AppError("INVALID_INPUT", "url must be an absolute http(s) URL", undefined, [
+      { loc: ["body", "url"], msg: "must be an absolute http(s) URL", type: "url_parsing" },
+    ]);
+  }
+  const context = toContext(body["context"]);
+  const match = target.replica.engine.mapUrl(method, url);
+  if (!match) {
+    const d: Decision = {
+      allow: false,
+      reason: {
+        kind: "deny",
+        code: "NO_MAPPING_RULE",
+        message: `no mapping rule matches ${method.toUpperCase()} ${url}`,
+      },
+    };
+    return authorizationResult(d, target.replica.revision);
+  }
+  const check = {
+    user,
+    action: match.rule.action,
+    resource: { type: match.rule.resource, tenant, attributes: match.attributes },
+    context,
+  };
+  return {
+    ...authorizationResult(decide(deps, target, check), target.replica.revision),
+    query: { user, action: check.action, resource: check.resource, context },
+  };
+}
+
 /** `/user-permissions`: what the user may do, by tenant and instance; the query is logged. */
 export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unknown) {
   const body = (rawBody ?? {}) as Record<string, unknown>;
@@ -270,6 +320,11 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     return { allowed_tenants: allowed, allowedTenants: allowed };
   });
 
+  app.post("/allowed_url", async (request) => {
+    const target = await prepare(deps, request);
+    return allowedUrl(deps, target, request.body);
+  });
+
   app.post("/user-permissions", async (request) =>
     userPermissionsOf(deps, await prepare(deps, request), request.body),
   );
@@ -293,6 +348,27 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     return result;
   });
 
+  // Permit's local API: the PDP's own copy of the role assignments, filtered and paged.
+  app.get("/local/role_assignments", async (request) => {
+    const target = await prepare(deps, request);
+    const query = (request.query ?? {}) as Record<string, unknown>;
+    const filter: Record<string, string> = {};
+    for (const name of ["user", "role", "tenant", "resource", "resource_instance"]) {
+      const value = query[name];
+      if (value === undefined) continue;
+      if (typeof value !== "string") {
+        throw new AppError("INVALID_INPUT", `${name} must be given once`, undefined, [
+          { loc: ["query", name], msg: "must be a string", type: "string_type" },
+        ]);
+      }
+      filter[name] = value;
+    }
+    const page = queryInteger(query, "page", 1, 1, Number.MAX_SAFE_INTEGER);
+    const perPage = queryInteger(query, "per_page", 30, 1, 100);
+    const start = (page - 1) * perPage;
+    return target.replica.engine.roleAssignments(filter).slice(start, start + perPage);
+  });
+
   app.post("/user-tenants", async (request) => {
     const target = await prepare(deps, request);
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -302,6 +378,24 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     logQuery(deps, target, "user_tenants", { user }, { tenants: tenants.map((t) => t.key) }, start, user.key);
     return tenants;
   });
+}
+
+function queryInteger(
+  query: Record<string, unknown>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = query[name];
+  if (raw === undefined) return fallback;
+  const n = typeof raw === "string" && /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= min && n <= max)) {
+    throw new AppError("INVALID_INPUT", `${name} must be an integer from ${min} to ${max}`, undefined, [
+      { loc: ["query", name], msg: `must be an integer from ${min} to ${max}`, type: "int_parsing" },
+    ]);
+  }
+  return n;
 }
 
 /** Facts writes whose effect the PDP waits for before answering (Permit's list, contract §4.7). */
@@ -339,10 +433,8 @@ function registerFactsProxy(
   forward: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>,
 ) {
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const rest = factsRest(request.url);
     const target = await deps.resolve(request.headers.authorization, request);
-    const url = request.url;
-    const prefix = /^\/(?:v2\/)?facts\/[^/]+\/[^/]+/.exec(url);
-    const rest = prefix ? url.slice(prefix[0].length) : "";
     const wait = factsWaitSeconds(request);
     const policy = request.headers["x-timeout-policy"] === "fail" ? "fail" : "ignore";
     const upstream = await forward(target, {
@@ -379,9 +471,36 @@ function registerFactsProxy(
     }
     return reply.code(upstream.status).send(upstream.body === "" ? undefined : upstream.body);
   };
-  for (const prefix of ["/v2/facts/:proj_id/:env_id/*", "/facts/:proj_id/:env_id/*"]) {
+  // Permit's PDP mounts its facts routes at both prefixes; `/facts/...` names no environment (the key does).
+  for (const prefix of ["/v2/facts/:proj_id/:env_id/*", "/facts/*"]) {
     app.route({ method: ["GET", "POST", "PUT", "PATCH", "DELETE"], url: prefix, handler });
   }
+}
+
+/** A segment the forwarded URL's parser would read as `.`/`..` or as a separator (WHATWG reads `\` as `/`). */
+const UNSAFE_SEGMENT = /^\.{1,2}$|\\|%2f|%5c|%2e/i;
+
+/**
+ * The path (and query) after `/v2/facts/{proj}/{env}` or `/facts`, which the PDP appends to its own environment's
+ * facts path. A segment that could climb out of it (`..`, `%2e%2e`, an encoded separator) is refused: the control
+ * plane's URL parser would otherwise resolve it into another route.
+ */
+function factsRest(url: string): string {
+  const query = url.indexOf("?");
+  const path = query === -1 ? url : url.slice(0, query);
+  const segments = path.split("/");
+  for (const segment of segments) {
+    if (UNSAFE_SEGMENT.test(segment)) {
+      throw new AppError(
+        "BAD_REQUEST",
+        "a facts path may not have '.' or '..' segments nor encode '/', '\\' or '.'",
+        undefined,
+        [{ loc: ["path"], msg: "unsafe path segment", type: "value_error" }],
+      );
+    }
+  }
+  const skip = segments[1] === "v2" ? 5 : 2;
+  return "/" + segments.slice(skip).join("/") + (query === -1 ? "" : url.slice(query));
 }
 
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */

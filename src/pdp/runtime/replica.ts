@@ -14,6 +14,7 @@ const ENGINE_KINDS = new Set([
   "relationship_tuple",
   "condition_set",
   "condition_set_rule",
+  "proxy_config",
 ]);
 
 /**
