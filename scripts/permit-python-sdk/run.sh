@@ -97,7 +97,7 @@ for database in $databases; do
     sleep 0.2
   done
   echo "== Permit's Python SDK ($(cd "$src" && git describe --tags 2>/dev/null || basename "$src")) on $database: API :$api_port, PDP :$pdp_port"
-  if ! PYTHONPATH="$src" PERMIT_PYTHON_SRC="$src" GATEHOUSE_API_URL="http://127.0.0.1:$api_port" \
+  if ! PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src" PERMIT_PYTHON_SRC="$src" GATEHOUSE_API_URL="http://127.0.0.1:$api_port" \
     GATEHOUSE_PDP_URL="http://127.0.0.1:$pdp_port" GATEHOUSE_ADMIN_KEY="$admin_key" \
     "$venv/bin/python" "$repo/scripts/permit-python-sdk/flows.py"; then
     status=1
