@@ -83,6 +83,8 @@ for database in $databases; do
   )
   if [[ "$database" == postgres ]]; then
     schema="pysdk_$$_$RANDOM"
+    # The server uses the schema that search_path names; it must exist.
+    psql "$pg_url" -q -c "create schema \"$schema\"" >/dev/null
     env_vars+=(DATABASE_URL="$pg_url?options=-c%20search_path%3D$schema")
   fi
   env "${env_vars[@]}" node "$repo/bin/gatehouse.js" serve > "$work/server.log" 2>&1 &
