@@ -597,6 +597,7 @@ async def sdk_tests() -> None:
             "PDP_URL": PDP_URL,
             "PDP_CONTROL_PLANE": API_URL,
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPATH": os.pathsep.join([SDK_SOURCE, os.environ.get("PYSDK_TEST_PATH", "")]),
         }
         # --runxfail: the SDK marks some tests xfail (its e2e tests among them); they run here, and a failing one
         # is reported with its error but counted as skipped, as pytest would count it.

@@ -35,14 +35,18 @@ if [[ ! -f "$venv/.gatehouse-stamp" || "$(cat "$venv/.gatehouse-stamp")" != "$st
   python3 -m venv "$venv"
   # The SDK's test-only mocks (aioresponses, pytest-httpserver) are left out: the tests that need them mock
   # Permit's servers and do not call ours.
-  "$venv/bin/pip" install --quiet --retries 0 -r "$src/requirements.txt" pytest pytest-asyncio pytest-mock werkzeug >&2
+  "$venv/bin/pip" install --quiet --retries 0 -r "$src/requirements.txt" pytest pytest-asyncio pytest-mock >&2
   echo "$stamp" > "$venv/.gatehouse-stamp"
 fi
-# Debian's python3-pytest-httpserver (apt-get install python3-pytest-httpserver) lets test_rbac_e2e.py import.
-debian_httpserver=/usr/lib/python3/dist-packages/pytest_httpserver
-site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-if [[ -d "$debian_httpserver" && ! -e "$site/pytest_httpserver" ]]; then
-  ln -s "$debian_httpserver" "$site/pytest_httpserver"
+# test_rbac_e2e.py imports pytest_httpserver, which the local wheel index lacks: Debian's
+# (apt-get install python3-pytest-httpserver) is put on the SDK tests' path with the werkzeug it is built for.
+test_path="$venv/debian-test-deps"
+debian=/usr/lib/python3/dist-packages
+if [[ -d "$debian/pytest_httpserver" && ! -d "$test_path" ]]; then
+  mkdir -p "$test_path"
+  for dep in pytest_httpserver pytest_httpserver-*.dist-info werkzeug; do
+    for found in "$debian"/$dep; do ln -s "$found" "$test_path/"; done
+  done
 fi
 
 free_port() {
@@ -99,7 +103,7 @@ for database in $databases; do
     sleep 0.2
   done
   echo "== Permit's Python SDK ($(cd "$src" && git describe --tags 2>/dev/null || basename "$src")) on $database: API :$api_port, PDP :$pdp_port"
-  if ! PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src" PERMIT_PYTHON_SRC="$src" GATEHOUSE_API_URL="http://127.0.0.1:$api_port" \
+  if ! PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$src" PERMIT_PYTHON_SRC="$src" PYSDK_TEST_PATH="$test_path" GATEHOUSE_API_URL="http://127.0.0.1:$api_port" \
     GATEHOUSE_PDP_URL="http://127.0.0.1:$pdp_port" GATEHOUSE_ADMIN_KEY="$admin_key" \
     "$venv/bin/python" "$repo/scripts/permit-python-sdk/flows.py"; then
     status=1
