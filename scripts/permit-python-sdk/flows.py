@@ -261,22 +261,13 @@ async def tenants_bulk() -> None:
     await expect_error(permit.api.tenants.get("t1"), 404)
 
 
-async def users_assign_role() -> None:
-    permit = env_permit()
-    assignment = await permit.api.users.assign_role({"user": "alice", "role": "viewer", "tenant": "acme"})
-    assert assignment.user == "alice" and assignment.tenant == "acme", assignment
-    await permit.api.users.assign_role({"user": "bob", "role": "admin", "tenant": "acme"})
-    roles = await permit.api.users.get_assigned_roles("alice", tenant="acme")
-    assert [r.role for r in roles] == ["viewer"], roles
-    tenant_users = await permit.api.tenants.list_tenant_users("acme")
-    assert sorted(u.key for u in tenant_users.data) == ["alice", "bob"], [u.key for u in tenant_users.data]
-    await permit.api.users.assign_role({"user": "carol", "role": "viewer", "tenant": "globex"})
-    await permit.api.users.unassign_role({"user": "carol", "role": "viewer", "tenant": "globex"})
-    assert await permit.api.users.get_assigned_roles("carol") == []
-
-
 async def role_assignments_api() -> None:
+    # The tenant roles the checks below rely on are made here, not with users.assign_role, so that a failure of
+    # that one call (it sends "resource_instance": null) does not fail every check after it.
     permit = env_permit()
+    assignment = await permit.api.role_assignments.assign({"user": "alice", "role": "viewer", "tenant": "acme"})
+    assert assignment.user == "alice" and assignment.tenant == "acme", assignment
+    await permit.api.role_assignments.assign({"user": "bob", "role": "admin", "tenant": "acme"})
     await permit.api.role_assignments.assign({"user": "carol", "role": "admin", "tenant": "globex"})
     listed = await permit.api.role_assignments.list(user_key="carol")
     assert [(a.role, a.tenant) for a in listed] == [("admin", "globex")], listed
@@ -284,6 +275,18 @@ async def role_assignments_api() -> None:
     assert [a.user for a in by_role] == ["alice"], by_role
     await permit.api.role_assignments.unassign({"user": "carol", "role": "admin", "tenant": "globex"})
     assert await permit.api.role_assignments.list(user_key="carol") == []
+
+
+async def users_assign_role() -> None:
+    permit = env_permit()
+    assignment = await permit.api.users.assign_role({"user": "carol", "role": "viewer", "tenant": "globex"})
+    assert assignment.user == "carol" and assignment.tenant == "globex", assignment
+    roles = await permit.api.users.get_assigned_roles("alice", tenant="acme")
+    assert [r.role for r in roles] == ["viewer"], roles
+    tenant_users = await permit.api.tenants.list_tenant_users("acme")
+    assert sorted(u.key for u in tenant_users.data) == ["alice", "bob"], [u.key for u in tenant_users.data]
+    await permit.api.users.unassign_role({"user": "carol", "role": "viewer", "tenant": "globex"})
+    assert await permit.api.users.get_assigned_roles("carol") == []
 
 
 async def role_assignments_bulk() -> None:
@@ -511,12 +514,12 @@ async def proxy_tenants() -> None:
 
 async def proxy_role_assignments() -> None:
     permit = proxy_permit()
-    await permit.api.users.assign_role({"user": "p_user", "role": "viewer", "tenant": "p_tenant"})
-    await permit.api.role_assignments.assign({"user": "p_user", "role": "admin", "tenant": "p_tenant"})
-    await permit.api.role_assignments.unassign({"user": "p_user", "role": "admin", "tenant": "p_tenant"})
+    await permit.api.role_assignments.assign({"user": "p_user", "role": "viewer", "tenant": "p_tenant"})
     report = await permit.api.role_assignments.bulk_assign([{"user": "p_user", "role": "viewer", "tenant": "acme"}])
     assert report.assignments_created == 1, report
-    await permit.api.users.unassign_role({"user": "p_user", "role": "viewer", "tenant": "acme"})
+    await permit.api.role_assignments.unassign({"user": "p_user", "role": "viewer", "tenant": "acme"})
+    await permit.api.users.assign_role({"user": "p_user", "role": "admin", "tenant": "p_tenant"})
+    await permit.api.users.unassign_role({"user": "p_user", "role": "admin", "tenant": "p_tenant"})
 
 
 async def proxy_instances_and_tuples() -> None:
@@ -540,7 +543,7 @@ async def proxy_wait_for_sync() -> None:
     permit = env_permit(proxy_facts_via_pdp=True)
     with permit.wait_for_sync(timeout=5, policy="fail") as synced:
         await synced.api.users.sync({"key": "p_waiter"})
-        await synced.api.users.assign_role({"user": "p_waiter", "role": "admin", "tenant": "acme"})
+        await synced.api.role_assignments.assign({"user": "p_waiter", "role": "admin", "tenant": "acme"})
     assert await permit.check("p_waiter", "write", {"type": "document", "tenant": "acme"}) is True
 
 
@@ -649,8 +652,8 @@ FLOWS: List[Tuple[str, Callable[[], Awaitable[None]]]] = [
     ("users: bulk create, replace, delete", users_bulk),
     ("tenants: create, get, update, list, delete", tenants_crud),
     ("tenants: bulk create, delete", tenants_bulk),
-    ("users: assign_role, get_assigned_roles, unassign_role", users_assign_role),
     ("role_assignments: assign, list, unassign", role_assignments_api),
+    ("users: assign_role, get_assigned_roles, unassign_role", users_assign_role),
     ("role_assignments: bulk assign, unassign", role_assignments_bulk),
     ("resource_instances: create, get, update, list, delete", resource_instances_crud),
     ("resource_instances: bulk replace, delete", resource_instances_bulk),
