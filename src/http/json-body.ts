@@ -117,7 +117,14 @@ function limited(payload: Readable, limit: number, drainBytes: number): Readable
   return out;
 }
 
-/** JSON bodies: valid UTF-8, bounded depth, bounded size with a 413 the client can read. */
+/**
+ * The Content-Type of a JSON answer, as Permit sends it: RFC 8259 defines no charset for application/json, and
+ * Permit's Python SDK tests compare the header as it is. Fastify's own default adds `; charset=utf-8`.
+ */
+export const JSON_CONTENT_TYPE = "application/json";
+const FASTIFY_JSON_TYPE = "application/json; charset=utf-8";
+
+/** JSON bodies: valid UTF-8, bounded depth, bounded size with a 413 the client can read; JSON answers' type. */
 export const jsonBodyPlugin = fp(
   async (app: FastifyInstance, opts: { bodyLimitBytes: number }) => {
     const drainBytes = Math.max(DRAIN_BYTES_AT_LEAST, 4 * opts.bodyLimitBytes);
@@ -139,6 +146,11 @@ export const jsonBodyPlugin = fp(
           : limited(payload, opts.bodyLimitBytes, drainBytes),
       ),
     );
+    app.addHook("onSend", (_request, reply, payload, done) => {
+      if (reply.getHeader("content-type") === FASTIFY_JSON_TYPE)
+        void reply.header("content-type", JSON_CONTENT_TYPE);
+      done(null, payload);
+    });
     app.removeContentTypeParser("application/json");
     app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
       try {

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
 import { errorAnswer } from "../../http/errors.ts";
-import { parseJsonBody } from "../../http/json-body.ts";
+import { JSON_CONTENT_TYPE, parseJsonBody } from "../../http/json-body.ts";
 import { prepare, whenKnown, type PdpDeps, type PdpRequest, type PdpTarget } from "./decide.ts";
 
 /** A decision route's work once its key is known: the answer's JSON value. */
@@ -10,8 +10,6 @@ export type DecisionAnswer = (target: PdpTarget, body: unknown) => unknown;
 /** A decision route's answer to a request, whichever server read it: at once when the key's target is known. */
 export const answerDecision = (deps: PdpDeps, route: DecisionAnswer, request: PdpRequest) =>
   whenKnown(prepare(deps, request), (target) => route(target, request.body));
-
-const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * Fastify's `serverFactory` for a PDP port. The decision routes in `routes` (by exact path, POST) are answered
@@ -78,6 +76,10 @@ const isJson = (type: string | undefined) =>
 function send(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): void {
   if (res.destroyed) return;
   const body = JSON.stringify(value);
-  res.writeHead(status, { ...headers, "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body) });
+  res.writeHead(status, {
+    ...headers,
+    "content-type": JSON_CONTENT_TYPE,
+    "content-length": Buffer.byteLength(body),
+  });
   res.end(body);
 }
