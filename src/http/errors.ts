@@ -136,7 +136,7 @@ export function clientErrorHandler(publicUrl: string) {
     if (socket.writable) {
       socket.write(
         `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\n` +
-          `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+          `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
           `x-content-type-options: nosniff\r\nconnection: close\r\n\r\n${head ? "" : body}`,
       );
     }

@@ -9,13 +9,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("proxy_configs")
     .addColumn("id", "text", (c) => c.primaryKey())
+    .addColumn("key", "text", (c) => c.notNull())
+    .addColumn("name", "text", (c) => c.notNull())
+    .addColumn("environment_id", "text", (c) => c.notNull().references("environments.id").onDelete("cascade"))
+    .addColumn("project_id", "text", (c) => c.notNull().references("projects.id").onDelete("cascade"))
     .addColumn("organization_id", "text", (c) =>
       c.notNull().references("organizations.id").onDelete("cascade"),
     )
-    .addColumn("project_id", "text", (c) => c.notNull().references("projects.id").onDelete("cascade"))
-    .addColumn("environment_id", "text", (c) => c.notNull().references("environments.id").onDelete("cascade"))
-    .addColumn("key", "text", (c) => c.notNull())
-    .addColumn("name", "text", (c) => c.notNull())
     .addColumn("secret", "text", (c) => c.notNull())
     .addColumn("auth_mechanism", "text", (c) => c.notNull())
     .addColumn("mapping_rules", "text", (c) => c.notNull())
