@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describeEachDialect } from "../helpers/app.ts";
 import { REPO_ROOT } from "../helpers/process.ts";
+import { startTestPdp } from "../helpers/pdp.ts";
 
 type Schema = Record<string, unknown>;
 type Operation = { requestBody?: { content?: Record<string, { schema?: Schema }> } };
@@ -199,5 +200,114 @@ describeEachDialect("null for an optional field is the same as leaving it out", 
     const orphaned = await call(acme.adminKey, "PATCH", `${CS}/child-set`, { parent_id: null });
     assert.equal(orphaned.status, 200, orphaned.body);
     assert.equal(orphaned.json.parent_id ?? null, null);
+  });
+});
+
+describeEachDialect("the built-in resources are there from an environment's creation", (env) => {
+  const P = "/v2/projects";
+
+  test("a new environment: __user and __tenant readable, their attributes writable, hidden from plain lists", async () => {
+    const { acme, call } = env();
+    const created = await call(acme.adminKey, "POST", `${P}/default/envs`, { key: "fresh", name: "Fresh" });
+    assert.equal(created.status, 200, created.body);
+    const S = "/v2/schema/default/fresh";
+    // Permit's own ABAC e2e test and the Python SDK declare user attributes this way.
+    const age = await call(acme.adminKey, "POST", `${S}/resources/__user/attributes`, {
+      key: "age",
+      type: "number",
+    });
+    assert.equal(age.status, 200, age.body);
+    assert.equal(age.json.resource_key, "__user");
+    const tier = await call(acme.adminKey, "POST", `${S}/resources/__tenant/attributes`, {
+      key: "tier",
+      type: "string",
+    });
+    assert.equal(tier.status, 200, tier.body);
+    const userAttributes = await call(acme.adminKey, "GET", `${S}/users/attributes`);
+    assert.deepEqual(
+      userAttributes.json.map((a: { key: string }) => a.key),
+      ["age"],
+    );
+    for (const key of ["__user", "__tenant"]) {
+      const read = await call(acme.adminKey, "GET", `${S}/resources/${key}`);
+      assert.equal(read.status, 200, read.body);
+      assert.deepEqual(read.json.actions, {});
+    }
+    const plain = await call(acme.adminKey, "GET", `${S}/resources`);
+    assert.deepEqual(plain.json, []);
+    const all = await call(acme.adminKey, "GET", `${S}/resources?include_built_in=true`);
+    assert.deepEqual(all.json.map((r: { key: string }) => r.key).sort(), ["__tenant", "__user"]);
+
+    // Gatehouse manages them: not deleted, not changed but for their attributes.
+    for (const [method, url, body] of [
+      ["DELETE", `${S}/resources/__user`, undefined],
+      ["DELETE", `${S}/resources/__tenant`, undefined],
+      ["PATCH", `${S}/resources/__user`, { name: "People" }],
+    ] as const) {
+      const refused = await call(acme.adminKey, method, url, body);
+      assert.equal(refused.status, 422, `${method} ${url}: ${refused.body}`);
+      assert.match(refused.json.message, /built in/);
+    }
+    const still = await call(acme.adminKey, "GET", `${S}/resources?include_built_in=true`);
+    assert.equal(still.json.length, 2);
+  });
+
+  test("every way an environment is made: a project's default environments and a copy's new target", async () => {
+    const { acme, call } = env();
+    const project = await call(acme.adminKey, "POST", P, { key: "builtins", name: "Built-ins" });
+    assert.equal(project.status, 200, project.body);
+    for (const e of ["production", "development"]) {
+      const res = await call(acme.adminKey, "POST", `/v2/schema/builtins/${e}/users/attributes`, {
+        key: "dept",
+        type: "string",
+      });
+      assert.equal(res.status, 200, res.body);
+    }
+    const copy = await call(acme.adminKey, "POST", `${P}/builtins/envs/production/copy`, {
+      target_env: { new: { key: "copied", name: "Copied" } },
+    });
+    assert.equal(copy.status, 201, copy.body);
+    // The copy merges the source's user attributes into the target's own built-in resource.
+    const copied = await call(
+      acme.adminKey,
+      "GET",
+      "/v2/schema/builtins/copied/resources?include_built_in=true",
+    );
+    assert.deepEqual(copied.json.map((r: { key: string }) => r.key).sort(), ["__tenant", "__user"]);
+    const attrs = await call(acme.adminKey, "GET", "/v2/schema/builtins/copied/users/attributes");
+    assert.deepEqual(
+      attrs.json.map((a: { key: string }) => a.key),
+      ["dept"],
+    );
+    // Into an existing environment, too: built-ins on both sides are no conflict.
+    const again = await call(acme.adminKey, "POST", `${P}/builtins/envs/production/copy`, {
+      target_env: { existing: "development" },
+      conflict_strategy: "fail",
+    });
+    assert.equal(again.status, 201, again.body);
+  });
+
+  test("the PDP answers for an environment with built-in resources and user attributes", async () => {
+    const e = env();
+    const { acme, call } = e;
+    await call(acme.adminKey, "POST", `${P}/default/envs`, { key: "checked", name: "Checked" });
+    const key = (await call(acme.adminKey, "GET", "/v2/api-key/default/checked")).json.secret as string;
+    await call(key, "POST", "/v2/schema/default/checked/users/attributes", { key: "age", type: "number" });
+    const pdp = await startTestPdp(e);
+    try {
+      const check = {
+        user: { key: "ann", attributes: { age: 3 } },
+        action: "read",
+        resource: { type: "__user" },
+      };
+      const res = await pdp.call(key, "/allowed", check);
+      assert.equal(res.status, 200, res.body);
+      assert.equal(res.json.allow, false);
+      const listed = await pdp.call(key, "/user-permissions", { user: { key: "ann" } });
+      assert.equal(listed.status, 200, listed.body);
+      assert.deepEqual(listed.json, {});
+    } finally {
+      await pdp.close();
+    }
   });
 });
