@@ -23,6 +23,7 @@ import { clientErrorHandler, errorsPlugin } from "./http/errors.ts";
 import { securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { jsonBodyPlugin } from "./http/json-body.ts";
 import { DebugRequestLogs } from "./http/logging.ts";
+import { nullsAsOmitted } from "./http/nulls-as-omitted.ts";
 import { revisionsPlugin } from "./plugins/revisions.ts";
 import { apiLogPlugin } from "./plugins/api-log.ts";
 import { rateLimitPlugin } from "./plugins/rate-limit.ts";
@@ -158,7 +159,9 @@ export const OPENAPI_INFO = {
   description:
     "Self-hosted authorization management: organizations, projects, environments, API keys, facts and schema. " +
     "Every /v2 request needs `Authorization: Bearer <API key>` or a member's session cookie (POST /v2/auth/login; " +
-    "a session's writes also send its CSRF token as `X-CSRF-Token`).",
+    "a session's writes also send its CSRF token as `X-CSRF-Token`); the scheme's case does not matter. In a " +
+    "request body, `null` for an optional field is the same as leaving it out, unless the field's schema admits " +
+    "null (then null clears it).",
 };
 
 /** Builds the whole control plane as a Fastify instance that is ready but not listening. */
@@ -290,17 +293,34 @@ function createFastify(deps: AppDeps) {
     let serialize: ((data: unknown) => string) | undefined;
     return (data) => (serialize ??= fastJson(schema as object))(data);
   });
+  // A body's null for an optional field reads as if the field were left out (see nulls-as-omitted.ts).
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    lazyValidator(() => (httpPart === "body" ? jsonAjv : textAjv).compile(schema as object)),
+    httpPart === "body"
+      ? lazyValidator(
+          () => jsonAjv.compile(schema as object),
+          () => nullsAsOmitted(schema as Record<string, unknown>),
+        )
+      : lazyValidator(() => textAjv.compile(schema as object)),
   );
   return app;
 }
 
-/** A validator compiled on its first call; like Ajv's, it leaves the last call's errors on `errors`. */
-function lazyValidator(compile: () => ValidateFunction) {
+/**
+ * A validator compiled on its first call; like Ajv's, it leaves the last call's errors on `errors`. `before`
+ * makes a step that adjusts the data before each validation (also on the first call).
+ */
+function lazyValidator(
+  compile: () => ValidateFunction,
+  before?: () => ((data: unknown) => void) | undefined,
+) {
   let compiled: ValidateFunction | undefined;
+  let prepare: ((data: unknown) => void) | undefined;
   const validate = (data: unknown) => {
-    compiled ??= compile();
+    if (compiled === undefined) {
+      compiled = compile();
+      prepare = before?.();
+    }
+    prepare?.(data);
     const valid = compiled(data);
     validate.errors = compiled.errors;
     return valid;

@@ -9,6 +9,7 @@ import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
 import type { EnvironmentCreate, EnvironmentRead } from "../modules/environments/environments.schemas.ts";
 import { createKeyRecord } from "./api-key-records.ts";
+import { builtInResourceChanges, ensureBuiltInResources } from "./built-in-resources.ts";
 
 /**
  * Environment records, shared by the modules that create, find or show environments (environments, projects,
@@ -53,7 +54,8 @@ export const environmentRead = (row: EnvironmentRow): EnvironmentRead => ({
 export const DEFAULT_TENANT = "default";
 
 /**
- * Creates an environment as every environment starts: exactly one tenant, `default`, and its own API key.
+ * Creates an environment as every environment starts: exactly one tenant, `default`, the built-in resources and its
+ * own API key.
  * Runs inside the caller's transaction.
  */
 export async function createEnvironmentRecords(
@@ -100,8 +102,10 @@ export async function createEnvironmentRecords(
       last_action_at: at,
     })
     .execute();
+  await ensureBuiltInResources(trx, [row]);
   row.revision = await appendChanges(trx, row.id, [
     { kind: "tenant", op: "upsert", data: { key: DEFAULT_TENANT, attributes: {} } },
+    ...builtInResourceChanges(),
   ]);
   await createKeyRecord(trx, box, {
     organizationId: row.organization_id,

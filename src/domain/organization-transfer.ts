@@ -2,6 +2,7 @@ import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import { idOrKey } from "../lib/ids.ts";
 import { displayPrefix, hashSecret, type SecretBox } from "../lib/secrets.ts";
+import { ensureBuiltInResources } from "./built-in-resources.ts";
 
 /**
  * Moving an organization between regions (docs/regions.md): every row that is the organization's, as lines of
@@ -205,6 +206,13 @@ export async function importOrganization(
       counts[table] = (counts[table] ?? 0) + 1;
     }
     if (header === undefined) throw new TransferError("the export is empty");
+    // An export from a deployment before built-in resources came with every environment lacks them.
+    const environments = await trx
+      .selectFrom("environments")
+      .select(["id", "organization_id", "project_id"])
+      .where("organization_id", "=", header.organization.id)
+      .execute();
+    await ensureBuiltInResources(trx, environments);
     return { organizationId: header.organization.id, counts, keys };
   });
 }

@@ -118,12 +118,19 @@ export function pickGrant(
   return order.find((g) => meets(g, need)) ?? order[0] ?? NO_GRANT;
 }
 
-export const BEARER_RE = /^Bearer ([\x21-\x7e]{1,512})$/;
+// RFC 7235: the scheme is case-insensitive and one or more spaces part it from the token (Permit's Python SDK
+// sends `bearer <key>`).
+const BEARER_RE = /^Bearer +([\x21-\x7e]{1,512})$/i;
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined when there is none; every port's one parser. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return authorization === undefined ? undefined : BEARER_RE.exec(authorization)?.[1];
+}
 
 /** The API key of an `Authorization: Bearer <key>` header: 401 when the header is missing or malformed. */
 export function bearerSecret(authorization: string | undefined): string {
   if (authorization === undefined) throw new AppError("UNAUTHORIZED", "the Authorization header is missing");
-  const secret = BEARER_RE.exec(authorization)?.[1];
+  const secret = bearerToken(authorization);
   if (!secret) throw new AppError("UNAUTHORIZED", "the Authorization header must be 'Bearer <API key>'");
   return secret;
 }

@@ -1,6 +1,6 @@
 import fp from "fastify-plugin";
 import type { FastifyInstance } from "fastify";
-import { BEARER_RE } from "../lib/access.ts";
+import { bearerToken } from "../lib/access.ts";
 import { misdirectedKey, type Regions } from "../lib/regions.ts";
 
 /**
@@ -11,7 +11,7 @@ export const regionPlugin = fp(
   async (app: FastifyInstance, regions: Regions) => {
     app.addHook("onRequest", async (request) => {
       if (!request.url.startsWith("/v2/") && request.url !== "/v2") return;
-      const secret = BEARER_RE.exec(request.headers.authorization ?? "")?.[1];
+      const secret = bearerToken(request.headers.authorization);
       const misdirected = secret === undefined ? undefined : misdirectedKey(secret, regions);
       if (misdirected) throw misdirected;
     });

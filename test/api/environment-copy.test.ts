@@ -527,9 +527,10 @@ describeEachDialect("environment copy", (env) => {
     });
     assert.equal(res.status, 201, res.body);
     const got = await policyOf(store.db, res.json.id);
+    // The built-in resources come with every environment, whatever the scope.
     assert.deepEqual(
       got["resources"]?.map((l) => l.split("|")[0]),
-      ["document"],
+      ["__tenant", "__user", "document"],
     );
     assert.deepEqual(got["roles"], [
       "#auditor|auditor|∅|∅|0",

@@ -44,21 +44,15 @@ export async function seedRichPolicy(db: Kysely<Database>, envId: string): Promi
     return value;
   };
   const document = id(seeded.resources, "document");
-  const userResource = newId();
-  await db
-    .insertInto("resources")
-    .values({
-      ...scoped,
-      id: userResource,
-      key: "__user",
-      name: "User",
-      description: "the attributes of users",
-      urn: null,
-      type_attributes: null,
-      built_in: 1,
-      ...stamps,
-    })
-    .execute();
+  // Every environment has the built-in user resource from its creation.
+  const userResource = (
+    await db
+      .selectFrom("resources")
+      .select("id")
+      .where("environment_id", "=", envId)
+      .where("key", "=", "__user")
+      .executeTakeFirstOrThrow()
+  ).id;
   await db
     .updateTable("resources")
     .set({ description: "documents", urn: "prn:doc", type_attributes: JSON.stringify({ icon: "doc" }) })

@@ -206,3 +206,78 @@ for (const { dialect, skip } of DIALECTS) {
     },
   );
 }
+
+for (const { dialect, skip } of DIALECTS) {
+  test(
+    `migrations [${dialect}]: 0014_built_in_resources gives every environment __user and __tenant, keeping those there`,
+    { skip },
+    async () => {
+      const store = await freshStore(dialect, { migrate: false });
+      try {
+        const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0014"));
+        await migrateToLatest(store, before);
+        const box = createSecretBox("test-secret-key-that-is-long-enough-000");
+        await createOrganizationRecords(store.db, box, { key: "acme", name: "Acme" });
+        await createOrganizationRecords(store.db, box, { key: "globex", name: "Globex" });
+        const envs = await store.db.selectFrom("environments").selectAll().orderBy("id").execute();
+        // As before 0014: no built-in resources, but for a __user made by a user-attribute write in one environment.
+        const first = envs[0]!;
+        await store.db.deleteFrom("resources").where("built_in", "=", 1).execute();
+        const at = new Date().toISOString();
+        const userId = newId();
+        const columns = {
+          organization_id: first.organization_id,
+          project_id: first.project_id,
+          environment_id: first.id,
+        };
+        await store.db
+          .insertInto("resources")
+          .values({
+            id: userId,
+            ...columns,
+            key: "__user",
+            name: "User",
+            description: null,
+            urn: null,
+            type_attributes: null,
+            built_in: 1,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+        await store.db
+          .insertInto("resource_attributes")
+          .values({
+            id: newId(),
+            ...columns,
+            resource_id: userId,
+            key: "age",
+            type: "number",
+            description: null,
+            built_in: 0,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+
+        assert.equal((await migrateToLatest(store))[0], "0014_built_in_resources");
+        const rows = await store.db
+          .selectFrom("resources")
+          .select(["id", "environment_id", "key", "built_in"])
+          .orderBy("environment_id")
+          .orderBy("key")
+          .execute();
+        assert.deepEqual(
+          rows.map((r) => `${r.environment_id}:${r.key}:${r.built_in}`),
+          envs.flatMap((e) => [`${e.id}:__tenant:1`, `${e.id}:__user:1`]),
+        );
+        assert.ok(
+          rows.some((r) => r.id === userId),
+          "the __user already there is kept, with its attributes",
+        );
+      } finally {
+        await store.close();
+      }
+    },
+  );
+}

@@ -123,6 +123,27 @@ test(
       },
     );
 
+    await step(
+      t,
+      "an action key with a space is refused with the API's message, not split in two",
+      async () => {
+        const dialog = page.getByRole("dialog");
+        await page.goto(envUrl("resources"));
+        await page.getByRole("button", { name: "New resource" }).click();
+        await dialog.getByRole("textbox", { name: "Key", exact: true }).fill("spaced");
+        await dialog.getByRole("textbox", { name: "Name", exact: true }).fill("Spaced");
+        await dialog.getByLabel("Actions").fill("read, bad action");
+        await dialog.getByRole("button", { name: "Create", exact: true }).click();
+        await dialog.getByRole("alert").filter({ hasText: "action key 'bad action' is invalid" }).waitFor();
+        await dialog.getByRole("button", { name: "Cancel", exact: true }).click();
+        await dialog.waitFor({ state: "detached" });
+        const res = await fetch(`${server.baseUrl}${S}/resources/spaced`, {
+          headers: { authorization: `Bearer ${adminKey}` },
+        });
+        assert.equal(res.status, 404, "nothing was created");
+      },
+    );
+
     await step(t, "edit an attribute; a tenant role that extends another", async () => {
       const dialog = page.getByRole("dialog");
       await page.goto(envUrl("resources"));

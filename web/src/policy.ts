@@ -90,5 +90,12 @@ export function useConditionSets() {
   });
 }
 
-/** "a, b c" -> ["a", "b", "c"]: the keys typed into a list field. */
-export const keyList = (text: string) => text.split(/[\s,]+/).filter((k) => k !== "");
+/**
+ * "a, b" -> ["a", "b"]: the keys typed into a list field, split at commas (and line ends) only. A space inside a
+ * key stays, so that "bad action" reaches the API as one key and is refused with its message, not split in two.
+ */
+export const keyList = (text: string) =>
+  text
+    .split(/[,\n]/)
+    .map((k) => k.trim())
+    .filter((k) => k !== "");

@@ -11,6 +11,7 @@ import * as m0010 from "./0010_role_assignment_expiry.ts";
 import * as m0011 from "./0011_decision_log_pdp.ts";
 import * as m0012 from "./0012_members.ts";
 import * as m0013 from "./0013_list_counts.ts";
+import * as m0014 from "./0014_built_in_resources.ts";
 import * as m0015 from "./0015_proxy_configs.ts";
 import * as m0018 from "./0018_api_key_creator.ts";
 
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   "0011_decision_log_pdp": m0011,
   "0012_members": m0012,
   "0013_list_counts": m0013,
+  "0014_built_in_resources": m0014,
   "0015_proxy_configs": m0015,
   "0018_api_key_creator": m0018,
 };

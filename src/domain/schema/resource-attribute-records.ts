@@ -95,5 +95,5 @@ export type AttributeOwner = { resource: string } | { users: true };
 
 /**
  * Attributes of resources, and user attributes, which are the attributes of the built-in `__user` resource.
- * That resource is created by the first user-attribute write and stays hidden from resource lists.
+ * Every environment has that resource from its creation (built-in-resources.ts).
  */

@@ -18,9 +18,6 @@ import {
 
 /** Rules shared by the schema services. */
 
-/** The built-in resource whose attributes are the user attributes; hidden from resource lists. */
-export const USER_RESOURCE_KEY = "__user";
-
 const KEY_RE = new RegExp(KEY_PATTERN);
 
 export function assertKey(key: string, what: string, loc: (string | number)[]): void {

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { AppError, ERROR_CODES, invalid, type ErrorCode } from "../../lib/errors.ts";
-import { BEARER_RE } from "../../lib/access.ts";
+import { bearerToken } from "../../lib/access.ts";
 import { listRegions, urlOf, wrongRegion, type Regions } from "../../lib/regions.ts";
 import type { OrganizationCreate, OrganizationReadWithAPIKey } from "./organizations.schemas.ts";
 import type { Static } from "typebox";
@@ -58,7 +58,7 @@ const digest = (text: string) => createHash("sha256").update(text).digest();
 
 /** Whether a call to the inter-region route carries this deployment's region secret. */
 export function isRegionPeer(authorization: string | undefined, regionSecret: string | undefined): boolean {
-  const given = BEARER_RE.exec(authorization ?? "")?.[1];
+  const given = bearerToken(authorization);
   return (
     regionSecret !== undefined && given !== undefined && timingSafeEqual(digest(given), digest(regionSecret))
   );

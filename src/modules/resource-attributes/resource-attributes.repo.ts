@@ -1,6 +1,6 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../changes/feed.ts";
-import type { ResourceAttributesTable, ResourcesTable } from "../../db/types.ts";
+import type { ResourceAttributesTable } from "../../db/types.ts";
 import { idOrKey } from "../../lib/ids.ts";
 import type { AttributeRow } from "../../domain/schema/schema.repo.ts";
 
@@ -55,11 +55,3 @@ export const updateAttribute = (
 export const deleteAttributes = async (db: Db, ids: string[]): Promise<void> => {
   if (ids.length > 0) await db.deleteFrom("resource_attributes").where("id", "in", ids).execute();
 };
-
-/** Inserts a built-in resource unless it is already there; safe against a concurrent first use. */
-export const insertBuiltInResource = (db: Db, row: Insertable<ResourcesTable>) =>
-  db
-    .insertInto("resources")
-    .values(row)
-    .onConflict((oc) => oc.columns(["environment_id", "key"]).doNothing())
-    .execute();
