@@ -230,7 +230,9 @@ test(
         assert.equal(org.settings["rate_limit_per_minute"], undefined);
 
         // What the form lets through and the server refuses shows the server's 422.
+        await limit.fill("");
         await limit.fill("2000000000");
+        assert.equal(await limit.inputValue(), "2000000000");
         await save.click();
         const refused = page.getByRole("alert").filter({ hasText: "(422)" });
         await refused.waitFor();
@@ -283,7 +285,7 @@ test(
       log.watch(other);
       await other.goto(`${server.baseUrl}/login`);
       for (let attempt = 1; attempt <= 3; attempt++) {
-        await other.getByLabel("E-mail").fill("nobody@example.com");
+        await other.getByRole("textbox", { name: "E-mail" }).fill("nobody@example.com");
         await other.locator('input[name="password"]').fill("not the password at all");
         await other.getByRole("button", { name: "Log in" }).click();
         await other.getByRole("alert").waitFor();
