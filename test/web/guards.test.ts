@@ -81,6 +81,13 @@ const pathOf = (p: Page) => {
   return url.pathname + url.search;
 };
 
+/** A fresh session, so that each step stands on its own (a failed one leaves no one logged out for the next). */
+async function freshLogin(): Promise<void> {
+  await page.goto(`${server.baseUrl}/login`);
+  await logIn(page);
+  await heading("Projects").waitFor();
+}
+
 async function logIn(p: Page): Promise<void> {
   await p.getByLabel("E-mail").fill(OWNER.email);
   await p.locator('input[name="password"]').fill(OWNER.password);
@@ -148,6 +155,7 @@ test(
       t,
       "unsaved policy edits: another page asks first; stay keeps them, leave drops them",
       async () => {
+        await freshLogin();
         await page.goto(server.baseUrl + envPath("policy"));
         const cell = page.getByRole("checkbox", { name: "viewer may read doc", exact: true });
         await cell.check();
@@ -208,6 +216,7 @@ test(
       t,
       "the organization's rate limit: below 60 is refused in the form, the server's 422 shown",
       async () => {
+        await freshLogin();
         await nav().getByRole("link", { name: "Organization", exact: true }).click();
         await heading("Organization").waitFor();
         await page.getByText("Members' sessions in this dashboard are limited apart").waitFor();
