@@ -31,7 +31,7 @@ onSessionEnded(() => {
   void router
     .navigate(`/login?next=${next}`, { replace: true })
     .then(() => {
-      // Nothing of the ended session stays for whoever logs in next (a page with unsaved edits may hold this).
+      // The ended session's data goes (a page with unsaved edits may keep the member; the login clears it then).
       if (router.state.location.pathname === "/login") queryClient.clear();
     })
     .finally(() => {
