@@ -37,7 +37,13 @@ const PolicyPages = lazy(() => import("./pages/policy"));
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
   const session = useSession();
   const location = useLocation();
-  if (session.error) return <ErrorState error={session.error} />;
+  if (session.error) {
+    return (
+      <Container py="xl">
+        <ErrorState error={session.error} onRetry={() => void session.refetch()} />
+      </Container>
+    );
+  }
   if (session.isPending) return <Loading />;
   if (!session.data) {
     return <Navigate to={`/login?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
@@ -95,7 +101,13 @@ function ActiveOrg({ session }: { session: Session }) {
       </Container>
     );
   }
-  if (error) return <ErrorState error={error} />;
+  if (error) {
+    return (
+      <Container py="xl">
+        <ErrorState error={error} onRetry={switchOrg.reset} />
+      </Container>
+    );
+  }
   if (mustSwitch) return <Loading />;
   return (
     <OrgContext.Provider value={org}>

@@ -6,7 +6,7 @@ import { MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
 import "@mantine/core/styles.css";
 import "@mantine/notifications/styles.css";
-import { ApiError } from "./api/client";
+import { ApiError, onSessionEnded, setCsrfToken } from "./api/client";
 import { router } from "./App";
 import { cssVariables, theme } from "./theme";
 
@@ -18,6 +18,25 @@ const queryClient = new QueryClient({
       refetchOnWindowFocus: false,
     },
   },
+});
+
+let leaving = false;
+// Any 401 (an expired, ended or missing session): to the login page, which comes back here after the login.
+onSessionEnded(() => {
+  const { pathname, search, hash } = router.state.location;
+  if (leaving || pathname === "/login") return;
+  leaving = true;
+  setCsrfToken(undefined);
+  const next = encodeURIComponent(pathname + search + hash);
+  void router
+    .navigate(`/login?next=${next}`, { replace: true })
+    .then(() => {
+      // The ended session's data goes (a page with unsaved edits may keep the member; the login clears it then).
+      if (router.state.location.pathname === "/login") queryClient.clear();
+    })
+    .finally(() => {
+      leaving = false;
+    });
 });
 
 const root = document.getElementById("root");

@@ -1,16 +1,11 @@
 import { notifications } from "@mantine/notifications";
-import { ApiError } from "./api/client";
+import { describeError } from "./components/states";
 
 // Mantine's close button has no name of its own.
 const closeButtonProps = { "aria-label": "Close the notification" };
 
 export function notifyError(error: unknown): void {
-  notifications.show({
-    color: "red",
-    title: error instanceof ApiError ? `${error.title} (${error.status})` : "Something went wrong",
-    message: error instanceof Error ? error.message : String(error),
-    closeButtonProps,
-  });
+  notifications.show({ color: "red", ...describeError(error), closeButtonProps });
 }
 
 export function notifyDone(message: string): void {

@@ -6,6 +6,7 @@ export interface ErrorBody {
   error_code?: string;
   title?: string;
   message?: string;
+  additional_info?: Record<string, unknown>;
 }
 
 /** A failed call, with the API's title and message for the page to show. */
@@ -15,9 +16,15 @@ export class ApiError extends Error {
     readonly title: string,
     message: string,
     readonly code?: string,
+    /** A 429's wait before the same call can succeed, in seconds (its Retry-After). */
+    readonly retryAfter?: number,
   ) {
     super(message);
+    this.retryAt = retryAfter === undefined ? undefined : Date.now() + retryAfter * 1000;
   }
+
+  /** When the wait of a 429 ends (a time in ms). */
+  readonly retryAt: number | undefined;
 }
 
 let csrfToken: string | undefined;
@@ -34,9 +41,42 @@ const csrf: Middleware = {
   },
 };
 
+let sessionEnded: (() => void) | undefined;
+
+/** Called on any 401 but a wrong login: the session is missing, expired or ended (main.tsx goes to login). */
+export function onSessionEnded(listener: () => void): void {
+  sessionEnded = listener;
+}
+
+// Every call passes here, so no page can be left showing a 401 with write buttons that cannot work.
+const session: Middleware = {
+  async onResponse({ response }) {
+    if (response.status !== 401) return response;
+    const body = (await response
+      .clone()
+      .json()
+      .catch(() => ({}))) as ErrorBody;
+    if (body.error_code !== "INVALID_CREDENTIALS") sessionEnded?.();
+    return response;
+  },
+};
+
 /** The typed client of docs/openapi.json: the dashboard calls nothing else. */
 export const api = createClient<paths>({ baseUrl: "", credentials: "same-origin" });
-api.use(csrf);
+api.use(csrf, session);
+
+/** Retry-After in seconds (it may also be an HTTP date), else the body's `retry_after_seconds`. */
+function retryAfterOf(response: Response, body: ErrorBody): number | undefined {
+  const header = response.headers.get("retry-after");
+  if (header !== null) {
+    const seconds = /^\d+$/.test(header.trim())
+      ? Number(header)
+      : Math.ceil((Date.parse(header) - Date.now()) / 1000);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  }
+  const info = body.additional_info?.["retry_after_seconds"];
+  return typeof info === "number" ? info : undefined;
+}
 
 /** The data of an openapi-fetch answer, or an ApiError with the API's title and message. */
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
@@ -47,5 +87,6 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
     body.title ?? result.response.statusText ?? "Request failed",
     body.message ?? `HTTP ${result.response.status}`,
     body.error_code,
+    result.response.status === 429 ? retryAfterOf(result.response, body) : undefined,
   );
 }

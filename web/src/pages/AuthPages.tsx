@@ -94,7 +94,10 @@ function RegionPicker() {
 
 export function LoginPage() {
   const [params] = useSearchParams();
-  const { error, busy, submit } = useOpenSession(params.get("next") ?? "/");
+  const next = params.get("next");
+  // Only a path of this dashboard: a link to /login must not send a member elsewhere after logging in.
+  const back = next?.startsWith("/") && !next.startsWith("//") ? next : undefined;
+  const { error, busy, submit } = useOpenSession(back ?? "/");
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
@@ -107,7 +110,13 @@ export function LoginPage() {
     );
   };
   return (
-    <AuthCard title="Log in to Gatehouse">
+    <AuthCard
+      title="Log in to Gatehouse"
+      intro={
+        back &&
+        "Your session has ended or you are not logged in yet. Log in to return to the page you were on."
+      }
+    >
       <form onSubmit={onSubmit}>
         <Stack>
           {error !== null && <ErrorState error={error} />}

@@ -8,6 +8,19 @@ import { useOrg } from "../org";
 import { useMayWrite } from "../session";
 import { notifyDone } from "../notify";
 
+/** The server refuses lower limits (422): one typo must not leave every key one call a minute. */
+const MIN_RATE_LIMIT = 60;
+
+/** Why the typed rate limit cannot be saved, or undefined (empty keeps the server's default). */
+function rateLimitProblem(value: string | number): string | undefined {
+  if (value === "") return undefined;
+  const limit = Number(value);
+  if (!Number.isInteger(limit)) return "A whole number of requests per minute";
+  if (limit < MIN_RATE_LIMIT)
+    return `At least ${MIN_RATE_LIMIT} per minute: below that, the organization's API keys would be all but locked out`;
+  return undefined;
+}
+
 /** Settings → Organization: its name and the rate limit of its API keys. */
 export default function OrganizationPage() {
   const org = useOrg();
@@ -15,14 +28,19 @@ export default function OrganizationPage() {
   const queryClient = useQueryClient();
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // The limit as typed (null: as stored); checked as it is typed, and again before saving.
+  const [limit, setLimit] = useState<string | number | null>(null);
   const current = useQuery({
     queryKey: [org.id, "organization"],
     queryFn: async () => unwrap(await api.GET("/v2/orgs/{org_id}", { params: { path: { org_id: org.id } } })),
   });
+  const stored = current.data?.settings["rate_limit_per_minute"];
+  const shown = limit ?? (typeof stored === "number" ? stored : "");
+  const problem = rateLimitProblem(shown);
   const save = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
+    if (problem) return;
     const form = new FormData(e.currentTarget);
-    const limit = formText(form, "rate_limit_per_minute");
     setBusy(true);
     setError(null);
     try {
@@ -32,13 +50,14 @@ export default function OrganizationPage() {
           body: {
             name: formText(form, "name"),
             // Empty keeps the server's default; the API takes only a number.
-            ...(limit && { settings: { rate_limit_per_minute: Number(limit) } }),
+            ...(shown !== "" && { settings: { rate_limit_per_minute: Number(shown) } }),
           },
         }),
       );
       // The name shows in the switcher, which reads the session.
       await queryClient.invalidateQueries({ queryKey: ["session"] });
       await queryClient.invalidateQueries({ queryKey: [org.id, "organization"] });
+      setLimit(null);
       notifyDone("Organization saved");
     } catch (err) {
       setError(err);
@@ -63,20 +82,19 @@ export default function OrganizationPage() {
               <NumberInput
                 label="Rate limit per minute"
                 name="rate_limit_per_minute"
-                description="calls per minute per API key; empty: the server's default"
-                defaultValue={
-                  typeof o.settings["rate_limit_per_minute"] === "number"
-                    ? o.settings["rate_limit_per_minute"]
-                    : ""
-                }
-                min={1}
+                description={`How many requests each API key of this organization may make per minute (at least ${MIN_RATE_LIMIT}); more are refused with 429 until the next minute. Members' sessions in this dashboard are limited apart. Empty: the server's default.`}
+                value={shown}
+                onChange={setLimit}
+                error={problem}
+                // Mantine would otherwise clamp a typo such as -5 to the minimum and save that.
+                clampBehavior="none"
                 allowDecimal={false}
                 hideControls
                 readOnly={!canWrite}
               />
               {canWrite && (
                 <Group justify="flex-end">
-                  <Button type="submit" loading={busy}>
+                  <Button type="submit" loading={busy} disabled={problem !== undefined}>
                     Save
                   </Button>
                 </Group>

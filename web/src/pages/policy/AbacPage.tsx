@@ -17,6 +17,7 @@ import {
 import { api, unwrap } from "../../api/client";
 import { TypedConfirmModal } from "../../components/dialogs";
 import { Empty, ErrorState, QueryState } from "../../components/states";
+import { UnsavedChangesGuard } from "../../components/unsaved";
 import { notifyError } from "../../notify";
 import {
   useConditionSets,
@@ -194,14 +195,21 @@ function ConditionSetModal({
   const [key, setKey] = useState(set?.key ?? "");
   const [name, setName] = useState(set?.name ?? "");
   const [resource, setResource] = useState<string | null>(set?.resource?.key ?? null);
-  const [tree, setTree] = useState<Tree>(() =>
+  const [opened] = useState<Tree>(() =>
     set ? toTree(set.conditions ?? {}) : { ...emptyGroup(), children: [newLeaf()] },
   );
+  const [tree, setTree] = useState<Tree>(opened);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const problems = treeProblems(tree);
   const missing = key.trim() === "" || name.trim() === "" || (type === "resourceset" && !resource);
   const conditions = toConditions(tree);
+  // Every edit makes a new tree; a save closes the modal, and with it the guard.
+  const dirty =
+    tree !== opened ||
+    key !== (set?.key ?? "") ||
+    name !== (set?.name ?? "") ||
+    resource !== (set?.resource?.key ?? null);
 
   const save = async () => {
     setBusy(true);
@@ -237,6 +245,7 @@ function ConditionSetModal({
       centered
     >
       <Stack>
+        <UnsavedChangesGuard dirty={canWrite && dirty} />
         {error !== null && <ErrorState error={error} />}
         <Group grow>
           <TextInput

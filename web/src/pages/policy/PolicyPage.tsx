@@ -2,6 +2,7 @@ import { useState } from "react";
 import { Button, Checkbox, Group, Paper, ScrollArea, Stack, Table, Text, Title } from "@mantine/core";
 import { api, unwrap } from "../../api/client";
 import { Empty, ErrorState, Loading } from "../../components/states";
+import { UnsavedChangesGuard } from "../../components/unsaved";
 import { notifyDone } from "../../notify";
 import { useEnvPlace, useRefreshSchema, useResources, useTenantRoles, type Resource } from "../../policy";
 import { PageHead } from "./parts";
@@ -122,6 +123,7 @@ export default function PolicyPage() {
 
   return (
     <Stack>
+      <UnsavedChangesGuard dirty={edits.size > 0} />
       <PageHead
         title="Policy editor"
         action={
@@ -135,7 +137,7 @@ export default function PolicyPage() {
                 Discard changes
               </Button>
               <Button disabled={edits.size === 0} loading={saving} onClick={() => void save()}>
-                Save {edits.size > 0 ? `${edits.size} changes` : ""}
+                Save {edits.size > 0 ? `${edits.size} change${edits.size > 1 ? "s" : ""}` : ""}
               </Button>
             </Group>
           )
