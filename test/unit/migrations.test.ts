@@ -177,7 +177,8 @@ for (const { dialect, skip } of DIALECTS) {
             )
             .execute();
         for (const [i, env] of envs.entries()) await addUsers(env, i + 1, "old-");
-        assert.deepEqual(await migrateToLatest(store), ["0013_list_counts"]);
+        const through0013 = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0014"));
+        assert.deepEqual(await migrateToLatest(store, through0013), ["0013_list_counts"]);
         const actual = async (table: "users" | "tenants") =>
           Object.fromEntries(
             (

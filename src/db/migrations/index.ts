@@ -11,6 +11,7 @@ import * as m0010 from "./0010_role_assignment_expiry.ts";
 import * as m0011 from "./0011_decision_log_pdp.ts";
 import * as m0012 from "./0012_members.ts";
 import * as m0013 from "./0013_list_counts.ts";
+import * as m0017 from "./0017_tenant_members_index.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "0011_decision_log_pdp": m0011,
   "0012_members": m0012,
   "0013_list_counts": m0013,
+  "0017_tenant_members_index": m0017,
 };
