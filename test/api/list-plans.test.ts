@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { FastifyInstance } from "fastify";
 import {
   CompiledQuery,
+  sql,
   SelectQueryNode,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
@@ -63,19 +64,44 @@ async function planLines(e: TestEnv, query: CompiledQuery): Promise<string[]> {
   });
 }
 
+/** The tables that grow with an organization's data; the others (schema, keys, members) stay small by nature. */
+const BIG = new Set([
+  "users",
+  "tenants",
+  "role_assignments",
+  "resource_instances",
+  "relationship_tuples",
+  "api_log",
+  "decision_log_chunks",
+]);
+
 /**
- * What no list may do on a large store: read a whole table or a whole index (SQLite `SCAN`, PostgreSQL a
- * sequential scan or an index scan without a condition), or, on SQLite, sort the rows it read for the page's order
- * (`USE TEMP B-TREE FOR ORDER BY`) where the list's index gives that order. The small lookups of a request (its
- * key, its project and environment) are held to the same rule.
+ * What no statement may do to a big table on a large store: read all of it, or all of an index (SQLite `SCAN`,
+ * PostgreSQL a sequential scan or an index scan without a condition), or, on SQLite, sort the environment's rows
+ * for the page (a search of the whole environment followed by `USE TEMP B-TREE FOR ORDER BY`) where an index gives
+ * the order. A search (LIKE with a leading wildcard) reads the environment's rows whatever the index; its cost is
+ * bounded by large-lists.test.ts instead. Small tables may be read whole: after ANALYZE that is the planner's best
+ * plan for a handful of rows.
  */
-function problems(dialect: string, lines: string[]): string[] {
+function problems(dialect: string, sqlText: string, lines: string[]): string[] {
+  if (/ like /i.test(sqlText)) return [];
+  const tableOf = new Map<string, string>();
+  for (const m of sqlText.matchAll(/"(\w+)" as "(\w+)"/g)) tableOf.set(m[2] as string, m[1] as string);
+  const big = (name: string) => BIG.has(tableOf.get(name) ?? name);
   if (dialect === "sqlite") {
-    return lines.filter(
-      (l) => (/^SCAN /.test(l) && !/^SCAN CONSTANT/.test(l)) || /TEMP B-TREE FOR ORDER BY/.test(l),
-    );
+    const scans = lines.filter((l) => /^SCAN (\w+)/.test(l) && big(/^SCAN (\w+)/.exec(l)?.[1] as string));
+    const wholeEnvironment = lines.some((l) => {
+      const m = /^SEARCH (\w+) USING (?:COVERING )?INDEX \S+ \(environment_id=\?\)$/.exec(l);
+      return m !== null && big(m[1] as string);
+    });
+    const sorts = wholeEnvironment ? lines.filter((l) => /TEMP B-TREE FOR ORDER BY/.test(l)) : [];
+    return [...scans, ...sorts];
   }
-  return lines.filter((l) => /^Seq Scan /.test(l) || (/^(Index|Index Only) Scan /.test(l) && !/\(/.test(l)));
+  return lines.filter((l) => {
+    const m = /^(Seq Scan|Index Scan|Index Only Scan) (\w+)/.exec(l);
+    if (!m || !big(m[2] as string)) return false;
+    return m[1] === "Seq Scan" || !/\(/.test(l);
+  });
 }
 
 const USERS = 20_000;
@@ -95,9 +121,23 @@ describeEachDialect("every list and filter route: query plans on a large analyse
         { analyze: false },
       );
     }
-    // Some API history and decision log rows of both organizations.
+    // API history of both organizations, a call a second.
     for (const org of [e.acme, e.globex]) {
-      for (let i = 0; i < 20; i++) await e.call(org.adminKey, "GET", `${factsUrl(org)}/users?page=${i + 1}`);
+      const series =
+        e.dialect === "sqlite"
+          ? sql`with recursive series(i) as (select 0 union all select i + 1 from series where i + 1 < 20000)`
+          : sql`with series(i) as (select generate_series(0, 19999))`;
+      const at =
+        e.dialect === "sqlite"
+          ? sql`strftime('%Y-%m-%dT%H:%M:%f+00:00', 1767225600 + i, 'unixepoch')`
+          : sql`to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"+00:00"')`;
+      const id = e.dialect === "sqlite" ? sql`lower(hex(randomblob(16)))` : sql`gen_random_uuid()::text`;
+      await sql`${series} insert into api_log (id, organization_id, project_id, project_key, environment_id,
+        environment_key, timestamp, method, path, query, status, success, duration_ms, client_ip, request_id,
+        actor_type, actor_id, actor_display_name, request_body, response_body)
+        select ${id}, ${org.id}, ${org.projectId}, 'default', ${org.envs.production}, 'production', ${at},
+          'GET', '/v2/facts/users', null, 200, 1, 1.5, '127.0.0.1', null, 'api_key', ${org.adminKeyId}, 'admin',
+          null, null from series`.execute(e.store.db);
     }
     await analyzeTables(e);
     // The same app over the same database, its statements recorded; its lists read on the main connection (no
@@ -183,8 +223,18 @@ describeEachDialect("every list and filter route: query plans on a large analyse
       const executor = e.store.db.getExecutor();
       for (const node of recorder.nodes) {
         const compiled = executor.compileQuery(node, { queryId: "plan" });
-        const lines = await planLines(e, compiled);
-        const bad = problems(e.dialect, lines);
+        // A statement prepared once with placeholder values (the key lookup) is not run as it is compiled here.
+        if (compiled.parameters.some((v) => typeof v === "string" && v.includes("\u0000"))) continue;
+        let lines: string[];
+        try {
+          lines = await planLines(e, compiled);
+        } catch (error) {
+          found.push(
+            `${url}\n  ${compiled.sql}\n  ${JSON.stringify(compiled.parameters)}\n  ${String(error)}`,
+          );
+          continue;
+        }
+        const bad = problems(e.dialect, compiled.sql, lines);
         if (bad.length > 0) found.push(`${url}\n  ${compiled.sql}\n  ${lines.join("\n  ")}`);
       }
     }
