@@ -10,6 +10,7 @@ import type { Kysely } from "kysely";
 import { Type } from "typebox";
 import type { Config } from "./config.ts";
 import type { Dialect, Store } from "./db/store.ts";
+import { openSqliteThread } from "./db/sqlite-thread.ts";
 import type { Database } from "./db/types.ts";
 import type { DatabaseOutage } from "./db/outage.ts";
 import { ERROR_CODES } from "./lib/errors.ts";
@@ -112,6 +113,8 @@ export interface ModuleDeps {
   config: AppConfig;
   store: Store;
   db: Kysely<Database>;
+  /** Where paged lists and their counts are read, outside any transaction (see listReader). */
+  readDb: Kysely<Database>;
   dialect: Dialect;
   outage: DatabaseOutage;
   box: SecretBox;
@@ -163,6 +166,18 @@ export const OPENAPI_INFO = {
     "request body, `null` for an optional field is the same as leaving it out, unless the field's schema admits " +
     "null (then null clears it).",
 };
+
+/**
+ * Where the lists are read. On a SQLite file, a read-only connection on a thread of its own: better-sqlite3 holds
+ * the event loop for a whole statement, and a searched, filtered or deep page of a large list (and its count) can
+ * read every row of the environment, while health checks, PDP checks and every other request wait. Under WAL it
+ * sees every committed write. On PostgreSQL (and an in-memory SQLite database, which no other connection can
+ * open), the store's own connections.
+ */
+function listReader(store: Store): Kysely<Database> {
+  if (store.sqliteFile === undefined) return store.db;
+  return openSqliteThread(store.sqliteFile, ["query_only = ON", "busy_timeout = 5000"], "list reader");
+}
 
 /** Builds the whole control plane as a Fastify instance that is ready but not listening. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -241,10 +256,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(revisionsPlugin, { notifier });
 
+  const readDb = listReader(store);
+  if (readDb !== store.db) app.addHook("onClose", () => readDb.destroy());
   const shared: ModuleDeps = {
     config,
     store,
     db: store.db,
+    readDb,
     dialect: store.dialect,
     outage: store.outage,
     box,

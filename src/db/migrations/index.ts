@@ -13,6 +13,7 @@ import * as m0012 from "./0012_members.ts";
 import * as m0013 from "./0013_list_counts.ts";
 import * as m0014 from "./0014_built_in_resources.ts";
 import * as m0015 from "./0015_proxy_configs.ts";
+import * as m0017 from "./0017_tenant_members_index.ts";
 import * as m0018 from "./0018_api_key_creator.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
@@ -31,5 +32,6 @@ export const migrations: Record<string, Migration> = {
   "0013_list_counts": m0013,
   "0014_built_in_resources": m0014,
   "0015_proxy_configs": m0015,
+  "0017_tenant_members_index": m0017,
   "0018_api_key_creator": m0018,
 };

@@ -71,8 +71,8 @@ function inScope(principal: Principal, row: ApiLogRow): boolean {
   return true;
 }
 
-export function createHistoryService(deps: { db: Kysely<Database> }) {
-  const { db } = deps;
+export function createHistoryService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+  const { db, readDb } = deps;
 
   async function event(principal: Principal, id: string): Promise<ApiLogRow> {
     const row = await findEvent(db, principal.organizationId, id.toLowerCase());
@@ -125,7 +125,7 @@ export function createHistoryService(deps: { db: Kysely<Database> }) {
       const page = pageRequest(query);
       const filter = await filterOf(principal, query);
       if (!filter) return { data: [], total_count: 0, page_count: 0, pagination_count: 0 };
-      const { rows, total } = await listEvents(db, filter, offsetOf(page), page.perPage);
+      const { rows, total } = await listEvents(readDb, filter, offsetOf(page), page.perPage);
       return { ...envelope(rows.map(eventRead), total, page), pagination_count: total };
     },
 
@@ -138,7 +138,7 @@ export function createHistoryService(deps: { db: Kysely<Database> }) {
       }
       const range = { from: toTimestamp(new Date(from * 1000)), until: toTimestamp(new Date(until * 1000)) };
       const filter = await filterOf(principal, { ...query, timestamp_from: from, timestamp_until: until });
-      const rows = filter ? await countPerMinute(db, filter) : [];
+      const rows = filter ? await countPerMinute(readDb, filter) : [];
       return {
         ...range,
         data: rows.map((r) => ({

@@ -265,12 +265,12 @@ export async function deleteTupleRecords(
   await deleteTuples(resolver.db, resolver.env.id, ids);
 }
 
-export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) {
-  const { db } = deps;
+export function createRelationshipTuplesService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+  const { db, readDb } = deps;
 
   /** Filters to ids; null when something named does not exist, so nothing can match. */
   async function resolveFilter(env: Env, q: RelationshipTupleListQuery): Promise<TupleFilter | null> {
-    const resolver = new Resolver(db, env);
+    const resolver = new Resolver(readDb, env);
     const filter: TupleFilter = {};
     if (q.tenant !== undefined) {
       const tenant = await resolver.tenant(q.tenant);
@@ -292,7 +292,7 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
       filter[side === "subject_type" ? "subjectTypeId" : "objectTypeId"] = resource.id;
     }
     if (q.relation !== undefined) {
-      filter.relationIds = await relationIdsByRef(db, env.id, q.relation);
+      filter.relationIds = await relationIdsByRef(readDb, env.id, q.relation);
       if (filter.relationIds.length === 0) return null;
     }
     return filter;
@@ -301,11 +301,18 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database> }) 
   async function page(env: Env, q: RelationshipTupleListQuery, p: PageRequest, detailed: boolean) {
     const filter = await resolveFilter(env, q);
     if (!filter) return { data: [], total: async () => 0 };
-    const { start, total } = await listPage(db, "relationship_tuples", env.id, p, !noFilter(filter));
-    const rows = await listTuplesQuery(db, env.id, filter, start.offset, p.perPage, start.after).execute();
+    const { start, total } = await listPage(readDb, "relationship_tuples", env.id, p, !noFilter(filter));
+    const rows = await listTuplesQuery(
+      readDb,
+      env.id,
+      filter,
+      start.offset,
+      p.perPage,
+      start.after,
+    ).execute();
     return {
       data: rows.map((r) => tupleRead(r, detailed)),
-      total: async () => total ?? countTuples(db, env.id, filter),
+      total: async () => total ?? countTuples(readDb, env.id, filter),
     };
   }
 

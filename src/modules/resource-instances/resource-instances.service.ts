@@ -64,12 +64,12 @@ async function detailedReads(
   );
 }
 
-export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
-  const { db } = deps;
+export function createResourceInstancesService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+  const { db, readDb } = deps;
 
   /** Filters to ids; null when a named tenant or resource does not exist, so nothing can match. */
   async function resolveFilter(env: Env, q: ResourceInstanceListQuery): Promise<InstanceFilter | null> {
-    const resolver = new Resolver(db, env);
+    const resolver = new Resolver(readDb, env);
     const filter: InstanceFilter = {};
     if (q.tenant !== undefined) {
       const tenant = await resolver.tenant(q.tenant);
@@ -90,11 +90,18 @@ export function createResourceInstancesService(deps: { db: Kysely<Database> }) {
   async function page(env: Env, q: ResourceInstanceListQuery, p: PageRequest, detailed: boolean) {
     const filter = await resolveFilter(env, q);
     if (!filter) return { data: [], total: async () => 0 };
-    const { start, total } = await listPage(db, "resource_instances", env.id, p, !noFilter(filter));
-    const rows = await listInstancesQuery(db, env.id, filter, start.offset, p.perPage, start.after).execute();
+    const { start, total } = await listPage(readDb, "resource_instances", env.id, p, !noFilter(filter));
+    const rows = await listInstancesQuery(
+      readDb,
+      env.id,
+      filter,
+      start.offset,
+      p.perPage,
+      start.after,
+    ).execute();
     return {
-      data: detailed ? await detailedReads(db, env.id, rows) : rows.map((r) => instanceRead(r)),
-      total: async () => total ?? countInstances(db, env.id, filter),
+      data: detailed ? await detailedReads(readDb, env.id, rows) : rows.map((r) => instanceRead(r)),
+      total: async () => total ?? countInstances(readDb, env.id, filter),
     };
   }
 

@@ -132,8 +132,8 @@ export type RoleAssignmentList =
   | Page<RoleAssignmentRead>
   | Page<RoleAssignmentDetailedRead>;
 
-export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
-  const { db } = deps;
+export function createRoleAssignmentsService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+  const { db, readDb } = deps;
 
   async function page(
     env: Env,
@@ -141,12 +141,12 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database> }) {
     p: PageRequest,
     detailed: boolean,
   ): Promise<{ data: RoleAssignmentRead[] | RoleAssignmentDetailedRead[]; total: () => Promise<number> }> {
-    const filter = await resolveFilter(db, env, q);
+    const filter = await resolveFilter(readDb, env, q);
     if (!filter) return { data: [], total: async () => 0 };
-    const rows = await listAssignments(db, env.id, filter, offsetOf(p), p.perPage);
-    const total = () => countAssignments(db, env.id, filter);
+    const rows = await listAssignments(readDb, env.id, filter, offsetOf(p), p.perPage);
+    const total = () => countAssignments(readDb, env.id, filter);
     if (!detailed) return { data: rows.map(assignmentRead), total };
-    const permissions = await permissionsOfRoles(db, env.id, [...new Set(rows.map((r) => r.role_id))]);
+    const permissions = await permissionsOfRoles(readDb, env.id, [...new Set(rows.map((r) => r.role_id))]);
     return { data: rows.map((r) => detailedRead(r, permissions.get(r.role_id) ?? [])), total };
   }
 

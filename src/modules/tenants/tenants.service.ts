@@ -44,8 +44,8 @@ export const tenantRead = (row: TenantRow): TenantRead => ({
   last_action_at: row.last_action_at,
 });
 
-export function createTenantsService(deps: { db: Kysely<Database> }) {
-  const { db } = deps;
+export function createTenantsService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+  const { db, readDb } = deps;
 
   return {
     async list(
@@ -53,9 +53,9 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
       q: TenantListQuery,
       p: PageRequest,
     ): Promise<TenantRead[] | Page<TenantRead>> {
-      const { start, total } = await listPage(db, "tenants", environment.id, p, Boolean(q.search));
+      const { start, total } = await listPage(readDb, "tenants", environment.id, p, Boolean(q.search));
       const rows = await listTenantsQuery(
-        db,
+        readDb,
         environment.id,
         q.search,
         start.offset,
@@ -64,7 +64,7 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
       ).execute();
       const data = rows.map(tenantRead);
       if (!q.include_total_count) return data;
-      return envelope(data, total ?? (await countTenants(db, environment.id, q.search)), p);
+      return envelope(data, total ?? (await countTenants(readDb, environment.id, q.search)), p);
     },
 
     async get({ environment }: EnvScope, tenantRef: string): Promise<TenantRead> {
@@ -106,9 +106,9 @@ export function createTenantsService(deps: { db: Kysely<Database> }) {
       q: TenantUsersQuery,
       p: PageRequest,
     ): Promise<Page<UserRead>> {
-      const tenant = await new Resolver(db, environment).requireTenant(tenantRef);
+      const tenant = await new Resolver(readDb, environment).requireTenant(tenantRef);
       return listUserPage(
-        db,
+        readDb,
         environment.id,
         {
           tenantId: tenant.id,

@@ -36,8 +36,8 @@ import {
 
 const USER_KEY_RE = new RegExp(USER_KEY_PATTERN);
 
-export function createUsersService(deps: { db: Kysely<Database> }) {
-  const { db } = deps;
+export function createUsersService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+  const { db, readDb } = deps;
 
   const write = <T>(env: Env, fn: (resolver: Resolver, changes: Change[]) => Promise<T>): Promise<T> =>
     writeFacts(db, env, fn);
@@ -54,7 +54,7 @@ export function createUsersService(deps: { db: Kysely<Database> }) {
   return {
     async list({ environment }: EnvScope, q: UserListQuery, p: PageRequest) {
       return listUserPage(
-        db,
+        readDb,
         environment.id,
         {
           search: q.search,
