@@ -57,8 +57,12 @@ export async function createSession(
   return { id, token, expiresAt };
 }
 
-/** The idle expiry is pushed forward at most once a minute, so a busy session does not write on every call. */
+/**
+ * The idle expiry is pushed forward at most once a minute, so a busy session does not write on every call, and at
+ * least every quarter of the idle window, so a session used more often than its window never lapses.
+ */
 const TOUCH_EVERY_MS = 60_000;
+const touchEvery = (lifetime: SessionLifetime) => Math.min(TOUCH_EVERY_MS, lifetime.idleMs / 4);
 
 /**
  * The principal of a session token: the member with its grants in the active organization (none: it may call
@@ -80,7 +84,7 @@ export async function sessionPrincipal(
     .where("s.expires_at", ">", stamp)
     .executeTakeFirst();
   if (!row) return null;
-  if (at - Date.parse(row.last_seen_at) > TOUCH_EVERY_MS) {
+  if (at - Date.parse(row.last_seen_at) >= touchEvery(lifetime)) {
     const idle = toTimestamp(new Date(Math.min(at + lifetime.idleMs, Date.parse(row.expires_at))));
     await db
       .updateTable("sessions")
