@@ -120,7 +120,8 @@ describeEachDialect(
       assert.equal(first.headers["ratelimit-remaining"], "69");
 
       nextWindow();
-      for (const bad of [-5, 0, 1, 59, 1_000_000_001, 1.5, "100", null, true]) {
+      // (null is the same as leaving the field out: see the wire tests)
+      for (const bad of [-5, 0, 1, 59, 1_000_000_001, 1.5, "100", true]) {
         const res = await patch({ rate_limit_per_minute: bad });
         assert.equal(res.status, 422, JSON.stringify(bad));
         assert.equal(res.json.error_code, "INVALID_INPUT");

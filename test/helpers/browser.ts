@@ -106,7 +106,11 @@ export class RequestLog {
       } else if (type === "document") {
         assert.equal(method, "GET", `${method} ${url}: a navigation is a GET of the dashboard's page`);
       } else {
-        assert.match(parsed.pathname, /^\/assets\/[\w.-]+\.(js|css|woff2?|svg|png)$/, `${method} ${url}`);
+        assert.match(
+          parsed.pathname,
+          /^\/(assets\/[\w.-]+\.(js|css|woff2?|svg|png)|favicon\.(svg|ico))$/,
+          `${method} ${url}`,
+        );
       }
     }
   }

@@ -95,9 +95,9 @@ export function createSessionsService(deps: {
     return { token: created.token, session: await sessionRead(member.id, created.id, created.token) };
   }
 
-  const tooMany = (wait: number, limit: number) => {
+  const tooMany = (wait: number, limit: number, what = "failed logins") => {
     deps.onLimited(wait, limit);
-    return new AppError("TOO_MANY_REQUESTS", `too many failed attempts; retry in ${wait} s`, {
+    return new AppError("TOO_MANY_REQUESTS", `too many ${what}; retry in ${wait} s`, {
       retry_after_seconds: wait,
     });
   };
@@ -131,7 +131,7 @@ export function createSessionsService(deps: {
   /** Setup and invite codes: an address that keeps guessing them gets 429, as for logins. */
   async function guessing(kind: "setup" | "invite", ip: string): Promise<void> {
     const wait = await failures.retryAfter(`${kind}:address:${ip}`, deps.limits.perAccount, LOGIN_WINDOW_MS);
-    if (wait > 0) throw tooMany(wait, deps.limits.perAccount);
+    if (wait > 0) throw tooMany(wait, deps.limits.perAccount, `wrong ${kind} codes`);
   }
   async function wrongCode(kind: "setup" | "invite", ip: string, error: AppError): Promise<never> {
     await failures.record(`${kind}:address:${ip}`, LOGIN_WINDOW_MS);
