@@ -39,12 +39,14 @@ if [[ ! -f "$venv/.gatehouse-stamp" || "$(cat "$venv/.gatehouse-stamp")" != "$st
   echo "$stamp" > "$venv/.gatehouse-stamp"
 fi
 # test_rbac_e2e.py imports pytest_httpserver, which the local wheel index lacks: Debian's
-# (apt-get install python3-pytest-httpserver) is put on the SDK tests' path with the werkzeug it is built for.
+# (apt-get install python3-pytest-httpserver) is put on the SDK tests' path with the werkzeug and markupsafe it is
+# built for (made anew each run: links only).
 test_path="$venv/debian-test-deps"
 debian=/usr/lib/python3/dist-packages
-if [[ -d "$debian/pytest_httpserver" && ! -d "$test_path" ]]; then
+rm -rf "$test_path"
+if [[ -d "$debian/pytest_httpserver" ]]; then
   mkdir -p "$test_path"
-  for dep in pytest_httpserver pytest_httpserver-*.dist-info werkzeug; do
+  for dep in pytest_httpserver pytest_httpserver-*.dist-info werkzeug markupsafe; do
     for found in "$debian"/$dep; do ln -s "$found" "$test_path/"; done
   done
 fi
