@@ -495,7 +495,9 @@ async def proxy_users() -> None:
     synced = await permit.api.users.sync({"key": "p_user", "first_name": "Pat"})
     assert synced.first_name == "Pat"
     assert (await permit.api.users.update("p_user", {"last_name": "Proxy"})).last_name == "Proxy"
-    assert (await permit.api.users.get("p_user")).email == "p@example.com"
+    # sync is PUT, which replaces the user: the e-mail it did not send is gone
+    read = await permit.api.users.get("p_user")
+    assert (read.first_name, read.last_name, read.email) == ("Pat", "Proxy", None), read
     await permit.api.users.create({"key": "p_gone"})
     await permit.api.users.delete("p_gone")
 
