@@ -211,8 +211,12 @@ describeEachDialect("every list and filter route: query plans on a large analyse
       `${P}/audit_logs?page=1`,
       `${P}/audit_logs?users=u-1&decision=true`,
     ];
+    // Every tuple of the seed is doc -> doc, so this filter selects them all: reading a whole index is then a fair
+    // plan, which PostgreSQL picks or not by its statistics' sample. SQLite's plan is still judged.
+    const unselective = `${F}/relationship_tuples?subject_type=doc&object_type=doc&page=5&include_total_count=true`;
     const found: string[] = [];
     for (const url of routes) {
+      if (e.dialect === "postgres" && url === unselective) continue;
       recorder.nodes.length = 0;
       const res = await app.inject({
         method: "GET",
