@@ -1,13 +1,8 @@
-import { PostgresAdapter, sql, type Kysely, type Transaction } from "kysely";
-import type { Database } from "../db/types.ts";
+import { sql } from "kysely";
+import { isPostgres, type Db } from "../db/db.ts";
 import { now } from "../lib/time.ts";
 import type { Change } from "../pdp/engine/types.ts";
 import { recordRevision } from "./context.ts";
-
-export type Db = Kysely<Database> | Transaction<Database>;
-
-/** Whether `db` talks to PostgreSQL: Kysely's transactions do not say their dialect; the adapter does. */
-export const isPostgres = (db: Db): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /** Where an entry stands in its environment's feed. */
 interface FeedPosition {

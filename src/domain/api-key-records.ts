@@ -1,4 +1,4 @@
-import type { Db } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";

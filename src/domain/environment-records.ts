@@ -1,5 +1,6 @@
 import type { Selectable } from "kysely";
-import { appendChanges, type Db } from "../changes/feed.ts";
+import { appendChanges } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import type { EnvironmentsTable, ProjectsTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import { duplicate } from "../lib/errors.ts";

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from "kysely";
-import { isPostgres, type Db } from "../changes/feed.ts";
+import { isPostgres, type Db } from "../db/db.ts";
 import type { Database, MemberGrantsTable, MembersTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import type { AccessLevel, Grant, ScopeLevel } from "../lib/access.ts";

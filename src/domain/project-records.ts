@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import type { ProjectsTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 import { duplicate } from "../lib/errors.ts";

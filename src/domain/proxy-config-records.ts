@@ -1,4 +1,4 @@
-import type { Db } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import { fromJson } from "../lib/json.ts";
 import type { Change, MappingRuleData, ProxyConfigData } from "../pdp/engine/types.ts";
 

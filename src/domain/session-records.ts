@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
-import type { Db } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import type { Database } from "../db/types.ts";
 import type { Principal } from "../lib/access.ts";
 import { NO_GRANT } from "../lib/access.ts";

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Db } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import { newId } from "../lib/ids.ts";
 import { hashSecret } from "../lib/secrets.ts";
 import { now, toTimestamp } from "../lib/time.ts";

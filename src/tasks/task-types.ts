@@ -1,4 +1,4 @@
-import type { Db } from "../changes/feed.ts";
+import type { Db } from "../db/db.ts";
 import type { TaskRow } from "./tasks.repo.ts";
 
 /**

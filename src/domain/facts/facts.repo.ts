@@ -1,5 +1,5 @@
 import { sql, type Expression, type Selectable, type SqlBool } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type {
   ConditionSetsTable,
   RelationsTable,

@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from "kysely";
-import { isPostgres, type Db } from "../../changes/feed.ts";
+import { isPostgres, type Db } from "../../db/db.ts";
 import type { ListCountsTable } from "../../db/types.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 

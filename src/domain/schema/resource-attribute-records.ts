@@ -1,4 +1,4 @@
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import { newId } from "../../lib/ids.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../path-scope.ts";

@@ -1,4 +1,4 @@
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import { isUniqueViolation } from "../../db/errors.ts";
 import { duplicate, invalid, notFound } from "../../lib/errors.ts";
 import { isUuid, newId } from "../../lib/ids.ts";

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ApiKeysTable } from "../../db/types.ts";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;

@@ -1,5 +1,5 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
 import type { Database } from "../../db/types.ts";
 import { toTimestamp } from "../../lib/time.ts";

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import type { Dialect } from "../../db/store.ts";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import { setRuleKeysQuery, toSetRuleRef, type SetRuleRef } from "../../domain/schema/schema.repo.ts";
 import type {
   ActionGroupActionsTable,

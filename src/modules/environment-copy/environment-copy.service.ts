@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import { appendChanges, type Db } from "../../changes/feed.ts";
+import { appendChanges } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
 import { isUniqueViolation } from "../../db/errors.ts";
 import type { Database } from "../../db/types.ts";

@@ -1,5 +1,5 @@
 import type { Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { EnvironmentsTable } from "../../db/types.ts";
 import type { EnvironmentRow } from "../../domain/environment-records.ts";
 

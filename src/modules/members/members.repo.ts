@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { InvitesTable } from "../../db/types.ts";
 import type { Permission } from "./members.schemas.ts";
 import type { AccessLevel } from "../../lib/access.ts";

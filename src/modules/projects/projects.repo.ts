@@ -1,5 +1,5 @@
 import type { Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ProjectsTable } from "../../db/types.ts";
 import type { ProjectRow } from "../../domain/project-records.ts";
 

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ProxyConfigsTable } from "../../db/types.ts";
 
 export type ProxyConfigRow = Selectable<ProxyConfigsTable>;

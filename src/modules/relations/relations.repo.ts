@@ -1,5 +1,5 @@
 import type { Insertable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { RelationsTable } from "../../db/types.ts";
 import type { RelationRow } from "../../domain/schema/schema.repo.ts";
 

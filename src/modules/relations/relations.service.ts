@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { Database } from "../../db/types.ts";
 
 import { notFound } from "../../lib/errors.ts";

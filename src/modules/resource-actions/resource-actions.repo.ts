@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ResourceActionsTable } from "../../db/types.ts";
 import type { ActionRow } from "../../domain/schema/schema.repo.ts";
 

@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ResourceAttributesTable } from "../../db/types.ts";
 import { idOrKey } from "../../lib/ids.ts";
 import type { AttributeRow } from "../../domain/schema/schema.repo.ts";

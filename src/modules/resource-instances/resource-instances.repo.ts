@@ -1,5 +1,5 @@
 import type { Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ResourceInstancesTable } from "../../db/types.ts";
 import { inChunks, instancesWithKeys, type InstanceRow } from "../../domain/facts/facts.repo.ts";
 import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";

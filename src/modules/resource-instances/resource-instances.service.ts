@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";

@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { ResourcesTable } from "../../db/types.ts";
 import { matchesSearch, pageOfIds, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 

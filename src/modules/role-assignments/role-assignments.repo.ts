@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from "kysely";
-import { isPostgres, type Db } from "../../changes/feed.ts";
+import { isPostgres, type Db } from "../../db/db.ts";
 import type { RoleAssignmentsTable } from "../../db/types.ts";
 import { inChunks } from "../../domain/facts/facts.repo.ts";
 import { listState, noFilter } from "../../domain/facts/list-pages.repo.ts";

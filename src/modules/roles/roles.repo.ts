@@ -1,5 +1,5 @@
 import type { Insertable, Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { RolesTable } from "../../db/types.ts";
 import { newId } from "../../lib/ids.ts";
 import { now } from "../../lib/time.ts";

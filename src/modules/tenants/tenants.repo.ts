@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { TenantsTable } from "../../db/types.ts";
 import { inChunks, searchAny, type TenantRow } from "../../domain/facts/facts.repo.ts";
 import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";

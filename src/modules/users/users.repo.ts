@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Updateable } from "kysely";
-import type { Db } from "../../changes/feed.ts";
+import type { Db } from "../../db/db.ts";
 import type { UsersTable } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
