@@ -160,7 +160,7 @@ export interface RelationshipTupleRef {
 
 /**
  * One incremental change. Upserts carry the whole object (a resource upsert replaces its actions, groups, roles
- * and relations). Deletes cascade inside the engine the way the API cascades them (see README).
+ * and relations). Deletes cascade inside the engine the way the API cascades them (docs/api.md).
  */
 export type Change =
   | { kind: "resource"; op: "upsert"; data: ResourceData }
