@@ -4,6 +4,7 @@ import type { DatabaseOutage } from "../db/outage.ts";
 import { redactJsonText, redactQuery, redactText, secretValues, truncateText } from "../lib/redact.ts";
 import type { Principal } from "../lib/access.ts";
 import { toTimestamp } from "../lib/time.ts";
+import { findPrincipal } from "./api-key-records.ts";
 import { findEnvironment } from "./environment-records.ts";
 import { findProject } from "./project-records.ts";
 import { insertEvents, purgeBefore } from "../modules/history/history.repo.ts";
@@ -88,6 +89,20 @@ async function scopesOf(db: Kysely<Database>, calls: CapturedCall[]) {
       return { project, environment };
     }),
   );
+}
+
+/**
+ * A call answered 503 because its key could not be looked up (the database was away) is recorded under the key's
+ * organization, looked up now that the database answers: only for the record, the call was refused all the same.
+ */
+async function attributeUnavailable(db: Kysely<Database>, calls: CapturedCall[]): Promise<void> {
+  const found = new Map<string, Principal | null>();
+  for (const call of calls) {
+    const secret = call.bearer;
+    if (call.principal || call.status !== 503 || secret === undefined) continue;
+    if (!found.has(secret)) found.set(secret, await findPrincipal(db, secret));
+    call.principal = found.get(secret) ?? null;
+  }
 }
 
 const MAX_PATH_BYTES = 4096;
@@ -196,6 +211,7 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
   let dropped = 0;
 
   async function writeBatch(batch: CapturedCall[]): Promise<void> {
+    await attributeUnavailable(db, batch);
     const scopes = await scopesOf(db, batch);
     const rows = batch.map((call, i) =>
       toLogRow(call, scopes[i] ?? { project: null, environment: null }, maxBodyBytes),
