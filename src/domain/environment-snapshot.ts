@@ -20,105 +20,84 @@ export type PolicyData = Required<
 
 /** The policy tables of one environment, one query each (in parallel, unless `db` is a transaction). */
 async function readPolicyRows(db: Db, env: string) {
-  const [
-    resources,
-    actions,
-    attributes,
-    groups,
-    groupActions,
-    roles,
-    permissions,
-    extendsRows,
-    relations,
-    derivations,
-    conditionSets,
-    rules,
-    proxyConfigs,
-  ] = await Promise.all([
-    db
+  return allNamed({
+    resources: db
       .selectFrom("resources")
       .select(["id", "key"])
       .where("environment_id", "=", env)
       .where("built_in", "=", 0)
       .execute(),
-    db
+    actions: db
       .selectFrom("resource_actions")
       .select(["id", "resource_id", "key"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    attributes: db
       .selectFrom("resource_attributes")
       .select(["resource_id", "key", "type", "description"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    groups: db
       .selectFrom("action_groups")
       .select(["id", "resource_id", "key"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    groupActions: db
       .selectFrom("action_group_actions")
       .select(["action_group_id", "action_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    roles: db
       .selectFrom("roles")
       .select(["id", "resource_id", "key", "no_direct_roles_on_object"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    permissions: db
       .selectFrom("role_permissions")
       .select(["role_id", "action_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    extendsRows: db
       .selectFrom("role_extends")
       .select(["role_id", "extends_role_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    relations: db
       .selectFrom("relations")
       .select(["id", "object_resource_id", "subject_resource_id", "key"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    derivations: db
       .selectFrom("role_derivations")
       .select(["role_id", "source_role_id", "relation_id", "no_direct_roles_on_object"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    conditionSets: db
       .selectFrom("condition_sets")
       .select(["id", "key", "type", "resource_id", "conditions"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    rules: db
       .selectFrom("condition_set_rules")
       .select(["user_set_id", "action_id", "resource_set_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    proxyConfigs: db
       .selectFrom("proxy_configs")
       .select(["key", "mapping_rules"])
       .where("environment_id", "=", env)
       .orderBy("key")
       .execute(),
-  ]);
+  });
+}
 
-  return {
-    resources,
-    actions,
-    attributes,
-    groups,
-    groupActions,
-    roles,
-    permissions,
-    extendsRows,
-    relations,
-    derivations,
-    conditionSets,
-    rules,
-    proxyConfigs,
-  };
+/** Awaits every promise of an object at once (as Promise.all does), keeping their names. */
+async function allNamed<T extends Record<string, Promise<unknown>>>(
+  promises: T,
+): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
+  const values = await Promise.all(Object.values(promises));
+  const names = Object.keys(promises);
+  return Object.fromEntries(names.map((name, i) => [name, values[i]])) as { [K in keyof T]: Awaited<T[K]> };
 }
 
 type PolicyRows = Awaited<ReturnType<typeof readPolicyRows>>;
