@@ -46,7 +46,8 @@ export default {
     {
       name: "pdp-runtime-below-http",
       comment:
-        "The PDP's layers: engine < runtime (replicas, decision log) < http (routes and the one decide path); " +
+        "The PDP's layers: engine < runtime (replicas, decision log, the standalone PDP's sync in runtime/standalone/) < " +
+        "http (routes and the one decide path); " +
         "embedded.ts and standalone.ts assemble them.",
       severity: "error",
       from: { path: "^src/pdp/(engine|runtime)/" },

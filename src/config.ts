@@ -1,3 +1,6 @@
+// Over 500 lines on purpose: SETTINGS is the one list of every setting (variable, flag, default, meaning) that the
+// loader, the unknown-variable warnings, `gatehouse --help` and the configuration docs are made from; one table in
+// one place is what keeps them in step.
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { assertAcceptablePassword, isMemberEmail } from "./lib/credential-rules.ts";
