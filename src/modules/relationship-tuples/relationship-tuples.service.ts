@@ -4,7 +4,7 @@ import type { Database } from "../../db/types.ts";
 import { AppError, invalid } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
-import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { factLists, type PageRequest } from "../../lib/pagination.ts";
 import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
@@ -81,27 +81,16 @@ export function tupleRead(t: TupleWithKeys, detailed: boolean): RelationshipTupl
   };
 }
 
-const tupleChange = (t: TupleWithKeys, op: "upsert" | "delete"): Change =>
-  op === "upsert"
-    ? {
-        kind: "relationship_tuple",
-        op,
-        data: {
-          subject: `${t.subject_type}:${t.subject_key}`,
-          relation: t.relation_key,
-          object: `${t.object_type}:${t.object_key}`,
-          tenant: t.tenant_key,
-        },
-      }
-    : {
-        kind: "relationship_tuple",
-        op,
-        data: {
-          subject: `${t.subject_type}:${t.subject_key}`,
-          relation: t.relation_key,
-          object: `${t.object_type}:${t.object_key}`,
-        },
-      };
+const tupleChange = (t: TupleWithKeys, op: "upsert" | "delete"): Change => {
+  const data = {
+    subject: `${t.subject_type}:${t.subject_key}`,
+    relation: t.relation_key,
+    object: `${t.object_type}:${t.object_key}`,
+  };
+  return op === "upsert"
+    ? { kind: "relationship_tuple", op, data: { ...data, tenant: t.tenant_key } }
+    : { kind: "relationship_tuple", op, data };
+};
 
 /** The resource type of an instance reference: the existing instance's, or the `type` it names. */
 async function resourceOf(
@@ -317,23 +306,7 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; re
   }
 
   return {
-    async list(
-      { environment }: EnvScope,
-      q: RelationshipTupleListQuery,
-      p: PageRequest,
-    ): Promise<RelationshipTupleRead[] | Page<RelationshipTupleRead>> {
-      const { data, total } = await page(environment, q, p, q.detailed === true);
-      return q.include_total_count ? envelope(data, await total(), p) : data;
-    },
-
-    async listDetailed(
-      { environment }: EnvScope,
-      q: RelationshipTupleListQuery,
-      p: PageRequest,
-    ): Promise<Page<RelationshipTupleRead>> {
-      const { data, total } = await page(environment, q, p, true);
-      return envelope(data, await total(), p);
-    },
+    ...factLists<EnvScope, RelationshipTupleListQuery, RelationshipTupleRead>(page),
 
     async create({ environment }: EnvScope, input: RelationshipTupleCreate): Promise<RelationshipTupleRead> {
       const [written] = await writeFacts(db, environment, (resolver, changes) =>

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, EnvParams, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Description, EnvParams, Key, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
 import { AttributeType, ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const AttributeParams = Type.Object({
@@ -29,11 +30,8 @@ export const ResourceAttributeRead = Type.Object({
   description: Type.Optional(Type.String()),
   resource_id: Uuid,
   resource_key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
   built_in: Type.Boolean(),
 });
 export type ResourceAttributeRead = Static<typeof ResourceAttributeRead>;

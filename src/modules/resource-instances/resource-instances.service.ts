@@ -4,7 +4,7 @@ import type { Db } from "../../db/db.ts";
 
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
-import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
+import { factLists, type PageRequest } from "../../lib/pagination.ts";
 import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -106,23 +106,7 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; rea
   }
 
   return {
-    async list(
-      { environment }: EnvScope,
-      q: ResourceInstanceListQuery,
-      p: PageRequest,
-    ): Promise<ResourceInstanceRead[] | Page<ResourceInstanceRead>> {
-      const { data, total } = await page(environment, q, p, q.detailed === true);
-      return q.include_total_count ? envelope(data, await total(), p) : data;
-    },
-
-    async listDetailed(
-      { environment }: EnvScope,
-      q: ResourceInstanceListQuery,
-      p: PageRequest,
-    ): Promise<Page<ResourceInstanceRead>> {
-      const { data, total } = await page(environment, q, p, true);
-      return envelope(data, await total(), p);
-    },
+    ...factLists<EnvScope, ResourceInstanceListQuery, ResourceInstanceRead>(page),
 
     async get(
       { environment }: EnvScope,

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, ListShapeQuery } from "../../lib/schema-fields.ts";
 
 /** When an assignment stops granting: a future ISO 8601 date-time with an offset. */
 export const ExpiresAt = Type.String({
@@ -23,9 +24,7 @@ export const RoleAssignmentRead = Type.Object({
   user_id: Uuid,
   role_id: Uuid,
   tenant_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   created_at: Timestamp,
   expires_at: ExpiresAtRead,
 });
@@ -51,9 +50,7 @@ export const RoleAssignmentDetailedRead = Type.Object({
   resource_instance: Type.Optional(
     Type.Object({ id: Uuid, key: Type.String(), resource: Type.String(), attributes: JsonObject }),
   ),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   created_at: Timestamp,
   expires_at: ExpiresAtRead,
 });
@@ -90,8 +87,7 @@ const filters = {
 
 export const RoleAssignmentListQuery = Type.Object({
   ...filters,
-  detailed: Type.Optional(Type.Boolean({ default: false })),
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  ...ListShapeQuery,
 });
 export type RoleAssignmentListQuery = Static<typeof RoleAssignmentListQuery>;
 

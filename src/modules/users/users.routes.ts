@@ -78,12 +78,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
       },
     },
     async (req, reply) => {
-      const { user, created } = await users.replace(
-        envOf(req),
-
-        req.params.user_id,
-        req.body,
-      );
+      const { user, created } = await users.replace(envOf(req), req.params.user_id, req.body);
       return reply.code(created ? 201 : 200).send(user);
     },
   );
@@ -141,12 +136,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
       },
     },
     async (req, reply) => {
-      const removed = await users.unassignRole(
-        envOf(req),
-
-        req.params.user_id,
-        req.body,
-      );
+      const removed = await users.unassignRole(envOf(req), req.params.user_id, req.body);
       return req.query.return_deleted ? removed : reply.code(204).send(null);
     },
   );
