@@ -27,6 +27,7 @@ export const ConditionSetListQuery = Type.Object({
   search: Type.Optional(Type.String({ maxLength: 255, description: "part of the key or name" })),
   type: Type.Optional(ConditionSetType),
 });
+export type ConditionSetListQuery = Static<typeof ConditionSetListQuery>;
 
 export const ConditionSetRead = Type.Object({
   ...NamedHead,

@@ -5,7 +5,7 @@ import { AppError, invalid } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { factLists, type PageRequest } from "../../lib/pagination.ts";
-import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
+import { filteredPage } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -288,21 +288,19 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; re
   }
 
   async function page(env: Env, q: RelationshipTupleListQuery, p: PageRequest, detailed: boolean) {
-    const filter = await resolveFilter(env, q);
-    if (!filter) return { data: [], total: async () => 0 };
-    const { start, total } = await listPage(readDb, "relationship_tuples", env.id, p, !noFilter(filter));
-    const rows = await listTuplesQuery(
+    const { rows, total } = await filteredPage(
       readDb,
+      "relationship_tuples",
       env.id,
-      filter,
-      start.offset,
-      p.perPage,
-      start.after,
-    ).execute();
-    return {
-      data: rows.map((r) => tupleRead(r, detailed)),
-      total: async () => total ?? countTuples(readDb, env.id, filter),
-    };
+      p,
+      await resolveFilter(env, q),
+      {
+        rows: (db, envId, f, offset, limit, after) =>
+          listTuplesQuery(db, envId, f, offset, limit, after).execute(),
+        count: countTuples,
+      },
+    );
+    return { data: rows.map((r) => tupleRead(r, detailed)), total };
   }
 
   return {

@@ -7,13 +7,11 @@ export const AttributeParams = Type.Object({
   ...ResourceParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
-export type AttributePath = Static<typeof AttributeParams>;
 
 export const UserAttributeParams = Type.Object({
   ...EnvParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
-export type UserAttributePath = Static<typeof UserAttributeParams>;
 
 const UserResourceQuery = {
   resource_id: Type.Optional(

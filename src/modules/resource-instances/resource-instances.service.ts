@@ -5,7 +5,7 @@ import type { Db } from "../../db/db.ts";
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import { factLists, type PageRequest } from "../../lib/pagination.ts";
-import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
+import { filteredPage } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
@@ -88,20 +88,21 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; rea
   }
 
   async function page(env: Env, q: ResourceInstanceListQuery, p: PageRequest, detailed: boolean) {
-    const filter = await resolveFilter(env, q);
-    if (!filter) return { data: [], total: async () => 0 };
-    const { start, total } = await listPage(readDb, "resource_instances", env.id, p, !noFilter(filter));
-    const rows = await listInstancesQuery(
+    const { rows, total } = await filteredPage(
       readDb,
+      "resource_instances",
       env.id,
-      filter,
-      start.offset,
-      p.perPage,
-      start.after,
-    ).execute();
+      p,
+      await resolveFilter(env, q),
+      {
+        rows: (db, envId, f, offset, limit, after) =>
+          listInstancesQuery(db, envId, f, offset, limit, after).execute(),
+        count: countInstances,
+      },
+    );
     return {
       data: detailed ? await detailedReads(readDb, env.id, rows) : rows.map((r) => instanceRead(r)),
-      total: async () => total ?? countInstances(readDb, env.id, filter),
+      total,
     };
   }
 

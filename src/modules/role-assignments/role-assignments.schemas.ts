@@ -56,20 +56,31 @@ export const RoleAssignmentDetailedRead = Type.Object({
 });
 export type RoleAssignmentDetailedRead = Static<typeof RoleAssignmentDetailedRead>;
 
-export const RoleAssignmentCreate = Type.Object({
-  user: Ref("user id or key"),
+/** The bodies of a user's own role routes: an assignment but for its user, whom the path names. */
+export const UserRoleCreate = Type.Object({
   role: Ref("role id or key"),
   tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
   resource_instance: Type.Optional(Ref("instance id or `type:key`")),
   expires_at: Type.Optional(ExpiresAt),
 });
+export type UserRoleCreate = Static<typeof UserRoleCreate>;
+
+export const UserRoleRemove = Type.Object({
+  role: Ref("role id or key"),
+  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
+  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+});
+export type UserRoleRemove = Static<typeof UserRoleRemove>;
+
+export const RoleAssignmentCreate = Type.Object({
+  user: Ref("user id or key"),
+  ...UserRoleCreate.properties,
+});
 export type RoleAssignmentCreate = Static<typeof RoleAssignmentCreate>;
 
 export const RoleAssignmentRemove = Type.Object({
   user: Ref("user id or key"),
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+  ...UserRoleRemove.properties,
 });
 export type RoleAssignmentRemove = Static<typeof RoleAssignmentRemove>;
 

@@ -17,6 +17,7 @@ export const RoleListQuery = Type.Object({
   include_total_count: IncludeTotalCount,
   search: Type.Optional(Type.String({ maxLength: 255, description: "part of the key or name" })),
 });
+export type RoleListQuery = Static<typeof RoleListQuery>;
 
 /** A tenant-level role. */
 export const RoleRead = Type.Object({

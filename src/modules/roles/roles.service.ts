@@ -45,6 +45,7 @@ import type {
   RoleCreate,
   RoleCreateBulk,
   RoleCreateBulkOperationResult,
+  RoleListQuery,
   RoleParentPath,
   RolePath,
   RolePermissionChange,
@@ -189,7 +190,7 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
     async list(
       { environment }: EnvScope,
       path: EnvPath,
-      query: { search?: string | undefined; include_total_count?: boolean | undefined },
+      query: RoleListQuery,
       page: PageRequest,
     ): Promise<RoleRead[] | Page<RoleRead>> {
       const { ids, total } = await listTenantRolesPage(

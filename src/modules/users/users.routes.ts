@@ -12,11 +12,10 @@ import {
   UserParams,
   UserRead,
   UserReplace,
-  UserRoleCreate,
-  UserRoleRemove,
   UserUpdate,
 } from "./users.schemas.ts";
 import { createUsersService } from "./users.service.ts";
+import { UserRoleCreate, UserRoleRemove } from "../role-assignments/role-assignments.schemas.ts";
 
 export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUsersService>[0]> = async (
   app,

@@ -1,26 +1,11 @@
 import { Type, type Static } from "typebox";
 import { EnvParams, JsonObject, PageQuery, Paginated, Ref, Uuid } from "../../lib/schemas.ts";
 import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
-import { ExpiresAt } from "../role-assignments/role-assignments.schemas.ts";
+import { UserRoleCreate } from "../role-assignments/role-assignments.schemas.ts";
 
 export const USER_KEY_PATTERN = "^[A-Za-z0-9|@+\\-\\._]+$";
 const Email = Type.String({ format: "email", maxLength: 320 });
 const PersonName = Type.String({ maxLength: 255 });
-
-export const UserRoleCreate = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-  expires_at: Type.Optional(ExpiresAt),
-});
-export type UserRoleCreate = Static<typeof UserRoleCreate>;
-
-export const UserRoleRemove = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-});
-export type UserRoleRemove = Static<typeof UserRoleRemove>;
 
 export const UserInTenant = Type.Object({
   tenant: Type.String(),
