@@ -94,8 +94,6 @@ async function replaceIds(db: Db, set: RoleSet, envId: string, roleId: string, i
   await addIds(db, set, envId, roleId, ids);
 }
 
-export const rolePermissionIds = (db: Db, envId: string, roleId: string) =>
-  idsOf(db, "permissions", envId, roleId);
 export const addRolePermissions = (db: Db, envId: string, roleId: string, actionIds: string[]) =>
   addIds(db, "permissions", envId, roleId, actionIds);
 export const removeRolePermissions = (db: Db, envId: string, roleId: string, actionIds: string[]) =>
