@@ -74,7 +74,6 @@ export default {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^src/dashboard/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
   },

@@ -1,6 +1,7 @@
 import { Type, type Static } from "typebox";
 import { MAX_RATE_LIMIT_PER_MINUTE, MIN_RATE_LIMIT_PER_MINUTE } from "../../config.ts";
-import { JsonObject, Key, Name, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, Key, Name, PageQuery, Uuid } from "../../lib/schemas.ts";
+import { Stamps } from "../../lib/schema-fields.ts";
 
 export const Region = Type.String({
   pattern: "^[a-z][a-z0-9]{0,15}$",
@@ -13,8 +14,7 @@ export const OrganizationRead = Type.Object({
   name: Type.String(),
   is_enterprise: Type.Boolean(),
   settings: JsonObject,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
   region: Type.String({ description: "the region whose deployment stores and serves the organization" }),
   api_url: Type.String({
     description: "that deployment's public base URL: send the organization's calls there",

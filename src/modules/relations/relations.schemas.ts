@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, Key, Name, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Key, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, NamedHead, NameInput, Stamps } from "../../lib/schema-fields.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const RelationParams = Type.Object({
@@ -9,26 +10,19 @@ export const RelationParams = Type.Object({
 export type RelationPath = Static<typeof RelationParams>;
 
 export const RelationRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   subject_resource: Type.String({ description: "key of the subject resource" }),
   subject_resource_id: Uuid,
   object_resource: Type.String({ description: "key of the object resource (the one in the path)" }),
   object_resource_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
 });
 export type RelationRead = Static<typeof RelationRead>;
 
 export const RelationCreate = Type.Object({
   key: Key("relation key"),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   subject_resource: Type.String({ minLength: 1, maxLength: 512, description: "subject resource id or key" }),
 });
 export type RelationCreate = Static<typeof RelationCreate>;

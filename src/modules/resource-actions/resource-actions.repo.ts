@@ -16,21 +16,3 @@ export const updateAction = (
 export const deleteActions = async (db: Db, ids: string[]): Promise<void> => {
   if (ids.length > 0) await db.deleteFrom("resource_actions").where("id", "in", ids).execute();
 };
-
-export const listActionsPage = (
-  db: Db,
-  envId: string,
-  resourceId: string,
-  offset: number,
-  limit: number,
-): Promise<ActionRow[]> =>
-  db
-    .selectFrom("resource_actions")
-    .selectAll()
-    .where("environment_id", "=", envId)
-    .where("resource_id", "=", resourceId)
-    .orderBy("created_at")
-    .orderBy("key")
-    .offset(offset)
-    .limit(limit)
-    .execute();

@@ -1,18 +1,17 @@
 import { Type, type Static } from "typebox";
-import { Description, EnvParams, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Description, EnvParams, Key, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
 import { AttributeType, ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const AttributeParams = Type.Object({
   ...ResourceParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
-export type AttributePath = Static<typeof AttributeParams>;
 
 export const UserAttributeParams = Type.Object({
   ...EnvParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
-export type UserAttributePath = Static<typeof UserAttributeParams>;
 
 const UserResourceQuery = {
   resource_id: Type.Optional(
@@ -29,11 +28,8 @@ export const ResourceAttributeRead = Type.Object({
   description: Type.Optional(Type.String()),
   resource_id: Uuid,
   resource_key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
   built_in: Type.Boolean(),
 });
 export type ResourceAttributeRead = Static<typeof ResourceAttributeRead>;

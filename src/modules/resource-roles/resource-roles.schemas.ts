@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, Key, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, Key, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, NamedHead, Stamps } from "../../lib/schema-fields.ts";
 import { DerivedRoleBlockRead, ResourceParams, RoleFields } from "../../domain/schema/schema.schemas.ts";
 
 export const ResourceRoleParams = Type.Object({
@@ -9,23 +10,17 @@ export const ResourceRoleParams = Type.Object({
 export type ResourceRolePath = Static<typeof ResourceRoleParams>;
 
 export const ResourceRoleRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   permissions: Type.Array(Type.String(), { description: "action keys of the role's resource" }),
   attributes: Type.Optional(JsonObject),
   extends: Type.Array(Type.String(), {
     description: "keys of roles of the same resource this role inherits",
   }),
   granted_to: DerivedRoleBlockRead,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   resource_id: Uuid,
   resource: Type.String({ description: "key of the role's resource" }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type ResourceRoleRead = Static<typeof ResourceRoleRead>;
 

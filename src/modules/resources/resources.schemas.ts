@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, JsonObject, Key, Name, PageQuery, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Description, JsonObject, Key, Name, PageQuery, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, IncludeTotalCount, Stamps } from "../../lib/schema-fields.ts";
 import { ActionBlockEditable, ActionBlockRead } from "../resource-actions/resource-actions.schemas.ts";
 import {
   AttributeBlockEditable,
@@ -11,7 +12,7 @@ import { KeyedMap, RoleBlockEditable } from "../../domain/schema/schema.schemas.
 
 export const ResourceListQuery = Type.Object({
   ...PageQuery,
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  include_total_count: IncludeTotalCount,
   include_built_in: Type.Optional(
     Type.Boolean({ default: false, description: "also list built-in resources" }),
   ),
@@ -34,11 +35,8 @@ export const ResourceRead = Type.Object({
   action_groups: Type.Record(Type.String(), Type.Array(Type.String()), {
     description: "action group key -> action keys",
   }),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
 });
 export type ResourceRead = Static<typeof ResourceRead>;
 

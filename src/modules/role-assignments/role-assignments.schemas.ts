@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, ListShapeQuery } from "../../lib/schema-fields.ts";
 
 /** When an assignment stops granting: a future ISO 8601 date-time with an offset. */
 export const ExpiresAt = Type.String({
@@ -23,9 +24,7 @@ export const RoleAssignmentRead = Type.Object({
   user_id: Uuid,
   role_id: Uuid,
   tenant_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   created_at: Timestamp,
   expires_at: ExpiresAtRead,
 });
@@ -51,28 +50,37 @@ export const RoleAssignmentDetailedRead = Type.Object({
   resource_instance: Type.Optional(
     Type.Object({ id: Uuid, key: Type.String(), resource: Type.String(), attributes: JsonObject }),
   ),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   created_at: Timestamp,
   expires_at: ExpiresAtRead,
 });
 export type RoleAssignmentDetailedRead = Static<typeof RoleAssignmentDetailedRead>;
 
-export const RoleAssignmentCreate = Type.Object({
-  user: Ref("user id or key"),
+/** The bodies of a user's own role routes: an assignment but for its user, whom the path names. */
+export const UserRoleCreate = Type.Object({
   role: Ref("role id or key"),
   tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
   resource_instance: Type.Optional(Ref("instance id or `type:key`")),
   expires_at: Type.Optional(ExpiresAt),
 });
+export type UserRoleCreate = Static<typeof UserRoleCreate>;
+
+export const UserRoleRemove = Type.Object({
+  role: Ref("role id or key"),
+  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
+  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+});
+export type UserRoleRemove = Static<typeof UserRoleRemove>;
+
+export const RoleAssignmentCreate = Type.Object({
+  user: Ref("user id or key"),
+  ...UserRoleCreate.properties,
+});
 export type RoleAssignmentCreate = Static<typeof RoleAssignmentCreate>;
 
 export const RoleAssignmentRemove = Type.Object({
   user: Ref("user id or key"),
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+  ...UserRoleRemove.properties,
 });
 export type RoleAssignmentRemove = Static<typeof RoleAssignmentRemove>;
 
@@ -90,8 +98,7 @@ const filters = {
 
 export const RoleAssignmentListQuery = Type.Object({
   ...filters,
-  detailed: Type.Optional(Type.Boolean({ default: false })),
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  ...ListShapeQuery,
 });
 export type RoleAssignmentListQuery = Static<typeof RoleAssignmentListQuery>;
 

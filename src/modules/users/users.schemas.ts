@@ -1,25 +1,11 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { ExpiresAt } from "../role-assignments/role-assignments.schemas.ts";
+import { EnvParams, JsonObject, PageQuery, Paginated, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
+import { UserRoleCreate } from "../role-assignments/role-assignments.schemas.ts";
 
 export const USER_KEY_PATTERN = "^[A-Za-z0-9|@+\\-\\._]+$";
 const Email = Type.String({ format: "email", maxLength: 320 });
 const PersonName = Type.String({ maxLength: 255 });
-
-export const UserRoleCreate = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-  expires_at: Type.Optional(ExpiresAt),
-});
-export type UserRoleCreate = Static<typeof UserRoleCreate>;
-
-export const UserRoleRemove = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-});
-export type UserRoleRemove = Static<typeof UserRoleRemove>;
 
 export const UserInTenant = Type.Object({
   tenant: Type.String(),
@@ -38,9 +24,7 @@ export const UserInTenant = Type.Object({
 export const UserRead = Type.Object({
   id: Uuid,
   key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   email: Type.Optional(Type.String({ description: "absent when never set" })),
   first_name: Type.Optional(Type.String({ description: "absent when never set" })),
   last_name: Type.Optional(Type.String({ description: "absent when never set" })),
@@ -49,8 +33,7 @@ export const UserRead = Type.Object({
   roles: Type.Array(Type.Object({ role: Type.String(), tenant: Type.String() }), {
     description: "deprecated: the user's tenant-level roles",
   }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type UserRead = Static<typeof UserRead>;
 
@@ -102,11 +85,7 @@ export type UserListQuery = Static<typeof UserListQuery>;
 
 export const UserPage = Paginated(UserRead);
 
-export const UserParams = Type.Object({
-  proj_id: Ref("project id or key"),
-  env_id: Ref("environment id or key"),
-  user_id: Ref("user id or key"),
-});
+export const UserParams = Type.Object({ ...EnvParams.properties, user_id: Ref("user id or key") });
 
 export const ReturnDeletedQuery = Type.Object({
   return_deleted: Type.Optional(Type.Boolean({ default: false })),
