@@ -93,6 +93,8 @@ export function createBatcher<T>(options: BatcherOptions<T>): Batcher<T> {
   let busy = 0;
   let chain = Promise.resolve();
   let soon = false;
+  /** A timer tick found a send under way: the next send seals what is staged, as the tick would have. */
+  let sealDue = false;
   const stagedCount = () => staged?.count() ?? 0;
 
   /** The first `n` items leave the queue. */
@@ -125,7 +127,8 @@ export function createBatcher<T>(options: BatcherOptions<T>): Batcher<T> {
 
   /** Sends the batches of what waits now, until one fails; `final` retries every failure, within the send. */
   async function pass(seal: boolean, final: boolean): Promise<void> {
-    if (seal) staged?.seal();
+    if (seal || sealDue) staged?.seal();
+    sealDue = false;
     covered = queue.length;
     while (covered > 0) {
       const batch = queue.slice(0, Math.min(batchSize, covered));
@@ -190,7 +193,8 @@ export function createBatcher<T>(options: BatcherOptions<T>): Batcher<T> {
   }
 
   const timer = setInterval(() => {
-    if (busy === 0 && (queue.length > 0 || stagedCount() > 0) && Date.now() >= retryAt) void run(true);
+    if (busy > 0) sealDue = true;
+    else if ((queue.length > 0 || stagedCount() > 0) && Date.now() >= retryAt) void run(true);
   }, flushIntervalMs);
   timer.unref();
 

@@ -268,3 +268,41 @@ test("batcher: a flush covers what was added before it, and waits for the send u
   assert.deepEqual(sent, [[1], [2]]);
   await batcher.close();
 });
+
+test("batcher: a tick that finds a send under way has the next send seal what is staged, so a busy sink starves nothing", async () => {
+  let staged: number[] = [];
+  let release = () => {};
+  const sent: number[][] = [];
+  const batcher = createBatcher<number[]>({
+    send: async ([items]) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      sent.push(items ?? []);
+    },
+    flushIntervalMs: 10,
+    batchSize: 1,
+    maxQueue: 100,
+    weight: (items) => items.length,
+    dropWhenFull: "oldest",
+    staged: {
+      count: () => staged.length,
+      seal() {
+        const items = staged;
+        staged = [];
+        if (items.length > 0) batcher.add(items);
+      },
+    },
+  });
+  batcher.add([1]); // a whole batch: its send starts, and the sink holds it
+  await sleep(1);
+  staged.push(2); // a quiet source's partial chunk
+  await sleep(50); // ticks find the send under way
+  batcher.add([3]);
+  release();
+  await until(() => sent.length === 1 && staged.length === 0, "the partial chunk was never sealed");
+  for (let i = 0; i < 10 && sent.length < 3; i++) {
+    release();
+    await sleep(2);
+  }
+  assert.deepEqual(sent, [[1], [3], [2]]);
+  await batcher.close();
+});
