@@ -32,6 +32,32 @@ function recorder(
   return { batcher, sent, failures, calls: () => calls };
 }
 
+/** A sink that holds each batch until `release()`, then keeps it in `sent`. */
+function holdingSink<T>() {
+  const sink = { sent: [] as T[][], release: () => {} };
+  const send = async (batch: T[]) => {
+    await new Promise<void>((resolve) => (sink.release = resolve));
+    sink.sent.push(batch);
+  };
+  return Object.assign(sink, { send });
+}
+
+/** Batches of staged entries, one per send, as the decision log keeps its open chunks beside the batcher. */
+function staging(options: Pick<BatcherOptions<number[]>, "send" | "flushIntervalMs" | "maxQueue">) {
+  const staged: number[] = [];
+  const batcher = createBatcher<number[]>({
+    ...options,
+    batchSize: 1,
+    weight: (items) => items.length,
+    dropWhenFull: "oldest",
+    staged: {
+      count: () => staged.length,
+      seal: () => staged.length > 0 && batcher.add(staged.splice(0)),
+    },
+  });
+  return { batcher, staged };
+}
+
 test("batcher: a whole batch is sent at once, after the caller's turn and without the timer; a part of one waits", async () => {
   const { batcher, sent } = recorder({ batchSize: 3 });
   for (const n of [1, 2, 3]) batcher.add(n);
@@ -84,13 +110,10 @@ test("batcher: past the bound, `newest` refuses what comes and counts it; what i
 });
 
 test("batcher: past the bound, `oldest` drops the oldest waiting items by weight, never the batch in flight", async () => {
-  let release = () => {};
-  const sent: number[][] = [];
+  const sink = holdingSink<number>();
+  const { sent } = sink;
   const batcher = createBatcher<number>({
-    send: async (batch) => {
-      await new Promise<void>((resolve) => (release = resolve));
-      sent.push(batch);
-    },
+    send: sink.send,
     flushIntervalMs: 60_000,
     batchSize: 1,
     maxQueue: 10,
@@ -107,33 +130,21 @@ test("batcher: past the bound, `oldest` drops the oldest waiting items by weight
   assert.equal(batcher.dropped, 3);
   assert.equal(batcher.queued, 9);
   for (let i = 0; i < 10 && batcher.queued > 0; i++) {
-    release();
+    sink.release();
     await sleep(1);
   }
   await flushing;
-  release();
+  sink.release();
   await batcher.close();
   assert.deepEqual(sent.flat(), [4, 2, 3]);
 });
 
 test("batcher: staged items count against the bound; reserve seals them to drop the oldest, or refuses", async () => {
-  let staged: number[] = [];
   const sent: number[] = [];
-  const batcher = createBatcher<number[]>({
+  const { batcher, staged } = staging({
     send: async ([batch]) => void sent.push(...(batch ?? [])),
     flushIntervalMs: 60_000,
-    batchSize: 1,
     maxQueue: 4,
-    weight: (items) => items.length,
-    dropWhenFull: "oldest",
-    staged: {
-      count: () => staged.length,
-      seal() {
-        const items = staged;
-        staged = [];
-        if (items.length > 0) batcher.add(items);
-      },
-    },
   });
   const record = (n: number) => batcher.reserve(1) && void staged.push(n);
   for (let n = 0; n < 6; n++) record(n);
@@ -242,13 +253,10 @@ test("batcher: close sends everything, retrying a failure within it, and what is
 });
 
 test("batcher: a flush covers what was added before it, and waits for the send under way", async () => {
-  let release = () => {};
-  const sent: number[][] = [];
+  const sink = holdingSink<number>();
+  const { sent } = sink;
   const batcher = createBatcher<number>({
-    send: async (batch) => {
-      await new Promise<void>((resolve) => (release = resolve));
-      sent.push(batch);
-    },
+    send: sink.send,
     flushIntervalMs: 60_000,
     batchSize: 10,
     maxQueue: 100,
@@ -259,50 +267,31 @@ test("batcher: a flush covers what was added before it, and waits for the send u
   await sleep(1);
   batcher.add(2);
   const second = batcher.flush();
-  release();
+  sink.release();
   await first;
   assert.deepEqual(sent, [[1]], "2 came after the first flush began");
   await sleep(1);
-  release();
+  sink.release();
   await second;
   assert.deepEqual(sent, [[1], [2]]);
   await batcher.close();
 });
 
 test("batcher: a tick that finds a send under way has the next send seal what is staged, so a busy sink starves nothing", async () => {
-  let staged: number[] = [];
-  let release = () => {};
-  const sent: number[][] = [];
-  const batcher = createBatcher<number[]>({
-    send: async ([items]) => {
-      await new Promise<void>((resolve) => (release = resolve));
-      sent.push(items ?? []);
-    },
-    flushIntervalMs: 10,
-    batchSize: 1,
-    maxQueue: 100,
-    weight: (items) => items.length,
-    dropWhenFull: "oldest",
-    staged: {
-      count: () => staged.length,
-      seal() {
-        const items = staged;
-        staged = [];
-        if (items.length > 0) batcher.add(items);
-      },
-    },
-  });
+  const sink = holdingSink<number[]>();
+  const sent = () => sink.sent.map(([items]) => items);
+  const { batcher, staged } = staging({ send: sink.send, flushIntervalMs: 10, maxQueue: 100 });
   batcher.add([1]); // a whole batch: its send starts, and the sink holds it
   await sleep(1);
   staged.push(2); // a quiet source's partial chunk
   await sleep(50); // ticks find the send under way
   batcher.add([3]);
-  release();
-  await until(() => sent.length === 1 && staged.length === 0, "the partial chunk was never sealed");
-  for (let i = 0; i < 10 && sent.length < 3; i++) {
-    release();
+  sink.release();
+  await until(() => sent().length === 1 && staged.length === 0, "the partial chunk was never sealed");
+  for (let i = 0; i < 10 && sent().length < 3; i++) {
+    sink.release();
     await sleep(2);
   }
-  assert.deepEqual(sent, [[1], [3], [2]]);
+  assert.deepEqual(sent(), [[1], [3], [2]]);
   await batcher.close();
 });
