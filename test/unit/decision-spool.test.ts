@@ -47,9 +47,11 @@ function harness(
 
 test("decision spool: while the control plane is away chunks go to files, then ship oldest first, new ones behind them", async () => {
   const { dir, up, shipped, spool } = harness();
+  // The PDP passes `accept` on alone, as the decision logger's sink.
+  const { accept } = spool;
   try {
-    await spool.accept(chunk("[1]", 1));
-    await spool.accept(chunk("[2,2]", 2, "pdp/2"));
+    await accept(chunk("[1]", 1));
+    await accept(chunk("[2,2]", 2, "pdp/2"));
     assert.deepEqual(fs.readdirSync(dir).sort(), [
       "000000000001-1-pdp-1.json",
       "000000000002-2-pdp%2F2.json",

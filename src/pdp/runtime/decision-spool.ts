@@ -136,10 +136,16 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
   fs.mkdirSync(options.dir, { recursive: true });
   const spool = new Spool(options, readSpoolFolder(options.dir));
   spool.shipFiles();
-  return spool;
+  // Functions a caller may pass on alone (the logger's sink is `accept`).
+  return {
+    accept: (chunk) => spool.accept(chunk),
+    wake: () => spool.wake(),
+    stats: spool.stats,
+    close: () => spool.close(),
+  };
 }
 
-class Spool implements DecisionSpool {
+class Spool {
   readonly stats: DecisionSpoolStats;
   #files: SpoolFile[];
   #sequence: number;
