@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useScopeFields } from "../components/scope-fields";
@@ -9,6 +9,7 @@ import { Empty, ErrorState, QueryState } from "../components/states";
 import { useOrg } from "../org";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
+import { named } from "../components/user-text";
 
 type Key = { id: string; name?: string };
 type Access = "admin" | "write" | "read" | "no_access";
@@ -21,7 +22,7 @@ export default function ApiKeysPage() {
   const canWrite = useMayWrite({ admin: true });
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
-  const [shown, setShown] = useState<{ id: string; title: string } | null>(null);
+  const [shown, setShown] = useState<{ id: string; title: ReactNode } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
   const keys = useQuery({
     queryKey: [org.id, "api-keys"],
@@ -36,7 +37,7 @@ export default function ApiKeysPage() {
         }),
       );
       await refresh();
-      setShown({ id: key.id, title: `New secret of ${key.name ?? key.id}` });
+      setShown({ id: key.id, title: named`New secret of ${key.name ?? key.id}` });
     } catch (e) {
       notifyError(e);
     }
@@ -85,7 +86,9 @@ export default function ApiKeysPage() {
                             size="compact-xs"
                             variant="subtle"
                             aria-label={`Reveal ${key.name ?? key.id}`}
-                            onClick={() => setShown({ id: key.id, title: `Secret of ${key.name ?? key.id}` })}
+                            onClick={() =>
+                              setShown({ id: key.id, title: named`Secret of ${key.name ?? key.id}` })
+                            }
                           >
                             Reveal
                           </Button>
@@ -121,14 +124,14 @@ export default function ApiKeysPage() {
           onClose={() => setCreating(false)}
           onCreated={async (id, name) => {
             await refresh();
-            setShown({ id, title: `Secret of ${name}` });
+            setShown({ id, title: named`Secret of ${name}` });
           }}
         />
       )}
       {shown && <SecretModal keyId={shown.id} title={shown.title} onClose={() => setShown(null)} />}
       {revoking && (
         <FormModal
-          title={`Revoke ${revoking.name ?? revoking.id}`}
+          title={named`Revoke ${revoking.name ?? revoking.id}`}
           opened
           onClose={() => setRevoking(null)}
           submitLabel="Revoke"
@@ -196,7 +199,7 @@ function CreateKeyModal({
 }
 
 /** The key's secret, fetched when asked for, with a copy button. */
-function SecretModal({ keyId, title, onClose }: { keyId: string; title: string; onClose: () => void }) {
+function SecretModal({ keyId, title, onClose }: { keyId: string; title: ReactNode; onClose: () => void }) {
   const secret = useQuery({
     queryKey: ["api-key-secret", keyId],
     gcTime: 0,

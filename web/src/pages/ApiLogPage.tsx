@@ -19,6 +19,7 @@ import { ChartSlot, rangeSeconds, TimeRangeSelect, useLogFilters } from "../comp
 import { api, unwrap } from "../api/client";
 import { Empty, QueryState } from "../components/states";
 import { useOrg } from "../org";
+import { jsonText } from "../components/user-text";
 
 const ApiLogChart = lazy(() => import("./ApiLogChart"));
 
@@ -52,7 +53,7 @@ const statusColor = (status: number) =>
 function Body({ label, text }: { label: string; text: string | undefined }) {
   let shown = text ?? "";
   try {
-    if (shown) shown = JSON.stringify(JSON.parse(shown), null, 2);
+    if (shown) shown = jsonText(JSON.parse(shown), 2);
   } catch {
     // Not JSON (or truncated): shown as recorded.
   }

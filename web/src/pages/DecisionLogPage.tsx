@@ -18,6 +18,7 @@ import { ChartSlot, rangeSeconds, TimeRangeSelect, useLogFilters } from "../comp
 import { api, unwrap } from "../api/client";
 import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
+import { jsonText } from "../components/user-text";
 
 const DecisionLogChart = lazy(() => import("./DecisionLogChart"));
 
@@ -207,13 +208,13 @@ function DecisionDetails({ path, id }: { path: { proj_id: string; env_id: string
             <Text fw={500} size="sm">
               Input
             </Text>
-            <Code block>{JSON.stringify(d.input ?? null, null, 2)}</Code>
+            <Code block>{jsonText(d.input ?? null, 2)}</Code>
           </Stack>
           <Stack gap={4}>
             <Text fw={500} size="sm">
               Result
             </Text>
-            <Code block>{JSON.stringify(d.result ?? null, null, 2)}</Code>
+            <Code block>{jsonText(d.result ?? null, 2)}</Code>
           </Stack>
         </Stack>
       )}

@@ -11,6 +11,7 @@ import { useOrg, usePlace } from "../org";
 import { usePlaceIds } from "../queries";
 import { useMayWrite } from "../session";
 import type { Neighbourhood } from "./InstanceGraph";
+import { named, jsonText } from "../components/user-text";
 
 const InstanceGraph = lazy(() => import("./InstanceGraph"));
 
@@ -117,7 +118,7 @@ export default function InstancesPage() {
                         <Table.Td>{i.tenant}</Table.Td>
                         <Table.Td>
                           <Text ff="monospace" size="xs">
-                            {JSON.stringify(i.attributes ?? {})}
+                            {jsonText(i.attributes ?? {})}
                           </Text>
                         </Table.Td>
                         <Table.Td>
@@ -196,7 +197,7 @@ export default function InstancesPage() {
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete instance ${dialog.name}`}
+          title={named`Delete instance ${dialog.name}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.name}
@@ -310,7 +311,7 @@ function InstanceDetail({ name, onClose }: { name: string; onClose: () => void }
       <QueryState query={instance}>
         {(i) => (
           <Text size="sm">
-            Tenant <Code>{i.tenant}</Code> · attributes <Code>{JSON.stringify(i.attributes ?? {})}</Code>
+            Tenant <Code>{i.tenant}</Code> · attributes <Code>{jsonText(i.attributes ?? {})}</Code>
           </Text>
         )}
       </QueryState>
@@ -374,7 +375,7 @@ function InstanceDetail({ name, onClose }: { name: string; onClose: () => void }
             </Suspense>
             {dialog === "assign" && (
               <FormModal
-                title={`Assign a role on ${name}`}
+                title={named`Assign a role on ${name}`}
                 opened
                 onClose={() => setDialog(null)}
                 submitLabel="Assign"
@@ -401,7 +402,7 @@ function InstanceDetail({ name, onClose }: { name: string; onClose: () => void }
       </QueryState>
       {dialog === "attributes" && instance.data && (
         <FormModal
-          title={`Attributes of ${name}`}
+          title={named`Attributes of ${name}`}
           opened
           onClose={() => setDialog(null)}
           submitLabel="Save"

@@ -9,6 +9,7 @@ import { Empty, QueryState } from "../components/states";
 import { useOrg } from "../org";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
+import { named } from "../components/user-text";
 
 type Access = "admin" | "write" | "read" | "no_access";
 type Grant = {
@@ -224,7 +225,7 @@ export default function MembersPage() {
         <Modal
           opened
           onClose={() => setLink(null)}
-          title={`Invite link for ${link.email}`}
+          title={named`Invite link for ${link.email}`}
           centered
           size="lg"
         >
@@ -249,7 +250,7 @@ export default function MembersPage() {
 
       {removing && (
         <FormModal
-          title={`Remove ${removing.email}`}
+          title={named`Remove ${removing.email}`}
           opened
           onClose={() => setRemoving(null)}
           submitLabel="Remove"
@@ -315,7 +316,7 @@ function GrantsModal({
   };
   return (
     <FormModal
-      title={`Access of ${member.email}`}
+      title={named`Access of ${member.email}`}
       opened
       onClose={onClose}
       submitLabel="Grant"

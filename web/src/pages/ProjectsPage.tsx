@@ -9,6 +9,7 @@ import { envPath, useOrg } from "../org";
 import { useEnvironments, useProjects } from "../queries";
 import { useMayWrite } from "../session";
 import { CopyEnvironmentModal } from "./CopyEnvironment";
+import { named } from "../components/user-text";
 
 type Project = { id: string; key: string; name: string };
 type Environment = { id: string; key: string; name: string };
@@ -66,7 +67,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "rename-project" && (
         <FormModal
-          title={`Rename ${dialog.project.key}`}
+          title={named`Rename ${dialog.project.key}`}
           opened
           onClose={close}
           submitLabel="Save"
@@ -86,7 +87,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "delete-project" && (
         <TypedConfirmModal
-          title={`Delete project ${dialog.project.key}`}
+          title={named`Delete project ${dialog.project.key}`}
           opened
           onClose={close}
           confirmText={dialog.project.key}
@@ -104,7 +105,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "new-env" && (
         <FormModal
-          title={`New environment in ${dialog.project.key}`}
+          title={named`New environment in ${dialog.project.key}`}
           opened
           onClose={close}
           submitLabel="Create"
@@ -125,7 +126,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "rename-env" && (
         <FormModal
-          title={`Rename ${dialog.project.key} / ${dialog.env.key}`}
+          title={named`Rename ${dialog.project.key} / ${dialog.env.key}`}
           opened
           onClose={close}
           submitLabel="Save"
@@ -145,7 +146,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "delete-env" && (
         <TypedConfirmModal
-          title={`Delete environment ${dialog.project.key} / ${dialog.env.key}`}
+          title={named`Delete environment ${dialog.project.key} / ${dialog.env.key}`}
           opened
           onClose={close}
           confirmText={dialog.env.key}

@@ -9,6 +9,7 @@ import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 import { usePlaceIds } from "../queries";
 import { useMayWrite } from "../session";
+import { named } from "../components/user-text";
 
 const PER_PAGE = 20;
 
@@ -158,7 +159,7 @@ export default function TenantsPage() {
 
       {dialog?.kind === "edit" && (
         <FormModal
-          title={`Edit tenant ${dialog.tenant.key}`}
+          title={named`Edit tenant ${dialog.tenant.key}`}
           opened
           onClose={() => setDialog(null)}
           submitLabel="Save"
@@ -189,7 +190,7 @@ export default function TenantsPage() {
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete tenant ${dialog.tenant.key}`}
+          title={named`Delete tenant ${dialog.tenant.key}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.tenant.key}
@@ -227,7 +228,7 @@ function TenantUsersModal({ tenant, onClose }: { tenant: Tenant; onClose: () => 
       ),
   });
   return (
-    <Modal opened onClose={onClose} title={`Users of ${tenant.name}`} centered size="lg">
+    <Modal opened onClose={onClose} title={named`Users of ${tenant.name}`} centered size="lg">
       <QueryState query={users}>
         {(result) =>
           result.data.length === 0 ? (

@@ -8,6 +8,7 @@ import { asPage } from "../components/fields";
 import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 import { notifyError } from "../notify";
+import { named } from "../components/user-text";
 
 const PER_PAGE = 100;
 
@@ -88,7 +89,7 @@ export function UserRolesModal({
   };
   return (
     <FormModal
-      title={`Roles of ${userKey}`}
+      title={named`Roles of ${userKey}`}
       opened
       onClose={onClose}
       submitLabel="Assign"

@@ -10,6 +10,7 @@ import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 import { usePlaceIds } from "../queries";
 import { useMayWrite } from "../session";
+import { named } from "../components/user-text";
 
 const PER_PAGE = 20;
 
@@ -79,7 +80,9 @@ export default function UsersPage() {
                         </Text>
                       </Table.Td>
                       <Table.Td>{user.email ?? ""}</Table.Td>
-                      <Table.Td>{[user.first_name, user.last_name].filter(Boolean).join(" ")}</Table.Td>
+                      <Table.Td>
+                        <bdi>{user.first_name}</bdi> <bdi>{user.last_name}</bdi>
+                      </Table.Td>
                       <Table.Td>
                         {user.roles.map((r) => `${r.role}${r.tenant ? ` @ ${r.tenant}` : ""}`).join(", ")}
                       </Table.Td>
@@ -161,7 +164,7 @@ export default function UsersPage() {
 
       {dialog?.kind === "edit" && (
         <FormModal
-          title={`Edit user ${dialog.user.key}`}
+          title={named`Edit user ${dialog.user.key}`}
           opened
           onClose={() => setDialog(null)}
           submitLabel="Save"
@@ -198,7 +201,7 @@ export default function UsersPage() {
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete user ${dialog.key}`}
+          title={named`Delete user ${dialog.key}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.key}

@@ -173,7 +173,7 @@ export default function PolicyPage() {
             aria-label={`Policy of ${resource.key}`}
           >
             <Title order={2} size="h4" mb="sm">
-              {resource.name}
+              <bdi>{resource.name}</bdi>
             </Title>
             {actions.length === 0 || columns.length === 0 ? (
               <Text c="dimmed">{actions.length === 0 ? "No action yet." : "No role yet."}</Text>

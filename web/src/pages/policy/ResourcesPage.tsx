@@ -309,7 +309,7 @@ function ResourceCard({
         <Group justify="space-between">
           <div>
             <Title order={2} size="h4">
-              {resource.name}{" "}
+              <bdi>{resource.name}</bdi>{" "}
               <Text span ff="monospace" c="dimmed">
                 {resource.key}
               </Text>
