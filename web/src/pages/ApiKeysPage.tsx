@@ -1,6 +1,6 @@
 import { useState, type ReactNode } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Button, Group, Modal, Select, Stack, Text, TextInput } from "@mantine/core";
 import { useScopeFields } from "../components/scope-fields";
 import { api, unwrap } from "../api/client";
 import { CopyBlock } from "../components/CopyBlock";
@@ -10,6 +10,7 @@ import { useOrg } from "../org";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
 import { named } from "../components/user-text";
+import { DataTable, PageHead, RowButton } from "../components/tables";
 
 type Key = { id: string; name?: string };
 type Access = "admin" | "write" | "read" | "no_access";
@@ -45,77 +46,48 @@ export default function ApiKeysPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          API keys
-        </Title>
-        {canWrite && <Button onClick={() => setCreating(true)}>New API key</Button>}
-      </Group>
+      <PageHead
+        title="API keys"
+        action={canWrite && <Button onClick={() => setCreating(true)}>New API key</Button>}
+      />
       <QueryState query={keys}>
         {(page) =>
           page.data.length === 0 ? (
             <Empty>No API key yet.</Empty>
           ) : (
-            <Table striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Scope</Table.Th>
-                  <Table.Th>Access</Table.Th>
-                  <Table.Th>Created by</Table.Th>
-                  <Table.Th>Last used</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {page.data.map((key) => (
-                  <Table.Tr key={key.id}>
-                    <Table.Td>{key.name ?? ""}</Table.Td>
-                    <Table.Td>
-                      {key.object_type === "org"
-                        ? "organization"
-                        : [key.project?.key, key.env?.key].filter(Boolean).join(" / ")}
-                    </Table.Td>
-                    <Table.Td>{key.access_level}</Table.Td>
-                    <Table.Td>{key.created_by_member?.email ?? "—"}</Table.Td>
-                    <Table.Td>{when(key.last_used_at)}</Table.Td>
-                    <Table.Td>
-                      {canWrite && (
-                        <Group gap="xs" wrap="nowrap">
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Reveal ${key.name ?? key.id}`}
-                            onClick={() =>
-                              setShown({ id: key.id, title: named`Secret of ${key.name ?? key.id}` })
-                            }
-                          >
-                            Reveal
-                          </Button>
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Rotate ${key.name ?? key.id}`}
-                            onClick={() => void rotate(key)}
-                          >
-                            Rotate
-                          </Button>
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            color="red"
-                            aria-label={`Revoke ${key.name ?? key.id}`}
-                            onClick={() => setRevoking(key)}
-                          >
-                            Revoke
-                          </Button>
-                        </Group>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable
+              columns={["Name", "Scope", "Access", "Created by", "Last used", "Actions"]}
+              rows={page.data}
+              rowKey={(key) => key.id}
+              cells={(key) => {
+                const name = key.name ?? key.id;
+                return [
+                  key.name ?? "",
+                  key.object_type === "org"
+                    ? "organization"
+                    : [key.project?.key, key.env?.key].filter(Boolean).join(" / "),
+                  key.access_level,
+                  key.created_by_member?.email ?? "—",
+                  when(key.last_used_at),
+                  canWrite && (
+                    <Group gap="xs" wrap="nowrap">
+                      <RowButton
+                        label={`Reveal ${name}`}
+                        onClick={() => setShown({ id: key.id, title: named`Secret of ${name}` })}
+                      >
+                        Reveal
+                      </RowButton>
+                      <RowButton label={`Rotate ${name}`} onClick={() => void rotate(key)}>
+                        Rotate
+                      </RowButton>
+                      <RowButton label={`Revoke ${name}`} danger onClick={() => setRevoking(key)}>
+                        Revoke
+                      </RowButton>
+                    </Group>
+                  ),
+                ];
+              }}
+            />
           )
         }
       </QueryState>

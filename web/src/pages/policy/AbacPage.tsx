@@ -36,7 +36,7 @@ import {
   treeProblems,
   type Group as Tree,
 } from "./ConditionBuilder";
-import { PageHead, RowActions } from "./parts";
+import { PageHead, RowActions } from "../../components/tables";
 import { named, jsonText } from "../../components/user-text";
 
 type SetType = "userset" | "resourceset";

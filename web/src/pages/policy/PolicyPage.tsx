@@ -5,7 +5,7 @@ import { Empty, ErrorState, Loading } from "../../components/states";
 import { UnsavedChangesGuard } from "../../components/unsaved";
 import { notifyDone } from "../../notify";
 import { useEnvPlace, useRefreshSchema, useResources, useTenantRoles, type Resource } from "../../policy";
-import { PageHead } from "./parts";
+import { PageHead } from "../../components/tables";
 
 /** A column of the matrix: a tenant role, or a resource role of the table's resource. */
 interface Column {

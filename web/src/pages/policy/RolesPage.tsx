@@ -4,7 +4,7 @@ import { api, unwrap } from "../../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../../components/dialogs";
 import { Empty, QueryState } from "../../components/states";
 import { keyList, useEnvPlace, useRefreshSchema, useTenantRoles, type TenantRole } from "../../policy";
-import { PageHead, RowActions } from "./parts";
+import { PageHead, RowActions } from "../../components/tables";
 import { named } from "../../components/user-text";
 
 /** An environment's tenant roles: create, edit (name, description, the roles it extends), delete. */
