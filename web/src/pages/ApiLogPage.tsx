@@ -121,7 +121,7 @@ export default function ApiLogPage() {
           <Badge color={statusColor(e.status)} variant="light">
             {e.status}
           </Badge>,
-          e.method,
+          <span className="whole-word">{e.method}</span>,
           <Text ff="monospace" size="sm">
             {e.path}
           </Text>,
