@@ -18,7 +18,7 @@ import {
   pathReader,
   type Predicate,
 } from "./conditions.ts";
-import { rolesHeldByUser, NO_STATE } from "./derivation.ts";
+import { NO_STATE } from "./derivation.ts";
 import type { EngineView } from "./listings.ts";
 import { hasPermission, type AbacRule } from "./schema.ts";
 import type {
@@ -263,7 +263,11 @@ export function planResources(
   return { kind: "conditional", condition, key_count: keyCount(condition) };
 }
 
-/** Keys of the type's instances on which the user holds a role granting the permission, in the instance's tenant. */
+/**
+ * Keys of the type's instances on which the user holds a role granting the permission, in the instance's tenant: a
+ * forward walk over (instance, role) pairs from the user's direct assignments along outgoing tuples, the pairs
+ * rolesHeldByUser (derivation.ts) grants, without building per-instance role sets.
+ */
 function instancesGranting(
   { facts, schema }: EngineView,
   user: number,
@@ -271,24 +275,53 @@ function instancesGranting(
   permission: number,
   onlyTenant: number | undefined,
 ): string[] {
-  const tenants = new Set<number>();
-  const direct = facts.userInstanceRoles[user] ?? [];
-  for (let i = 0; i < direct.length; i += 3) tenants.add(direct[i + 2] as number);
+  const roleCount = facts.roles.size;
   const keys: string[] = [];
+  const direct = facts.userInstanceRoles[user] ?? [];
+  const tenants = new Set<number>();
+  for (let i = 0; i < direct.length; i += 3) tenants.add(direct[i + 2] as number);
   for (const tenant of tenants) {
     if (onlyTenant !== undefined && tenant !== onlyTenant) continue;
-    for (const [instance, roles] of rolesHeldByUser(facts, schema, user, tenant)) {
-      if (facts.instanceType[instance] !== type || facts.instanceTenant[instance] !== tenant) continue;
-      if (!facts.instanceExists(instance)) continue;
-      for (const role of roles.granted) {
-        if (hasPermission(schema.rolePermissionBits[role], permission)) {
-          keys.push(facts.instanceKeys[instance] as string);
-          break;
+    // Derivations stay in one tenant: one walk per tenant of the user's instance roles.
+    const seen = new Set<number>();
+    const pending: number[] = [];
+    for (let i = 0; i < direct.length; i += 3) {
+      if (direct[i + 2] === tenant) pending.push(direct[i] as number, direct[i + 1] as number);
+    }
+    while (pending.length > 0) {
+      const role = pending.pop() as number;
+      const instance = pending.pop() as number;
+      const pair = instance * roleCount + role;
+      if (seen.has(pair)) continue;
+      seen.add(pair);
+      const instanceType = facts.instanceType[instance] as number;
+      if (
+        instanceType === type &&
+        facts.instanceTenant[instance] === tenant &&
+        facts.instanceExists(instance) &&
+        hasPermission(schema.rolePermissionBits[role], permission)
+      ) {
+        keys.push(facts.instanceKeys[instance] as string);
+      }
+      const outgoing = facts.tuplesOut[instance];
+      if (outgoing === undefined) continue;
+      const implied = schema.impliedRoles[role] ?? [role];
+      for (let i = 0; i < outgoing.length; i += 3) {
+        if (outgoing[i + 2] !== tenant) continue;
+        const object = outgoing[i] as number;
+        const byRelation = schema.rulesByObjectRelation[facts.instanceType[object] as number];
+        const rules = byRelation?.[outgoing[i + 1] as number];
+        if (rules === undefined) continue;
+        for (const rule of rules) {
+          if (rule.subjectType !== instanceType || !implied.includes(rule.requires)) continue;
+          if (rule.noDirectRoles && facts.hasDirectRole(user, object, tenant)) continue;
+          pending.push(object, rule.role);
         }
       }
     }
   }
-  return keys.sort(compareStrings);
+  // Several roles on one instance each push its key once.
+  return [...new Set(keys)].sort();
 }
 
 /** A field of a resource as plans read it: `key`, `tenant`, else an attribute, descending into objects. */
