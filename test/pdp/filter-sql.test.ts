@@ -9,7 +9,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import { createEngine, type EnvironmentData, type QueryUser } from "../../src/pdp/engine/index.ts";
 import { planToKysely, planToSql, type FilterColumns } from "../../src/filters/index.ts";
 import { DIALECTS, freshStore, type TestStore } from "../helpers/stores.ts";
-import { Random } from "./random-environment.ts";
+import { Random, randomEnvironment } from "./random-environment.ts";
 
 const DOCUMENTS = 10_000;
 const TENANTS = ["t0", "t1", "t2", "t3"];
@@ -288,5 +288,86 @@ for (const { dialect, skip } of DIALECTS) {
       const where = planToSql(plan, { dialect, columns });
       assert.ok(where.params.length < 5, where.sql);
     });
+  });
+}
+
+// Random policies (test/pdp/random-environment.ts: tenant roles, derivations, condition sets with every operator)
+// through SQL: each environment's instances in a table, each plan's WHERE against the checks.
+for (const { dialect, skip } of DIALECTS) {
+  test(`plans of random policies select on ${dialect} what checks allow`, { skip }, async () => {
+    const store = await freshStore(dialect, { migrate: false });
+    const pg = dialect === "postgres";
+    const run = (text: string, params: unknown[] = []) =>
+      store.db.executeQuery<{ key: string }>(CompiledQuery.raw(text, params));
+    const randomColumns: FilterColumns = {
+      key: "key",
+      tenant: "tenant",
+      public: "public",
+      level: "level",
+      owner: "owner",
+      labels: { column: "labels", array: true },
+    };
+    let compared = 0;
+    try {
+      const random = new Random(4040);
+      for (let env = 0; env < 12; env++) {
+        const data = randomEnvironment(random);
+        const engine = createEngine(data);
+        await run("drop table if exists instances");
+        await run(
+          `create table instances (type text, key text, tenant text, public ${pg ? "boolean" : "integer"},
+           level integer, owner text, labels ${pg ? "text[]" : "text"})`,
+        );
+        for (const i of data.resource_instances ?? []) {
+          const a = i.attributes ?? {};
+          const labels = a["labels"] === undefined ? null : pg ? a["labels"] : JSON.stringify(a["labels"]);
+          const visible = a["public"] === undefined ? null : pg ? a["public"] : Number(a["public"]);
+          await run(
+            pg
+              ? "insert into instances values ($1, $2, $3, $4, $5, $6, $7)"
+              : "insert into instances values (?, ?, ?, ?, ?, ?, ?)",
+            [i.resource, i.key, i.tenant, visible, a["level"] ?? null, a["owner"] ?? null, labels],
+          );
+        }
+        for (const user of [...(data.users ?? []).map((u) => ({ key: u.key })), { key: "stranger" }]) {
+          for (const resource of data.resources ?? []) {
+            for (const action of resource.actions) {
+              for (const tenant of [undefined, random.pick(["t1", "t2"])]) {
+                const scoped = tenant === undefined ? {} : { tenant };
+                const plan = engine.planResources({
+                  user,
+                  action,
+                  resource: { type: resource.key, ...scoped },
+                });
+                const expected = (data.resource_instances ?? [])
+                  .filter((i) => i.resource === resource.key)
+                  .filter(
+                    (i) =>
+                      engine.check({ user, action, resource: { type: i.resource, key: i.key, ...scoped } })
+                        .allow,
+                  )
+                  .map((i) => i.key)
+                  .sort();
+                const where = planToSql(plan, { dialect, columns: randomColumns, paramOffset: 1 });
+                const typeParam = pg ? "$1" : "?";
+                const rows = await run(
+                  `select key from instances where type = ${typeParam} and ${where.sql}`,
+                  [resource.key, ...where.params],
+                );
+                assert.deepEqual(
+                  rows.rows.map((r) => r.key).sort(),
+                  expected,
+                  `environment ${env}: ${user.key} ${action} ${resource.key} ${tenant ?? ""}: ${JSON.stringify(plan)}`,
+                );
+                compared++;
+              }
+            }
+          }
+        }
+      }
+    } finally {
+      await store.close();
+    }
+    assert.ok(compared > 500, `only ${compared} plans compared`);
   });
 }
