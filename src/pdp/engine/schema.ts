@@ -111,6 +111,9 @@ export interface AbacRule {
   resourceSet: string;
   matchesUser: Predicate;
   matchesResource: Predicate;
+  /** The sets' condition documents, which filter plans evaluate partially (filter-plan.ts). */
+  userConditions: unknown;
+  resourceConditions: unknown;
 }
 
 /** Id-indexed tables the decision functions read. Built by compileSchema, never edited afterwards. */
@@ -381,6 +384,8 @@ function abacTables(schema: SchemaStore, expand: Expand): (AbacRule[] | undefine
       resourceSet: rule.resource_set,
       matchesUser: userSet.predicate,
       matchesResource: resourceSet.predicate,
+      userConditions: userSet.set.conditions,
+      resourceConditions: resourceSet.set.conditions,
     };
     for (const p of expand(resource, rule.permission.slice(colon + 1))) push(abacRules, p, compiled);
   }

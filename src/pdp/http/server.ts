@@ -157,6 +157,30 @@ export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unk
   return permissions;
 }
 
+/**
+ * `/plan/resources` (Gatehouse's own, docs/data-filtering.md): which instances of a type the user may act on, as
+ * always_allowed, always_denied or a condition on the resource's fields, at the revision answered.
+ */
+export function planResourcesOf(target: PdpTarget, rawBody: unknown) {
+  const body = (rawBody ?? {}) as Record<string, unknown>;
+  const resource = toResource(body["resource"]);
+  if (resource.key !== undefined && resource.key !== "") {
+    throw new AppError(
+      "INVALID_INPUT",
+      "a plan is about a resource type: resource.key must be absent",
+      undefined,
+      [{ loc: ["body", "resource", "key"], msg: "must be absent", type: "extra_forbidden" }],
+    );
+  }
+  const plan = target.replica.engine.planResources({
+    user: toUser(body["user"]),
+    action: requiredString(body, "action"),
+    resource: { type: resource.type, ...(resource.tenant ? { tenant: resource.tenant } : {}) },
+    context: toContext(body["context"]),
+  });
+  return { ...plan, revision: target.replica.revision };
+}
+
 /** `/allowed` and `/allowed/bulk`, the checks a plain request may reach without Fastify. */
 const permitDecisionRoutes = (deps: PdpDeps) =>
   new Map<string, DecisionAnswer>([
@@ -200,6 +224,8 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     const target = await prepare(deps, request);
     return allowedUrl(deps, target, request.body);
   });
+
+  app.post("/plan/resources", async (request) => planResourcesOf(await prepare(deps, request), request.body));
 
   app.post("/user-permissions", async (request) =>
     userPermissionsOf(deps, await prepare(deps, request), request.body),
