@@ -1,5 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { takeFlags, UsageError } from "./args.ts";
+import { apiClient, PolicyCommandError, type PolicyIo } from "./policy-client.ts";
 
 /**
  * `gatehouse policy export|plan|apply`: an environment's policy as a file, through a running server's API (so an
@@ -8,12 +9,6 @@ import { takeFlags, UsageError } from "./args.ts";
  */
 
 const FLAGS = ["env", "url", "api-key", "out", "revision", "policy", "format"] as const;
-
-export interface PolicyIo {
-  env: NodeJS.ProcessEnv;
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
 
 interface Change {
   op: string;
@@ -27,9 +22,6 @@ interface Plan {
   dangerous: { object: string; key: string; reason: string }[];
   summary: { create: number; update: number; delete: number };
 }
-
-/** A failure the command reports on standard error and exits 1 for. */
-export class PolicyCommandError extends Error {}
 
 export function changeLine(c: Change): string {
   const sign = c.op === "create" ? "+" : c.op === "delete" ? "-" : "~";
@@ -46,56 +38,6 @@ export function planText(plan: Plan): string {
       : `Plan: ${s.create} to create, ${s.update} to change, ${s.delete} to delete (revision ${plan.revision}).`,
   );
   return `${lines.join("\n")}\n`;
-}
-
-/** The API client of the policy commands: base URL, key and the environment's path. */
-export function apiClient(
-  values: { url?: string; "api-key"?: string; env?: string },
-  env: NodeJS.ProcessEnv,
-) {
-  const base = (values.url ?? env["GATEHOUSE_URL"] ?? "http://127.0.0.1:8000").replace(/\/+$/, "");
-  const key = values["api-key"] ?? env["GATEHOUSE_API_KEY"];
-  if (!key)
-    throw new UsageError(
-      "needs --api-key or GATEHOUSE_API_KEY (an environment, project or organization key)",
-    );
-  const target = values.env;
-  const parts = target?.split("/") ?? [];
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new UsageError("needs --env PROJECT/ENVIRONMENT");
-  const path = `/v2/schema/${encodeURIComponent(parts[0])}/${encodeURIComponent(parts[1])}/policy`;
-  return async <T>(method: string, suffix: string, body?: unknown): Promise<T> => {
-    const res = await fetch(base + path + suffix, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body !== undefined && { "content-type": "application/json" }),
-      },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    }).catch((e: unknown) => {
-      const cause = (e as { cause?: { code?: string } }).cause;
-      throw new PolicyCommandError(
-        `cannot reach Gatehouse at ${base} (${cause?.code ?? String(cause ?? e)})`,
-      );
-    });
-    const text = await res.text();
-    let json: Record<string, unknown> = {};
-    try {
-      json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    } catch {
-      throw new PolicyCommandError(`${method} ${path + suffix} answered ${res.status} without JSON`);
-    }
-    if (res.status >= 300) {
-      const detail = (json["detail"] as { msg?: string }[] | undefined) ?? [];
-      const lines = detail.length > 0 ? detail.map((d) => `  ${d.msg}`) : [];
-      throw new PolicyCommandError(
-        [
-          `${res.status} ${String(json["error_code"] ?? "")}: ${String(json["message"] ?? text)}`,
-          ...lines,
-        ].join("\n"),
-      );
-    }
-    return json as T;
-  };
 }
 
 async function readText(file: string): Promise<string> {
@@ -123,6 +65,11 @@ async function run(argv: string[], io: PolicyIo): Promise<number> {
   const { values, rest } = takeFlags(args, FLAGS);
   const [file, ...extra] = rest;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+  if (action === "test") {
+    if (!file) throw new UsageError("policy test needs a TESTS file");
+    const { runPolicyTests } = await import("./policy-test.ts");
+    return runPolicyTests(file, values, io);
+  }
   const call = apiClient(values, io.env);
   if (action === "export") {
     const res = await call<{ policy: string }>("GET", "");
@@ -131,7 +78,7 @@ async function run(argv: string[], io: PolicyIo): Promise<number> {
     return 0;
   }
   if (action !== "plan" && action !== "apply") {
-    throw new UsageError("policy needs export, plan or apply");
+    throw new UsageError("policy needs export, plan, apply or test");
   }
   if (!file) throw new UsageError(`policy ${action} needs a FILE`);
   const policy = await readText(file);
