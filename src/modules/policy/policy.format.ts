@@ -434,6 +434,26 @@ function readAttribute(r: Reader, v: unknown, path: (string | number)[]): Attrib
 const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
+/** The fields tenant roles and resource roles share. */
+function readRole(
+  r: Reader,
+  role: Record<string, unknown>,
+  path: (string | number)[],
+  key: string,
+): TenantRoleDoc {
+  return {
+    name: r.string(role["name"], [...path, "name"]) ?? key,
+    ...opt("description", r.string(role["description"], [...path, "description"])),
+    ...opt("attributes", r.json(role["attributes"], [...path, "attributes"])),
+    ...opt(
+      "no_direct_roles_on_object",
+      r.bool(role["no_direct_roles_on_object"], [...path, "no_direct_roles_on_object"]),
+    ),
+    permissions: r.strings(role["permissions"], [...path, "permissions"]),
+    extends: r.strings(role["extends"], [...path, "extends"]),
+  };
+}
+
 function readResource(r: Reader, v: unknown, path: (string | number)[], key: string): ResourceDoc {
   const f = r.fields(v, path, [
     "name",
@@ -503,18 +523,7 @@ function readResource(r: Reader, v: unknown, path: (string | number)[], key: str
           });
         });
       }
-      return {
-        name: r.string(role["name"], [...rp, "name"]) ?? rk,
-        ...opt("description", r.string(role["description"], [...rp, "description"])),
-        ...opt("attributes", r.json(role["attributes"], [...rp, "attributes"])),
-        ...opt(
-          "no_direct_roles_on_object",
-          r.bool(role["no_direct_roles_on_object"], [...rp, "no_direct_roles_on_object"]),
-        ),
-        permissions: r.strings(role["permissions"], [...rp, "permissions"]),
-        extends: r.strings(role["extends"], [...rp, "extends"]),
-        derived_from: derivedFrom,
-      };
+      return { ...readRole(r, role, rp, rk), derived_from: derivedFrom };
     }),
     relations: r.keyed(f["relations"], [...path, "relations"], (lv, lp, lk) => {
       const rel = r.fields(lv, lp, ["subject", "name", "description"]);
@@ -611,17 +620,7 @@ export function parsePolicy(text: string): PolicyDoc {
         "permissions",
         "extends",
       ]);
-      return {
-        name: r.string(role["name"], [...p, "name"]) ?? k,
-        ...opt("description", r.string(role["description"], [...p, "description"])),
-        ...opt("attributes", r.json(role["attributes"], [...p, "attributes"])),
-        ...opt(
-          "no_direct_roles_on_object",
-          r.bool(role["no_direct_roles_on_object"], [...p, "no_direct_roles_on_object"]),
-        ),
-        permissions: r.strings(role["permissions"], [...p, "permissions"]),
-        extends: r.strings(role["extends"], [...p, "extends"]),
-      };
+      return readRole(r, role, p, k);
     }),
     user_attributes: r.keyed(top["user_attributes"], ["user_attributes"], (v, p) => readAttribute(r, v, p)),
     tenant_attributes: r.keyed(top["tenant_attributes"], ["tenant_attributes"], (v, p) =>
