@@ -1,7 +1,6 @@
 import { sql } from "kysely";
 import { isPostgres, type Db } from "../db/db.ts";
 import { now } from "../lib/time.ts";
-import type { Change } from "../pdp/engine/types.ts";
 import { recordRevision } from "./context.ts";
 
 /** Where an entry stands in its environment's feed. */
@@ -11,28 +10,38 @@ interface FeedPosition {
   created_at: string;
 }
 
-/** One change the PDP's engine applies, and where it stands (a batch's items each get their own `seq`). */
-export type StoredChange = Change & FeedPosition;
+/**
+ * A change as the feed keeps it: the kind of object, what happened to it, and the object. The feed stores and
+ * orders them without looking inside; the PDP's engine gives them their types (its `Change`), as `C` below.
+ */
+export interface FeedRecord {
+  kind: string;
+  op: string;
+  data: unknown;
+}
+
+/** One change, and where it stands (a batch's items each get their own `seq`). */
+export type StoredChange<C extends FeedRecord = FeedRecord> = C & FeedPosition;
 
 /**
  * Several changes of one revision kept as one record of the feed (one row, one line of the sync route): `data`
  * lists them in order. A bulk write stores and ships its items this way, and PDPs apply them together.
  */
-export interface BatchChange {
+export interface BatchChange<C extends FeedRecord = FeedRecord> {
   kind: "batch";
   op: "apply";
-  data: Change[];
+  data: C[];
 }
 
 /** One record of the feed as stored and served to PDPs: a single change or a batch of them. */
-export type FeedEntry = (Change | BatchChange) & FeedPosition;
+export type FeedEntry<C extends FeedRecord = FeedRecord> = (C | BatchChange<C>) & FeedPosition;
 
 /** Changes kept in one batch record at most, so that a record stays a modest row (and line) at any write's size. */
 export const BATCH_ITEMS = 1000;
 
 /** The changes that an entry carries, in order. */
-export const changesOf = (entry: Change | BatchChange): Change[] =>
-  entry.kind === "batch" ? entry.data : [entry];
+export const changesOf = <C extends FeedRecord>(entry: C | BatchChange<C>): C[] =>
+  entry.kind === "batch" ? (entry as BatchChange<C>).data : [entry as C];
 
 /** A listener may return a promise: `notify` resolves when every listener has caught up (or failed). */
 type Listener = (environmentId: string, revision: number) => void | Promise<unknown>;
@@ -50,7 +59,11 @@ export const CHANGES_CHANNEL_SQL = "'gatehouse_changes_' || left(md5(coalesce(cu
  * On PostgreSQL the same statement queues a notification `<environment id>:<revision>` on `CHANGES_CHANNEL_SQL`,
  * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once.
  */
-export async function appendChanges(trx: Db, environmentId: string, records: Change[]): Promise<number> {
+export async function appendChanges(
+  trx: Db,
+  environmentId: string,
+  records: readonly FeedRecord[],
+): Promise<number> {
   const createdAt = now();
   const rows = feedRows(records).map((row) => ({
     environment_id: environmentId,
@@ -108,9 +121,9 @@ const INSERT_ROWS = 500;
  * The rows that store one write's records: a single change is a row of its own; more are one batch row per
  * BATCH_ITEMS, so an import of a thousand items writes (and a PDP reads) one row rather than a thousand.
  */
-function feedRows(records: Change[]): { seq: number; kind: string; op: string; data: string }[] {
+function feedRows(records: readonly FeedRecord[]): { seq: number; kind: string; op: string; data: string }[] {
   if (records.length === 1) {
-    const [r] = records as [Change];
+    const [r] = records as [FeedRecord];
     return [{ seq: 0, kind: r.kind, op: r.op, data: JSON.stringify(r.data) }];
   }
   const rows = [];
@@ -127,12 +140,12 @@ function feedRows(records: Change[]): { seq: number; kind: string; op: string; d
  * The feed's records of revisions afterRevision < r <= upToRevision as stored, batches kept whole, in order (whole
  * revisions, never a part of one): what PDPs read and apply.
  */
-export async function readFeedAfter(
+export async function readFeedAfter<C extends FeedRecord = FeedRecord>(
   db: Db,
   environmentId: string,
   afterRevision: number,
   upToRevision: number,
-): Promise<FeedEntry[]> {
+): Promise<FeedEntry<C>[]> {
   const rows = await db
     .selectFrom("changes")
     .selectAll()
@@ -151,29 +164,29 @@ export async function readFeedAfter(
         op: r.op,
         data: JSON.parse(r.data) as unknown,
         created_at: r.created_at,
-      }) as FeedEntry,
+      }) as FeedEntry<C>,
   );
 }
 
 /** Every change of revisions afterRevision < r <= upToRevision, one by one: batches spread into their items. */
-export async function readChangesAfter(
+export async function readChangesAfter<C extends FeedRecord = FeedRecord>(
   db: Db,
   environmentId: string,
   afterRevision: number,
   upToRevision: number,
-): Promise<StoredChange[]> {
-  return spreadEntries(await readFeedAfter(db, environmentId, afterRevision, upToRevision));
+): Promise<StoredChange<C>[]> {
+  return spreadEntries(await readFeedAfter<C>(db, environmentId, afterRevision, upToRevision));
 }
 
 /** Feed entries as single changes, numbered in order within each revision. */
-export function spreadEntries(entries: FeedEntry[]): StoredChange[] {
-  const out: StoredChange[] = [];
+export function spreadEntries<C extends FeedRecord>(entries: FeedEntry<C>[]): StoredChange<C>[] {
+  const out: StoredChange<C>[] = [];
   let revision = -1;
   let seq = 0;
   for (const entry of entries) {
     if (entry.revision !== revision) [revision, seq] = [entry.revision, 0];
     for (const change of changesOf(entry)) {
-      out.push({ ...change, revision, seq: seq++, created_at: entry.created_at } as StoredChange);
+      out.push({ ...change, revision, seq: seq++, created_at: entry.created_at });
     }
   }
   return out;

@@ -1,6 +1,7 @@
 import type { Store } from "../db/store.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
 import { readFeedAfter } from "../changes/feed.ts";
+import type { Change } from "../pdp/engine/types.ts";
 import type { FeedSource, PdpStorage } from "../pdp/storage.ts";
 import { openDatabaseDecisionSink } from "./decision-log/database-sink.ts";
 import { findEnvironment } from "./environment-records.ts";
@@ -47,7 +48,7 @@ export function databaseFeed(store: Store, environmentId: string): FeedSource {
       const head = env ? Number(env.revision) : revision;
       const upTo = Math.min(head, revision + REVISIONS_PER_ROUND);
       if (upTo <= revision) return { changes: [], revision };
-      const changes = await readFeedAfter(store.db, environmentId, revision, upTo);
+      const changes = await readFeedAfter<Change>(store.db, environmentId, revision, upTo);
       return { changes, revision: upTo };
     },
   };

@@ -2,7 +2,7 @@ import type { DatabaseOutage } from "../db/outage.ts";
 import type { FeedEntry } from "../changes/feed.ts";
 import type { Principal } from "../lib/access.ts";
 import type { Engine } from "./engine/index.ts";
-import type { EnvironmentData } from "./engine/types.ts";
+import type { Change, EnvironmentData } from "./engine/types.ts";
 
 /*
  * The PDP's boundary with storage: what its runtime (replicas, the decision log) reads and writes, as types and
@@ -43,7 +43,7 @@ export interface SnapshotHeader {
 export interface FeedSource {
   snapshot(): Promise<Snapshot>;
   /** The feed's entries after `revision`, in order, and the revision the caller holds once it applied them all. */
-  changesAfter(revision: number): Promise<{ changes: FeedEntry[]; revision: number }>;
+  changesAfter(revision: number): Promise<{ changes: FeedEntry<Change>[]; revision: number }>;
 }
 
 export type DecisionQuery =

@@ -318,7 +318,10 @@ describeEachDialect("racing idempotent writes", (env) => {
       async (r, feed) => {
         assert.equal(await rows("role_assignments", { user: `renew-${r}` }), 1);
         const deletes = feed.filter(
-          (c) => c.kind === "role_assignment" && c.op === "delete" && c.data.user === `renew-${r}`,
+          (c) =>
+            c.kind === "role_assignment" &&
+            c.op === "delete" &&
+            (c.data as { user: string }).user === `renew-${r}`,
         );
         assert.equal(deletes.length, 1, `renew-${r}: ${JSON.stringify(deletes)}`);
         assert.equal(upserts(feed, "role_assignment", { user: `renew-${r}` }), 1);

@@ -1,7 +1,7 @@
 import { setImmediate } from "node:timers/promises";
 import { changesOf, type FeedEntry } from "../../changes/feed.ts";
 import { createEngine, type Engine } from "../engine/index.ts";
-import type { EnvironmentData } from "../engine/types.ts";
+import type { Change, EnvironmentData } from "../engine/types.ts";
 import type { FeedSource, Snapshot } from "../storage.ts";
 
 const ENGINE_KINDS = new Set([
@@ -21,7 +21,7 @@ const ENGINE_KINDS = new Set([
  * Applies one feed entry (a change or a batch of them, all at once) to the engine. False, and nothing applied, when
  * it holds a change the engine has no incremental form for (e.g. a whole environment replaced): reload instead.
  */
-export function applyEntry(engine: Engine, entry: FeedEntry): boolean {
+export function applyEntry(engine: Engine, entry: FeedEntry<Change>): boolean {
   const changes = changesOf(entry);
   if (!changes.every((change) => ENGINE_KINDS.has(change.kind))) return false;
   engine.applyAll(changes);

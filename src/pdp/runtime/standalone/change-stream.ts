@@ -4,6 +4,7 @@ import type { Replica } from "../replica.ts";
 import { ControlPlaneError, type ControlPlane } from "./control-plane.ts";
 import type { DiskState } from "./disk-state.ts";
 import { contact, syncPath, type SyncState } from "./sync-state.ts";
+import type { Change } from "../../engine/types.ts";
 
 /** A snapshot stream that brings nothing for this long is given up (and retried). */
 export const SNAPSHOT_IDLE_MS = 60_000;
@@ -33,7 +34,7 @@ export function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): 
     },
     async changesAfter(revision) {
       if (revision >= sync.head && sync.pollWait > 0) sync.waitingAtHeadSince = Date.now();
-      let res: { revision: number; head: number; changes: FeedEntry[] };
+      let res: { revision: number; head: number; changes: FeedEntry<Change>[] };
       try {
         res = await cp.get(
           `${syncPath(sync)}/changes?after=${revision}&wait=${sync.pollWait}`,

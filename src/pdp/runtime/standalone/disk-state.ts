@@ -9,11 +9,12 @@ import type { Snapshot, SnapshotHeader } from "../../storage.ts";
 import { ControlPlaneError } from "./control-plane.ts";
 import { legacyFile, readLegacyState } from "./legacy-disk-state.ts";
 import { countChanges, type EnvironmentIds, type SyncState } from "./sync-state.ts";
+import type { Change } from "../../engine/types.ts";
 
 /** The copy on disk as read back: the environment, its snapshot and the changes since. */
 export interface StoredState extends EnvironmentIds {
   base: Snapshot;
-  changes: FeedEntry[];
+  changes: FeedEntry<Change>[];
 }
 
 /** A snapshot's lines, each given to `onLine` as they arrive (the control plane's stream). */
@@ -82,14 +83,14 @@ export class DiskState {
   }
 
   /** The journal's entries; a line a crash cut short ends it, and the file is cut there too. */
-  private readJournal(): FeedEntry[] {
+  private readJournal(): FeedEntry<Change>[] {
     const lines = fs.existsSync(this.journal) ? fs.readFileSync(this.journal, "utf8").split("\n") : [];
-    const entries: FeedEntry[] = [];
+    const entries: FeedEntry<Change>[] = [];
     const kept: string[] = [];
     for (const line of lines) {
       if (line === "") continue;
       try {
-        entries.push(JSON.parse(line) as FeedEntry);
+        entries.push(JSON.parse(line) as FeedEntry<Change>);
         kept.push(line);
       } catch {
         // Cut short by a crash: the journal ends before it, and goes on from there.
@@ -184,7 +185,7 @@ export class DiskState {
       .readFileSync(this.journal, "utf8")
       .split("\n")
       .filter((line) => line !== "")
-      .map((line) => ({ line, entry: JSON.parse(line) as FeedEntry }))
+      .map((line) => ({ line, entry: JSON.parse(line) as FeedEntry<Change> }))
       .filter(({ entry }) => entry.revision > revision);
     fs.writeFileSync(`${this.journal}.tmp`, kept.map(({ line }) => `${line}\n`).join(""));
     fs.renameSync(`${this.journal}.tmp`, this.journal);

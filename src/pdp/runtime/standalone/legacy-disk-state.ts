@@ -3,6 +3,7 @@ import path from "node:path";
 import type { FeedEntry } from "../../../changes/feed.ts";
 import type { DataSnapshot } from "../../storage.ts";
 import type { EnvironmentIds } from "./sync-state.ts";
+import type { Change } from "../../engine/types.ts";
 
 /*
  * Versions before the streamed snapshot (issue 24) kept the copy as one JSON document, `pdp-snapshot.json`, with the
@@ -13,7 +14,7 @@ import type { EnvironmentIds } from "./sync-state.ts";
 /** The document: the environment, its data at one revision and the changes since. */
 export interface LegacyState extends EnvironmentIds {
   base: DataSnapshot;
-  changes: FeedEntry[];
+  changes: FeedEntry<Change>[];
 }
 
 export const legacyFile = (dataDir: string) => path.join(dataDir, "pdp-snapshot.json");

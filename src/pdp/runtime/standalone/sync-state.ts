@@ -1,6 +1,7 @@
 import { changesOf, type FeedEntry } from "../../../changes/feed.ts";
 import type { DecisionSpool } from "../decision-spool.ts";
 import type { Replica } from "../replica.ts";
+import type { Change } from "../../engine/types.ts";
 
 export interface EnvironmentIds {
   organization_id: string;
@@ -15,7 +16,7 @@ export interface EnvironmentIds {
 export interface SyncState {
   ids?: EnvironmentIds;
   /** Feed entries received and not yet appended to the journal on disk (the rest live in the engine and on disk). */
-  pending: FeedEntry[];
+  pending: FeedEntry<Change>[];
   /** How many changes the journal on disk holds (a batch counts its items): past the limit, a fresh snapshot file. */
   journaled: number;
   /** The newest revision the control plane has told of. */
@@ -55,7 +56,7 @@ export function newSyncState(): SyncState {
 }
 
 /** The changes in feed entries (a batch counts its items). */
-export const countChanges = (entries: FeedEntry[]) =>
+export const countChanges = (entries: FeedEntry<Change>[]) =>
   entries.reduce((n, entry) => n + changesOf(entry).length, 0);
 
 /** The control plane's path of this PDP's environment under `/v2/pdp-sync`. */
