@@ -7,7 +7,7 @@ import type { Change } from "../../pdp/engine/types.ts";
 import type { TenantRow } from "./facts.repo.ts";
 import { instanceDeleteChange, Resolver, scopedIds, tenantChange, type Env } from "./facts-write.ts";
 import { deleteTenants, insertTenants, instancesOfTenants } from "../../modules/tenants/tenants.repo.ts";
-import type { TenantCreate } from "../../modules/tenants/tenants.schemas.ts";
+import type { TenantCreate } from "./facts.schemas.ts";
 
 /**
  * Tenant records inside the caller's transaction, shared by the modules that create or delete tenants:

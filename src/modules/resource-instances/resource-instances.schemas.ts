@@ -1,5 +1,7 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, Key, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+
+export { ResourceInstanceCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const RelationshipBlock = Type.Object({
   subject: Type.String({ description: "`type:key`" }),
@@ -25,14 +27,6 @@ export const ResourceInstanceRead = Type.Object({
   updated_at: Timestamp,
 });
 export type ResourceInstanceRead = Static<typeof ResourceInstanceRead>;
-
-export const ResourceInstanceCreate = Type.Object({
-  key: Key("instance key, unique within its resource type"),
-  tenant: Ref("tenant id or key"),
-  resource: Ref("resource type id or key"),
-  attributes: Type.Optional(JsonObject),
-});
-export type ResourceInstanceCreate = Static<typeof ResourceInstanceCreate>;
 
 export const ResourceInstanceUpdate = Type.Object({ attributes: Type.Optional(JsonObject) });
 export type ResourceInstanceUpdate = Static<typeof ResourceInstanceUpdate>;

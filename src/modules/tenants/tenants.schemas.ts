@@ -2,7 +2,6 @@ import { Type, type Static } from "typebox";
 import {
   Description,
   JsonObject,
-  Key,
   Name,
   Nullable,
   PageQuery,
@@ -11,6 +10,8 @@ import {
   Timestamp,
   Uuid,
 } from "../../lib/schemas.ts";
+
+export { TenantCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const TenantRead = Type.Object(
   {
@@ -29,14 +30,6 @@ export const TenantRead = Type.Object(
   { description: "`attributes` is null for a tenant created without attributes, as Permit's clients expect" },
 );
 export type TenantRead = Static<typeof TenantRead>;
-
-export const TenantCreate = Type.Object({
-  key: Key("URL-friendly tenant key"),
-  name: Name,
-  description: Type.Optional(Description),
-  attributes: Type.Optional(JsonObject),
-});
-export type TenantCreate = Static<typeof TenantCreate>;
 
 export const TenantUpdate = Type.Object({
   name: Type.Optional(Name),

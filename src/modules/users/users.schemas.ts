@@ -1,18 +1,8 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { ExpiresAt } from "../role-assignments/role-assignments.schemas.ts";
+import { JsonObject, PageQuery, Paginated, Ref } from "../../lib/schemas.ts";
+import { Email, PersonName, UserCreate, UserRead } from "../../domain/facts/facts.schemas.ts";
 
-export const USER_KEY_PATTERN = "^[A-Za-z0-9|@+\\-\\._]+$";
-const Email = Type.String({ format: "email", maxLength: 320 });
-const PersonName = Type.String({ maxLength: 255 });
-
-export const UserRoleCreate = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-  expires_at: Type.Optional(ExpiresAt),
-});
-export type UserRoleCreate = Static<typeof UserRoleCreate>;
+export { USER_KEY_PATTERN, UserCreate, UserRead, UserRoleCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const UserRoleRemove = Type.Object({
   role: Ref("role id or key"),
@@ -20,49 +10,6 @@ export const UserRoleRemove = Type.Object({
   resource_instance: Type.Optional(Ref("instance id or `type:key`")),
 });
 export type UserRoleRemove = Static<typeof UserRoleRemove>;
-
-export const UserInTenant = Type.Object({
-  tenant: Type.String(),
-  roles: Type.Array(Type.String(), { description: "tenant-level roles of the user in the tenant" }),
-  status: Type.Union([Type.Literal("active"), Type.Literal("pending")]),
-  resource_instance_roles: Type.Optional(
-    Type.Array(
-      Type.Object({ resource_instance: Type.String(), resource: Type.String(), role: Type.String() }),
-      {
-        description: "with include_resource_instance_roles=true",
-      },
-    ),
-  ),
-});
-
-export const UserRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  email: Type.Optional(Type.String({ description: "absent when never set" })),
-  first_name: Type.Optional(Type.String({ description: "absent when never set" })),
-  last_name: Type.Optional(Type.String({ description: "absent when never set" })),
-  attributes: JsonObject,
-  associated_tenants: Type.Array(UserInTenant),
-  roles: Type.Array(Type.Object({ role: Type.String(), tenant: Type.String() }), {
-    description: "deprecated: the user's tenant-level roles",
-  }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-export type UserRead = Static<typeof UserRead>;
-
-export const UserCreate = Type.Object({
-  key: Type.String({ pattern: USER_KEY_PATTERN, minLength: 1, maxLength: 255 }),
-  email: Type.Optional(Email),
-  first_name: Type.Optional(PersonName),
-  last_name: Type.Optional(PersonName),
-  attributes: Type.Optional(JsonObject),
-  role_assignments: Type.Optional(Type.Array(UserRoleCreate, { maxItems: 1000 })),
-});
-export type UserCreate = Static<typeof UserCreate>;
 
 export const UserUpdate = Type.Object({
   email: Type.Optional(Email),
