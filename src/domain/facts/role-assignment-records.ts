@@ -13,7 +13,7 @@ import {
   type AssignmentKey,
   type AssignmentRow,
   type AssignmentWithKeys,
-} from "../../modules/role-assignments/role-assignments.repo.ts";
+} from "./role-assignments.repo.ts";
 import type { RoleAssignmentRead } from "./facts.schemas.ts";
 
 /**

@@ -15,7 +15,7 @@ import {
   updateUser,
   type UserAssignment,
   type UserFilter,
-} from "../../modules/users/users.repo.ts";
+} from "./users.repo.ts";
 import type { UserCreate, UserRead } from "./facts.schemas.ts";
 
 /**
