@@ -11,7 +11,7 @@ import {
   listRelationsOf,
   type RelationWithKeys,
 } from "../../modules/relations/relations.repo.ts";
-import type { RelationRead } from "../../modules/relations/relations.schemas.ts";
+import type { RelationRead } from "./schema.schemas.ts";
 
 /**
  * Relation records inside the caller's transaction, shared by relations and resources (a resource's

@@ -11,10 +11,7 @@ import {
   insertAction,
   updateAction,
 } from "../../modules/resource-actions/resource-actions.repo.ts";
-import type {
-  ActionBlockEditable,
-  ResourceActionRead,
-} from "../../modules/resource-actions/resource-actions.schemas.ts";
+import type { ActionBlockEditable, ResourceActionRead } from "./schema.schemas.ts";
 
 /**
  * Resource action records inside the caller's transaction, shared by resource-actions and resources (a

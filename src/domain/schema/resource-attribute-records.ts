@@ -11,10 +11,7 @@ import {
   listAttributes,
   updateAttribute,
 } from "../../modules/resource-attributes/resource-attributes.repo.ts";
-import type {
-  AttributeBlockEditable,
-  ResourceAttributeRead,
-} from "../../modules/resource-attributes/resource-attributes.schemas.ts";
+import type { AttributeBlockEditable, ResourceAttributeRead } from "./schema.schemas.ts";
 
 /**
  * Resource attribute records inside the caller's transaction, shared by resource-attributes and resources

@@ -1,29 +1,15 @@
 import { Type, type Static } from "typebox";
-import { Description, Key, Name, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Description, Key, Name, Ref } from "../../lib/schemas.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
+
+export { RelationBlockRead, RelationRead } from "../../domain/schema/schema.schemas.ts";
 
 export const RelationParams = Type.Object({
   ...ResourceParams.properties,
   relation_id: Ref("relation id or key"),
 });
-export type RelationPath = Static<typeof RelationParams>;
 
-export const RelationRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
-  subject_resource: Type.String({ description: "key of the subject resource" }),
-  subject_resource_id: Uuid,
-  object_resource: Type.String({ description: "key of the object resource (the one in the path)" }),
-  object_resource_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
-export type RelationRead = Static<typeof RelationRead>;
+export type RelationPath = Static<typeof RelationParams>;
 
 export const RelationCreate = Type.Object({
   key: Key("relation key"),
@@ -31,12 +17,5 @@ export const RelationCreate = Type.Object({
   description: Type.Optional(Description),
   subject_resource: Type.String({ minLength: 1, maxLength: 512, description: "subject resource id or key" }),
 });
-export type RelationCreate = Static<typeof RelationCreate>;
 
-/** A relation inside ResourceRead.relations: the key is the map key, `resource` is the subject. */
-export const RelationBlockRead = Type.Object({
-  resource_id: Uuid,
-  resource: Type.String(),
-  relation_name: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-});
+export type RelationCreate = Static<typeof RelationCreate>;

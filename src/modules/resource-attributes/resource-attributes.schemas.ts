@@ -1,17 +1,25 @@
 import { Type, type Static } from "typebox";
-import { Description, EnvParams, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { Description, EnvParams, Key, PageQuery, Ref } from "../../lib/schemas.ts";
 import { AttributeType, ResourceParams } from "../../domain/schema/schema.schemas.ts";
+
+export {
+  AttributeBlockEditable,
+  AttributeBlockRead,
+  ResourceAttributeRead,
+} from "../../domain/schema/schema.schemas.ts";
 
 export const AttributeParams = Type.Object({
   ...ResourceParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
+
 export type AttributePath = Static<typeof AttributeParams>;
 
 export const UserAttributeParams = Type.Object({
   ...EnvParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
+
 export type UserAttributePath = Static<typeof UserAttributeParams>;
 
 const UserResourceQuery = {
@@ -19,48 +27,22 @@ const UserResourceQuery = {
     Type.Literal("__user", { description: "the built-in user resource; the only one supported" }),
   ),
 };
-export const UserAttributeQuery = Type.Object(UserResourceQuery);
-export const UserAttributeListQuery = Type.Object({ ...UserResourceQuery, ...PageQuery });
 
-export const ResourceAttributeRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  type: AttributeType,
-  description: Type.Optional(Type.String()),
-  resource_id: Uuid,
-  resource_key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  built_in: Type.Boolean(),
-});
-export type ResourceAttributeRead = Static<typeof ResourceAttributeRead>;
+export const UserAttributeQuery = Type.Object(UserResourceQuery);
+
+export const UserAttributeListQuery = Type.Object({ ...UserResourceQuery, ...PageQuery });
 
 export const ResourceAttributeCreate = Type.Object({
   key: Key("attribute key"),
   type: AttributeType,
   description: Type.Optional(Description),
 });
+
 export type ResourceAttributeCreate = Static<typeof ResourceAttributeCreate>;
 
 export const ResourceAttributeUpdate = Type.Object({
   type: Type.Optional(AttributeType),
   description: Type.Optional(Description),
 });
+
 export type ResourceAttributeUpdate = Static<typeof ResourceAttributeUpdate>;
-
-/** An attribute inside a resource body (ResourceCreate.attributes): the key is the map key. */
-export const AttributeBlockEditable = Type.Object({
-  type: AttributeType,
-  description: Type.Optional(Description),
-});
-export type AttributeBlockEditable = Static<typeof AttributeBlockEditable>;
-
-export const AttributeBlockRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  type: AttributeType,
-  description: Type.Optional(Type.String()),
-});
