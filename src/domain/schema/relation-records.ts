@@ -5,12 +5,7 @@ import type { EnvScope } from "../path-scope.ts";
 import type { SchemaChanges } from "./schema.changes.ts";
 import { type RelationRow, type ResourceRow } from "./schema.repo.ts";
 import { assertKeys, insertUnique, scopeColumns, writableResource } from "./schema-rules.ts";
-import {
-  deleteRelations,
-  insertRelation,
-  listRelationsOf,
-  type RelationWithKeys,
-} from "../../modules/relations/relations.repo.ts";
+import { deleteRelations, insertRelation, listRelationsOf, type RelationWithKeys } from "./relations.repo.ts";
 import type { RelationRead } from "./schema.schemas.ts";
 
 /**

@@ -10,7 +10,7 @@ import {
   insertAttribute,
   listAttributes,
   updateAttribute,
-} from "../../modules/resource-attributes/resource-attributes.repo.ts";
+} from "./resource-attributes.repo.ts";
 import type { AttributeBlockEditable, ResourceAttributeRead } from "./schema.schemas.ts";
 
 /**

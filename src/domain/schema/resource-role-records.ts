@@ -36,7 +36,7 @@ import {
   replaceRolePermissions,
   updateRole,
   type DerivationInput,
-} from "../../modules/roles/roles.repo.ts";
+} from "./roles.repo.ts";
 
 /**
  * Resource role records inside the caller's transaction, shared by resource-roles, resources (a resource's

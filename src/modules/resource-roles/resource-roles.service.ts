@@ -29,15 +29,17 @@ import {
   writableResource,
 } from "../../domain/schema/schema-rules.ts";
 import {
-  addRolePermissions,
   deleteDerivation,
-  deleteRoles,
   findDerivation,
-  insertDerivations,
   listResourceRoleIdsPage,
   removeRolePermissions,
-  updateRole,
 } from "../roles/roles.repo.ts";
+import {
+  addRolePermissions,
+  deleteRoles,
+  insertDerivations,
+  updateRole,
+} from "../../domain/schema/roles.repo.ts";
 import type {
   ResourceRoleCreate,
   ResourceRolePath,
