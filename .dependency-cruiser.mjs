@@ -34,14 +34,10 @@ export default {
       name: "domain-below-modules",
       comment:
         "src/domain is the layer below the modules: what its records use (repositories, schemas) lives in " +
-        "src/domain, and a module imports it from there. Temporary exception: the decision log's storage in " +
-        "modules/audit-logs, which pdp-storage.ts uses, until it moves into one folder (issue 37 item 2).",
+        "src/domain, and a module imports it from there.",
       severity: "error",
       from: { path: "^src/domain/" },
-      to: {
-        path: "^src/modules/",
-        pathNot: "^src/modules/audit-logs/(audit-logs[.]repo|sqlite-decision-log)[.]ts$",
-      },
+      to: { path: "^src/modules/" },
     },
     {
       name: "routes-only-in-the-app",
@@ -60,7 +56,8 @@ export default {
     {
       name: "pdp-runtime-below-http",
       comment:
-        "The PDP's layers: engine < runtime (replicas, decision log) < http (routes and the one decide path); " +
+        "The PDP's layers: engine < runtime (replicas, decision log, the standalone PDP's sync in runtime/standalone/) < " +
+        "http (routes and the one decide path); " +
         "embedded.ts and standalone.ts assemble them.",
       severity: "error",
       from: { path: "^src/pdp/(engine|runtime)/" },
@@ -87,7 +84,6 @@ export default {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^src/dashboard/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
   },

@@ -9,7 +9,6 @@ export default tseslint.config(
       "data/",
       "dist/",
       "bench/results/",
-      "src/dashboard/public/",
       "web/dist/",
       "web/src/api/openapi.d.ts",
       "test/web/screenshots/",

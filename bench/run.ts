@@ -1,5 +1,5 @@
 // npm run bench [-- NAME ...]: runs the scenarios (all by default), prints their tables, writes
-// bench/results/<scenario>.json and, on a full-scale run of everything, refreshes docs/benchmarks.md.
+// bench/results/<scenario>.json and, on a full-scale run of everything, refreshes docs/benchmarks.md and docs/perf/results.md.
 import { SCALE, RESULTS_DIR } from "./lib/config.ts";
 import { describeMachine, loadAverage } from "./lib/machine.ts";
 import { closeAll, Resources } from "./lib/procs.ts";
@@ -15,7 +15,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(
       "npm run bench [-- NAME ...]   scenarios: all by default; BENCH_SCALE=small for a quick check",
     );
-    console.log("npm run bench -- --docs       only rewrite docs/benchmarks.md from bench/results\n");
+    console.log(
+      "npm run bench -- --docs       only rewrite docs/benchmarks.md and docs/perf/results.md from bench/results\n",
+    );
     for (const scenario of SCENARIOS) console.log(`${scenario.name.padEnd(14)} ${scenario.description}`);
     return 0;
   }

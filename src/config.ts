@@ -1,3 +1,6 @@
+// Over 500 lines on purpose: SETTINGS is the one list of every setting (variable, flag, default, meaning) that the
+// loader, the unknown-variable warnings, `gatehouse --help` and the configuration docs are made from; one table in
+// one place is what keeps them in step.
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { assertAcceptablePassword, isMemberEmail } from "./lib/credential-rules.ts";
@@ -51,7 +54,12 @@ interface Setting {
   key: Exclude<keyof Config, "regionUrls">;
   kind: "string" | "port" | "int";
   default?: string;
+  /** One line for `gatehouse help`. */
   describe: string;
+  /** The meaning in docs/configuration.md (Markdown), which scripts/configuration-doc.ts generates from here. */
+  doc: string;
+  /** The default as docs/configuration.md shows it, where it is not the literal `default` (or none). */
+  docDefault?: string;
 }
 
 export const SETTINGS: readonly Setting[] = [
@@ -62,6 +70,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "127.0.0.1",
     describe: "address to bind",
+    doc: "address to bind",
   },
   {
     env: "GATEHOUSE_API_PORT",
@@ -70,6 +79,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "port",
     default: "8000",
     describe: "control plane port",
+    doc: "control plane port",
   },
   {
     env: "GATEHOUSE_PDP_PORT",
@@ -78,6 +88,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "port",
     default: "7766",
     describe: "embedded PDP port (0 turns the embedded PDP off)",
+    doc: "embedded PDP port (`0` turns the embedded PDP off)",
   },
   {
     env: "GATEHOUSE_OPA_PORT",
@@ -86,6 +97,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "port",
     default: "8181",
     describe: "OPA-compatible decision port of the PDP",
+    doc: "OPA-compatible decision port of the PDP",
   },
   {
     env: "GATEHOUSE_DATA_DIR",
@@ -94,6 +106,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "./data",
     describe: "where the SQLite file and PDP snapshots live",
+    doc: "where the SQLite file, the secret key file and PDP snapshots live",
   },
   {
     env: "DATABASE_URL",
@@ -101,6 +114,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "databaseUrl",
     kind: "string",
     describe: "postgres://... selects PostgreSQL",
+    doc: "`postgres://...` selects PostgreSQL instead of SQLite",
   },
   {
     env: "REDIS_URL",
@@ -108,6 +122,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "redisUrl",
     kind: "string",
     describe: "shared rate-limit store for several instances",
+    doc: "shared rate-limit counters for several instances",
   },
   {
     env: "GATEHOUSE_BOOTSTRAP_API_KEY",
@@ -115,6 +130,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "bootstrapApiKey",
     kind: "string",
     describe: "organization admin key for the first start (32+ characters)",
+    doc: "on first start with an empty store, this value (32+ characters) becomes the first organization's admin key; when unset a key is generated and printed once",
   },
   {
     env: "GATEHOUSE_RATE_LIMIT_PER_MINUTE",
@@ -123,6 +139,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "1000",
     describe: "default limit per API key per minute (at least 60)",
+    doc: "default limit per API key per minute (60 or more); an organization's `settings.rate_limit_per_minute` overrides it",
   },
   {
     env: "GATEHOUSE_LOG_LEVEL",
@@ -131,6 +148,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "info",
     describe: "pino level",
+    doc: "pino level (`fatal` … `trace`, `silent`)",
   },
   {
     env: "GATEHOUSE_PUBLIC_URL",
@@ -138,6 +156,8 @@ export const SETTINGS: readonly Setting[] = [
     key: "publicUrl",
     kind: "string",
     describe: "base URL clients reach the API at (used in support links); default http://HOST:API_PORT",
+    doc: "base URL clients reach the API at; used in error `support_link`s",
+    docDefault: "`http://HOST:API_PORT`",
   },
   {
     env: "GATEHOUSE_SECRET_KEY",
@@ -146,6 +166,8 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     describe:
       "key that encrypts API key secrets at rest (32+ characters); default: generated into DATA_DIR/secret.key",
+    doc: "encrypts API key secrets at rest (32+ characters); set the same value on every instance when you run several",
+    docDefault: "generated into `DATA_DIR/secret.key`",
   },
   {
     env: "GATEHOUSE_BODY_LIMIT_BYTES",
@@ -154,6 +176,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "8388608",
     describe: "largest accepted request body",
+    doc: "largest accepted request body (larger: 413)",
   },
   {
     env: "GATEHOUSE_API_LOG_RETENTION_DAYS",
@@ -162,6 +185,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "30",
     describe: "days the API log is kept (0 keeps it forever)",
+    doc: "days the API log is kept (`0`: forever)",
   },
   {
     env: "GATEHOUSE_TASK_RETENTION_DAYS",
@@ -170,6 +194,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "7",
     describe: "days a finished background task stays readable (0 keeps it forever)",
+    doc: "days a finished background task (environment copy) stays readable (`0`: forever)",
   },
   {
     env: "GATEHOUSE_TASK_LEASE_SECONDS",
@@ -179,6 +204,7 @@ export const SETTINGS: readonly Setting[] = [
     default: "30",
     describe:
       "how long a worker's claim on a background task lasts without renewal (renewed every third of it)",
+    doc: "how long a worker's claim on a background task lasts unless renewed; a crashed instance's task is taken over after this",
   },
   {
     env: "GATEHOUSE_API_LOG",
@@ -187,6 +213,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "on",
     describe: "record every /v2 call in the API log (on) or not (off)",
+    doc: "`off` records no calls (history and retention still work)",
   },
   {
     env: "GATEHOUSE_API_LOG_MAX_BODY_BYTES",
@@ -195,6 +222,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "65536",
     describe: "request and response bodies larger than this are stored truncated in the API log",
+    doc: "request and response bodies past this are stored truncated in the API log",
   },
   {
     env: "GATEHOUSE_API_LOG_FLUSH_MS",
@@ -203,6 +231,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "100",
     describe: "how often queued API log records are written (also at 500 queued, and on shutdown)",
+    doc: "how often queued API log records are written (also at 500 queued, and on shutdown)",
   },
   {
     env: "GATEHOUSE_DECISION_LOG_RETENTION_DAYS",
@@ -211,6 +240,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "30",
     describe: "days the PDP decision log is kept (0 keeps it forever)",
+    doc: "days the PDP decision log is kept (`0`: forever)",
   },
   {
     env: "GATEHOUSE_DECISION_LOG",
@@ -219,6 +249,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "on",
     describe: "record every PDP decision in the decision log (on) or not (off)",
+    doc: "record every PDP decision in the decision log (`on`) or not (`off`)",
   },
   {
     env: "GATEHOUSE_DECISION_LOG_SPOOL_BYTES",
@@ -228,6 +259,7 @@ export const SETTINGS: readonly Setting[] = [
     default: "104857600",
     describe:
       "gatehouse pdp: bytes of decision log kept on disk while the control plane is unreachable (oldest dropped first; 0 keeps none)",
+    doc: "`gatehouse pdp`: bytes of decision log kept on disk while the control plane is away; past it the oldest are dropped (`0`: none)",
   },
   {
     env: "GATEHOUSE_PDP_IDLE_MINUTES",
@@ -237,6 +269,7 @@ export const SETTINGS: readonly Setting[] = [
     default: "60",
     describe:
       "minutes the embedded PDP keeps an environment's in-memory copy after its last check (0 keeps every copy)",
+    doc: "minutes the embedded PDP keeps an environment's in-memory copy after its last check; the next check loads it again (`0`: keep every copy)",
   },
   {
     env: "GATEHOUSE_CONTROL_PLANE_URL",
@@ -244,6 +277,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "controlPlaneUrl",
     kind: "string",
     describe: "gatehouse pdp: the control plane a standalone PDP follows",
+    doc: "`gatehouse pdp`: the control plane a standalone PDP follows",
   },
   {
     env: "GATEHOUSE_PDP_API_KEY",
@@ -251,6 +285,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "pdpApiKey",
     kind: "string",
     describe: "gatehouse pdp: the environment API key the standalone PDP serves and syncs with",
+    doc: "`gatehouse pdp`: the environment key the standalone PDP serves and syncs with",
   },
   {
     env: "GATEHOUSE_SESSION_IDLE_MINUTES",
@@ -259,6 +294,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "120",
     describe: "a member's session ends after this many minutes without a call",
+    doc: "a member's session ends after this many minutes without a call",
   },
   {
     env: "GATEHOUSE_SESSION_MAX_HOURS",
@@ -267,6 +303,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "24",
     describe: "a member's session ends this many hours after the login, however busy",
+    doc: "a member's session ends this many hours after the login, however busy",
   },
   {
     env: "GATEHOUSE_INVITE_EXPIRY_DAYS",
@@ -275,6 +312,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "7",
     describe: "days an invite to an organization can be accepted",
+    doc: "days an invite can be accepted",
   },
   {
     env: "GATEHOUSE_SMTP_URL",
@@ -282,6 +320,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "smtpUrl",
     kind: "string",
     describe: "smtp:// or smtps:// server that mails invites (without it, invites are only shown as links)",
+    doc: "`smtp://` or `smtps://` server that mails invites (unset: invites are links only)",
   },
   {
     env: "GATEHOUSE_SMTP_FROM",
@@ -290,6 +329,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "Gatehouse <gatehouse@localhost>",
     describe: "sender of invite e-mails",
+    doc: "sender of invite e-mails",
   },
   {
     env: "GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL",
@@ -297,6 +337,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "bootstrapAdminEmail",
     kind: "string",
     describe: "first start: the owner (organization admin) member's e-mail, instead of the setup link",
+    doc: "while nobody is a member: the owner's e-mail (with the password below) instead of the setup link",
   },
   {
     env: "GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD",
@@ -304,6 +345,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "bootstrapAdminPassword",
     kind: "string",
     describe: "first start: the owner's password (12+ characters; prefer the variable to the flag)",
+    doc: "the owner's password (12+ characters; prefer the variable: flags show in process lists)",
   },
   {
     env: "GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT",
@@ -312,6 +354,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "10",
     describe: "failed logins of one e-mail in 15 minutes before logins to it get 429",
+    doc: "failed logins of one e-mail per 15 minutes before its logins get 429",
   },
   {
     env: "GATEHOUSE_LOGIN_FAILURES_PER_ADDRESS",
@@ -320,6 +363,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "int",
     default: "50",
     describe: "failed logins from one client address in 15 minutes before its logins get 429",
+    doc: "failed logins from one client address per 15 minutes before its logins get 429",
   },
   {
     env: "GATEHOUSE_REGION",
@@ -328,6 +372,7 @@ export const SETTINGS: readonly Setting[] = [
     kind: "string",
     default: "us",
     describe: "the region this deployment serves (a short lower-case name such as us or eu)",
+    doc: "the region this deployment serves ([regions](regions.md)); new key secrets name it (`gh_<region>_...`)",
   },
   {
     env: "GATEHOUSE_REGIONS",
@@ -335,6 +380,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "regions",
     kind: "string",
     describe: "every region's public base URL: us=https://api.example.com,eu=https://api.eu.example.com",
+    doc: "every region's public base URL, `us=https://api.example.com,eu=https://api.eu.example.com`",
   },
   {
     env: "GATEHOUSE_REGION_SECRET",
@@ -342,6 +388,7 @@ export const SETTINGS: readonly Setting[] = [
     key: "regionSecret",
     kind: "string",
     describe: "shared by the regions' deployments (32+ characters): one creates organizations in another",
+    doc: "shared by the regions' deployments (32+ characters), so that one creates organizations in another",
   },
 ];
 

@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: one scenario, one question (how fast are the control plane's writes, lists and imports,
+// per database), whose steps share its servers and seeded data; the generic parts live in bench/lib/.
 import { settings } from "../lib/config.ts";
 import { Api, pool } from "../lib/http.ts";
 import { freshPgSchema, pgReachable } from "../lib/pg.ts";

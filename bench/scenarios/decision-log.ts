@@ -7,15 +7,15 @@ import { openStore } from "../../src/db/store.ts";
 import { now } from "../../src/lib/time.ts";
 import {
   findDecisionLog,
-  insertDecisionLogChunk,
   listDecisionLogs,
   timeOfId,
   type DecisionLogFilter,
 } from "../../src/modules/audit-logs/audit-logs.repo.ts";
+import { insertDecisionLogChunk } from "../../src/domain/decision-log/database-sink.ts";
 import {
   openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,
-} from "../../src/modules/audit-logs/sqlite-decision-log.ts";
+} from "../../src/domain/decision-log/sqlite-threads.ts";
 import { createDecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import type { DecisionLogChunk, DecisionLogEntry } from "../../src/pdp/storage.ts";
 import { settings } from "../lib/config.ts";

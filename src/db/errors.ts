@@ -8,11 +8,6 @@ export function isUniqueViolation(error: unknown): boolean {
   );
 }
 
-export function isForeignKeyViolation(error: unknown): boolean {
-  const e = error as { code?: string } | null;
-  return e?.code === "23503" || e?.code === "SQLITE_CONSTRAINT_FOREIGNKEY";
-}
-
 /** PostgreSQL SQLSTATEs of a server that is away, shutting down, starting up or out of connections. */
 const PG_UNAVAILABLE_CODES = new Set(["57P01", "57P02", "57P03", "53300"]);
 /** Socket errors of a database host that cannot be reached. */

@@ -67,7 +67,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
 /**
  * Kysely's SQLite driver prepares every statement it runs anew; preparing took 28% of the server's CPU during a
- * bulk import (docs/benchmarks.md). The statements come from a fixed set of queries, so each is prepared once and
+ * bulk import (docs/perf/writes-and-imports.md). The statements come from a fixed set of queries, so each is prepared once and
  * kept (a bound keeps a stray one from growing the map for ever; the oldest goes first). Nothing streams, so no
  * kept statement is ever busy when it is run again.
  */

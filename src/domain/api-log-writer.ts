@@ -4,6 +4,8 @@ import type { DatabaseOutage } from "../db/outage.ts";
 import { redactJsonText, redactQuery, redactText, secretValues, truncateText } from "../lib/redact.ts";
 import type { Principal } from "../lib/access.ts";
 import { toTimestamp } from "../lib/time.ts";
+import { createBatcher, type BatchFailure } from "../lib/batcher.ts";
+import { findPrincipal } from "./api-key-records.ts";
 import { findEnvironment } from "./environment-records.ts";
 import { findProject } from "./project-records.ts";
 import { insertEvents, purgeBefore } from "./api-log.repo.ts";
@@ -90,6 +92,20 @@ async function scopesOf(db: Kysely<Database>, calls: CapturedCall[]) {
   );
 }
 
+/**
+ * A call answered 503 because its key could not be looked up (the database was away) is recorded under the key's
+ * organization, looked up now that the database answers: only for the record, the call was refused all the same.
+ */
+async function attributeUnavailable(db: Kysely<Database>, calls: CapturedCall[]): Promise<void> {
+  const found = new Map<string, Principal | null>();
+  for (const call of calls) {
+    const secret = call.bearer;
+    if (call.principal || call.status !== 503 || secret === undefined) continue;
+    if (!found.has(secret)) found.set(secret, await findPrincipal(db, secret));
+    call.principal = found.get(secret) ?? null;
+  }
+}
+
 const MAX_PATH_BYTES = 4096;
 
 function stringify(value: unknown): string | null {
@@ -164,9 +180,9 @@ export interface ApiLogWriterOptions {
 
 export interface ApiLogWriter {
   enqueue(call: CapturedCall): void;
-  /** Writes everything queued so far (tests, shutdown). */
+  /** Writes, once each, the batches queued so far (tests); a batch that fails waits for the timer. */
   drain(): Promise<void>;
-  /** Stops the timer and drains. */
+  /** Stops the timer and writes everything, a failing batch retried (an unavailable database too) then dropped. */
   close(): Promise<void>;
   /** Records waiting to be written, and records dropped since the start (queue full, or a batch given up on). */
   stats(): { queued: number; dropped: number };
@@ -174,28 +190,22 @@ export interface ApiLogWriter {
 
 /** How often a batch is tried again while the database is unavailable. */
 const OUTAGE_RETRY_MS = 1000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** At most one "queue full" line this often. */
+const OVERFLOW_REPORT_MS = 10_000;
 
 /**
- * Queues captured calls and writes them in batches, off the request path: enqueue only pushes to an array, and
- * nothing the writer does can fail or delay a request. A batch that fails is retried (backing off) up to
- * `maxAttempts` times, then dropped with an error line; the queue is bounded the same way.
+ * Queues captured calls and writes them in batches through the shared batcher (src/lib/batcher.ts), off the
+ * request path: enqueue only pushes to an array, and nothing the writer does can fail or delay a request. A batch
+ * that fails is retried (backing off) up to `maxAttempts` times, then dropped with an error line; while the
+ * database is unavailable batches wait for it; past `maxQueue` new records are dropped.
  */
 export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
   const { db, log, maxBodyBytes } = opts;
-  const batchSize = opts.batchSize ?? 500;
-  const maxQueue = opts.maxQueue ?? 50_000;
-  const maxAttempts = opts.maxAttempts ?? 5;
-  let queue: CapturedCall[] = [];
-  let writing: Promise<void> | null = null;
-  let attempts = 0;
-  let retryAt = 0;
   let overflow = 0;
   let overflowReportedAt = 0;
-  let dropped = 0;
 
   async function writeBatch(batch: CapturedCall[]): Promise<void> {
+    await attributeUnavailable(db, batch);
     const scopes = await scopesOf(db, batch);
     const rows = batch.map((call, i) =>
       toLogRow(call, scopes[i] ?? { project: null, environment: null }, maxBodyBytes),
@@ -203,93 +213,59 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
     await insertEvents(db, rows);
   }
 
-  /** Writes batches until the queue is empty or a batch fails (then, unless draining, waits for the timer). */
-  async function run(draining: boolean): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.slice(0, batchSize);
-      try {
-        await writeBatch(batch);
-        attempts = 0;
-        queue = queue.slice(batch.length);
-      } catch (err) {
-        const unavailable = opts.outage?.report(err, log) ?? false;
-        if (unavailable && !draining) {
-          // Kept for when the database is back; only a shutdown gives up on it.
-          retryAt = Date.now() + OUTAGE_RETRY_MS;
-          return;
-        }
-        attempts += 1;
-        if (attempts >= maxAttempts) {
-          log.error(
-            {
-              ...(!unavailable && { err }),
-              dropped: batch.length,
-              attempts,
-              from: batch[0]?.timestamp,
-              to: batch.at(-1)?.timestamp,
-            },
-            "API log: dropping a batch of records that could not be written",
-          );
-          attempts = 0;
-          dropped += batch.length;
-          queue = queue.slice(batch.length);
-          continue;
-        }
-        const delay = Math.min(opts.flushIntervalMs * 2 ** attempts, 5000);
-        if (!unavailable) {
-          log.warn(
-            { err, records: batch.length, attempts, retryInMs: delay },
-            "API log: write failed; will retry",
-          );
-        }
-        if (!draining) {
-          retryAt = Date.now() + delay;
-          return;
-        }
-        await sleep(Math.min(delay, 500));
-      }
+  function reportFailure({
+    error: err,
+    batch,
+    attempts,
+    retryable,
+    gaveUp,
+    retryInMs,
+  }: BatchFailure<CapturedCall>) {
+    // An outage is logged once, by `outage`.
+    if (gaveUp) {
+      log.error(
+        {
+          ...(!retryable && { err }),
+          dropped: batch.length,
+          attempts,
+          from: batch[0]?.timestamp,
+          to: batch.at(-1)?.timestamp,
+        },
+        "API log: dropping a batch of records that could not be written",
+      );
+    } else if (!retryable) {
+      log.warn({ err, records: batch.length, attempts, retryInMs }, "API log: write failed; will retry");
     }
   }
 
-  function start(draining: boolean): Promise<void> {
-    writing ??= run(draining).finally(() => {
-      writing = null;
-    });
-    return writing;
+  function reportOverflow(count: number) {
+    overflow += count;
+    const at = Date.now();
+    if (at - overflowReportedAt > OVERFLOW_REPORT_MS) {
+      log.error({ dropped: overflow, maxQueue }, "API log: queue full; dropping new records");
+      overflowReportedAt = at;
+      overflow = 0;
+    }
   }
 
-  const timer = setInterval(() => {
-    if (!writing && queue.length > 0 && Date.now() >= retryAt) void start(false);
-  }, opts.flushIntervalMs);
-  timer.unref();
-
-  async function drain(): Promise<void> {
-    while (queue.length > 0 || writing) await (writing ?? start(true));
-  }
+  const maxQueue = opts.maxQueue ?? 50_000;
+  const calls = createBatcher<CapturedCall>({
+    send: writeBatch,
+    flushIntervalMs: opts.flushIntervalMs,
+    batchSize: opts.batchSize ?? 500,
+    maxQueue,
+    dropWhenFull: "newest",
+    retryable: (err) => opts.outage?.report(err, log) ?? false,
+    retryableDelayMs: OUTAGE_RETRY_MS,
+    maxAttempts: opts.maxAttempts ?? 5,
+    onFailure: reportFailure,
+    onOverflow: reportOverflow,
+  });
 
   return {
-    enqueue(call) {
-      if (queue.length >= maxQueue) {
-        overflow += 1;
-        dropped += 1;
-        const at = Date.now();
-        if (at - overflowReportedAt > 10_000) {
-          log.error({ dropped: overflow, maxQueue }, "API log: queue full; dropping new records");
-          overflowReportedAt = at;
-          overflow = 0;
-        }
-        return;
-      }
-      queue.push(call);
-      // A full batch is written without waiting for the timer, but never inside the caller's tick.
-      if (queue.length === batchSize && !writing && Date.now() >= retryAt)
-        setImmediate(() => void start(false));
-    },
-    drain,
-    stats: () => ({ queued: queue.length, dropped }),
-    async close() {
-      clearInterval(timer);
-      await drain();
-    },
+    enqueue: calls.add,
+    drain: calls.flush,
+    close: calls.close,
+    stats: () => ({ queued: calls.queued, dropped: calls.dropped }),
   };
 }

@@ -18,102 +18,110 @@ export type PolicyData = Required<
   Pick<EnvironmentData, "resources" | "roles" | "condition_sets" | "condition_set_rules" | "proxy_configs">
 >;
 
-/** Reads one environment's policy, and the id-to-key maps its facts need, in one query per table. */
-async function readPolicyParts(db: Db, environmentId: string) {
-  const env = environmentId;
-  const [
-    resources,
-    actions,
-    attributes,
-    groups,
-    groupActions,
-    roles,
-    permissions,
-    extendsRows,
-    relations,
-    derivations,
-    conditionSets,
-    rules,
-    proxyConfigs,
-  ] = await Promise.all([
-    db
+/** The policy tables of one environment, one query each (in parallel, unless `db` is a transaction). */
+async function readPolicyRows(db: Db, env: string) {
+  return allNamed({
+    resources: db
       .selectFrom("resources")
       .select(["id", "key"])
       .where("environment_id", "=", env)
       .where("built_in", "=", 0)
       .execute(),
-    db
+    actions: db
       .selectFrom("resource_actions")
       .select(["id", "resource_id", "key"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    attributes: db
       .selectFrom("resource_attributes")
       .select(["resource_id", "key", "type", "description"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    groups: db
       .selectFrom("action_groups")
       .select(["id", "resource_id", "key"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    groupActions: db
       .selectFrom("action_group_actions")
       .select(["action_group_id", "action_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    roles: db
       .selectFrom("roles")
       .select(["id", "resource_id", "key", "no_direct_roles_on_object"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    permissions: db
       .selectFrom("role_permissions")
       .select(["role_id", "action_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    extendsRows: db
       .selectFrom("role_extends")
       .select(["role_id", "extends_role_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    relations: db
       .selectFrom("relations")
       .select(["id", "object_resource_id", "subject_resource_id", "key"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    derivations: db
       .selectFrom("role_derivations")
       .select(["role_id", "source_role_id", "relation_id", "no_direct_roles_on_object"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    conditionSets: db
       .selectFrom("condition_sets")
       .select(["id", "key", "type", "resource_id", "conditions"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    rules: db
       .selectFrom("condition_set_rules")
       .select(["user_set_id", "action_id", "resource_set_id"])
       .where("environment_id", "=", env)
       .execute(),
-    db
+    proxyConfigs: db
       .selectFrom("proxy_configs")
       .select(["key", "mapping_rules"])
       .where("environment_id", "=", env)
       .orderBy("key")
       .execute(),
-  ]);
+  });
+}
 
-  const keyOf = <T extends { id: string; key: string }>(rows: T[]) => new Map(rows.map((r) => [r.id, r.key]));
-  const resourceKey = keyOf(resources);
-  const actionById = new Map(actions.map((a) => [a.id, a]));
-  const roleById = new Map(roles.map((r) => [r.id, r]));
-  const relationById = new Map(relations.map((r) => [r.id, r]));
-  const groupById = new Map(groups.map((g) => [g.id, g]));
+/** Awaits every promise of an object at once (as Promise.all does), keeping their names. */
+async function allNamed<T extends Record<string, Promise<unknown>>>(
+  promises: T,
+): Promise<{ [K in keyof T]: Awaited<T[K]> }> {
+  const values = await Promise.all(Object.values(promises));
+  const names = Object.keys(promises);
+  return Object.fromEntries(names.map((name, i) => [name, values[i]])) as { [K in keyof T]: Awaited<T[K]> };
+}
 
+type PolicyRows = Awaited<ReturnType<typeof readPolicyRows>>;
+type Row<K extends keyof PolicyRows> = PolicyRows[K][number];
+
+/** The rows' lookups by id that the steps below share. */
+function policyLookups(rows: PolicyRows) {
+  return {
+    resourceKey: new Map(rows.resources.map((r) => [r.id, r.key])),
+    actionById: new Map(rows.actions.map((a) => [a.id, a])),
+    roleById: new Map(rows.roles.map((r) => [r.id, r])),
+    relationById: new Map(rows.relations.map((r) => [r.id, r])),
+  };
+}
+type PolicyLookups = ReturnType<typeof policyLookups>;
+
+/** Each resource with its actions, attributes, action groups and relations (roles come next), by resource id. */
+function resourcesOf(
+  rows: PolicyRows,
+  { resourceKey, actionById }: PolicyLookups,
+): Map<string, ResourceData> {
+  const groupById = new Map(rows.groups.map((g) => [g.id, g]));
   const byResource = new Map<string, ResourceData>();
-  for (const r of resources) {
+  for (const r of rows.resources) {
     byResource.set(r.id, {
       key: r.key,
       actions: [],
@@ -123,29 +131,40 @@ async function readPolicyParts(db: Db, environmentId: string) {
       relations: {},
     });
   }
-  for (const a of actions) byResource.get(a.resource_id)?.actions.push(a.key);
-  for (const a of attributes) {
+  for (const a of rows.actions) byResource.get(a.resource_id)?.actions.push(a.key);
+  for (const a of rows.attributes) {
     const res = byResource.get(a.resource_id);
     if (res?.attributes)
       res.attributes[a.key] = { type: a.type, ...(a.description !== null && { description: a.description }) };
   }
-  for (const g of groups) {
+  for (const g of rows.groups) {
     const res = byResource.get(g.resource_id);
     if (res?.action_groups) res.action_groups[g.key] = [];
   }
-  for (const ga of groupActions) {
+  for (const ga of rows.groupActions) {
     const group = groupById.get(ga.action_group_id);
     const action = actionById.get(ga.action_id);
     if (group && action) byResource.get(group.resource_id)?.action_groups?.[group.key]?.push(action.key);
   }
-  for (const rel of relations) {
+  for (const rel of rows.relations) {
     const res = byResource.get(rel.object_resource_id);
     const subject = resourceKey.get(rel.subject_resource_id);
     if (res?.relations && subject) res.relations[rel.key] = subject;
   }
+  return byResource;
+}
 
+/**
+ * The roles with their permissions, extends and derivations: tenant roles are returned (by role id), resource roles
+ * go into their resource in `byResource`.
+ */
+function rolesOf(
+  rows: PolicyRows,
+  { resourceKey, actionById, roleById, relationById }: PolicyLookups,
+  byResource: Map<string, ResourceData>,
+): Map<string, TenantRoleData> {
   const tenantRoles = new Map<string, TenantRoleData>();
-  for (const role of roles) {
+  for (const role of rows.roles) {
     if (role.resource_id === null) {
       tenantRoles.set(role.id, { key: role.key, permissions: [], extends: [] });
       continue;
@@ -161,7 +180,7 @@ async function readPolicyParts(db: Db, environmentId: string) {
     if (!role || role.resource_id === null) return undefined;
     return byResource.get(role.resource_id)?.roles?.[role.key];
   };
-  for (const p of permissions) {
+  for (const p of rows.permissions) {
     const action = actionById.get(p.action_id);
     if (!action) continue;
     const tenantRole = tenantRoles.get(p.role_id);
@@ -171,39 +190,52 @@ async function readPolicyParts(db: Db, environmentId: string) {
       resourceRoleOf(p.role_id)?.permissions?.push(action.key);
     }
   }
-  for (const e of extendsRows) {
+  for (const e of rows.extendsRows) {
     const parent = roleById.get(e.extends_role_id);
     if (!parent) continue;
     const tenantRole = tenantRoles.get(e.role_id);
     if (tenantRole) tenantRole.extends?.push(parent.key);
     else resourceRoleOf(e.role_id)?.extends?.push(parent.key);
   }
-  for (const d of derivations) {
+  for (const d of rows.derivations) {
     const target = resourceRoleOf(d.role_id);
     const source = roleById.get(d.source_role_id);
     const relation = relationById.get(d.relation_id);
     if (!target || !source || !relation) continue;
-    const rule: DerivationRuleData = {
-      role: source.key,
-      on_resource: source.resource_id === null ? "__tenant" : (resourceKey.get(source.resource_id) ?? ""),
-      linked_by_relation: relation.key,
-      ...(d.no_direct_roles_on_object ? { when: { no_direct_roles_on_object: true } } : {}),
-    };
-    target.granted_to?.users_with_role?.push(rule);
+    target.granted_to?.users_with_role?.push(derivationRule(d, source, relation.key, resourceKey));
   }
+  return tenantRoles;
+}
 
-  const setKey = keyOf(conditionSets);
+/** One derivation of a resource role, by keys. */
+function derivationRule(
+  d: Row<"derivations">,
+  source: Row<"roles">,
+  relationKey: string,
+  resourceKey: Map<string, string>,
+): DerivationRuleData {
+  return {
+    role: source.key,
+    on_resource: source.resource_id === null ? "__tenant" : (resourceKey.get(source.resource_id) ?? ""),
+    linked_by_relation: relationKey,
+    ...(d.no_direct_roles_on_object ? { when: { no_direct_roles_on_object: true } } : {}),
+  };
+}
 
-  const policy: PolicyData = {
-    resources: [...byResource.values()],
-    roles: [...tenantRoles.values()],
-    condition_sets: conditionSets.map((s) => ({
+/** The condition sets and their rules, by keys. */
+function conditionSetsOf(
+  rows: PolicyRows,
+  { resourceKey, actionById }: PolicyLookups,
+): Pick<PolicyData, "condition_sets" | "condition_set_rules"> {
+  const setKey = new Map(rows.conditionSets.map((s) => [s.id, s.key]));
+  return {
+    condition_sets: rows.conditionSets.map((s) => ({
       key: s.key,
       type: s.type === "resourceset" ? "resourceset" : "userset",
       resource: s.resource_id === null ? null : (resourceKey.get(s.resource_id) ?? null),
       conditions: fromJson(s.conditions) ?? {},
     })),
-    condition_set_rules: rules.map((r) => {
+    condition_set_rules: rows.rules.map((r) => {
       const action = actionById.get(r.action_id);
       return {
         user_set: setKey.get(r.user_set_id) ?? "",
@@ -211,8 +243,22 @@ async function readPolicyParts(db: Db, environmentId: string) {
         resource_set: setKey.get(r.resource_set_id) ?? "",
       };
     }),
-    proxy_configs: proxyConfigs.map((c) => proxyConfigData(c.key, storedRules(c.mapping_rules))),
   };
+}
+
+/** Reads one environment's policy, and the id-to-key maps its facts need, in one query per table. */
+async function readPolicyParts(db: Db, environmentId: string) {
+  const rows = await readPolicyRows(db, environmentId);
+  const lookups = policyLookups(rows);
+  const byResource = resourcesOf(rows, lookups);
+  const tenantRoles = rolesOf(rows, lookups, byResource);
+  const policy: PolicyData = {
+    resources: [...byResource.values()],
+    roles: [...tenantRoles.values()],
+    ...conditionSetsOf(rows, lookups),
+    proxy_configs: rows.proxyConfigs.map((c) => proxyConfigData(c.key, storedRules(c.mapping_rules))),
+  };
+  const { resourceKey, roleById, relationById } = lookups;
   return { policy, resourceKey, roleById, relationById };
 }
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, JsonObject, Key, Name, Timestamp, Uuid } from "../lib/schemas.ts";
+import { JsonObject, Key, Uuid } from "../lib/schemas.ts";
+import { NameInput, Stamps } from "../lib/schema-fields.ts";
 
 /** The environment's shapes that its records (environment-records.ts) build and take; the module adds the rest. */
 
@@ -14,15 +15,13 @@ export const EnvironmentRead = Type.Object({
   avp_policy_store_id: Type.String({ description: "empty string when unset" }),
   jwks: JsonObject,
   settings: JsonObject,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type EnvironmentRead = Static<typeof EnvironmentRead>;
 
 export const EnvironmentCreate = Type.Object({
   key: Key(),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   custom_branch_name: Type.Optional(Type.String({ maxLength: 255 })),
   jwks: Type.Optional(JsonObject),
   settings: Type.Optional(JsonObject),

@@ -1,6 +1,7 @@
 import { Type, type Static } from "typebox";
 import { MAX_RATE_LIMIT_PER_MINUTE, MIN_RATE_LIMIT_PER_MINUTE } from "../config.ts";
-import { JsonObject, Key, Name, Timestamp, Uuid } from "../lib/schemas.ts";
+import { JsonObject, Key, Name, Uuid } from "../lib/schemas.ts";
+import { Stamps } from "../lib/schema-fields.ts";
 
 /** The organization's shapes that its records (organization-records.ts) build and take; the module adds the rest. */
 
@@ -15,8 +16,7 @@ export const OrganizationRead = Type.Object({
   name: Type.String(),
   is_enterprise: Type.Boolean(),
   settings: JsonObject,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
   region: Type.String({ description: "the region whose deployment stores and serves the organization" }),
   api_url: Type.String({
     description: "that deployment's public base URL: send the organization's calls there",

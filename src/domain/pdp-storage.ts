@@ -1,10 +1,8 @@
 import type { Store } from "../db/store.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
 import { readFeedAfter } from "../changes/feed.ts";
-import { now } from "../lib/time.ts";
 import type { FeedSource, PdpStorage } from "../pdp/storage.ts";
-import { insertDecisionLogChunk } from "../modules/audit-logs/audit-logs.repo.ts";
-import { openSqliteDecisionLogWriter } from "../modules/audit-logs/sqlite-decision-log.ts";
+import { openDatabaseDecisionSink } from "./decision-log/database-sink.ts";
 import { findEnvironment } from "./environment-records.ts";
 import { findProject } from "./project-records.ts";
 import { findPrincipal } from "./api-key-records.ts";
@@ -32,16 +30,7 @@ export function databasePdpStorage(store: Store, keyUsed?: (keyId: string) => vo
       return project && env ? { id: env.id, projectId: project.id } : undefined;
     },
     feed: (environmentId) => databaseFeed(store, environmentId),
-    openDecisionSink() {
-      // On SQLite the decision log is written from a thread of its own; on PostgreSQL a chunk is one statement
-      // through the pool.
-      const writer = store.sqliteFile ? openSqliteDecisionLogWriter(store.sqliteFile) : undefined;
-      const db = writer ?? store.db;
-      return {
-        write: async (chunk) => void (await insertDecisionLogChunk(db, store.dialect, chunk, now())),
-        close: async () => writer?.destroy(),
-      };
-    },
+    openDecisionSink: () => openDatabaseDecisionSink(store),
   };
 }
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, JsonObject, Key, Name, Nullable, Timestamp, Uuid } from "../lib/schemas.ts";
+import { JsonObject, Key, Nullable, Uuid } from "../lib/schemas.ts";
+import { NameInput, Stamps } from "../lib/schema-fields.ts";
 import { EnvironmentCreate } from "./environment.schemas.ts";
 
 /** The project's shapes that its records (project-records.ts) build and take; the module adds the rest. */
@@ -13,15 +14,13 @@ export const ProjectRead = Type.Object({
   urn_namespace: Type.Optional(Nullable(Type.String())),
   settings: Type.Optional(JsonObject),
   active_policy_repo_id: Type.Optional(Nullable(Uuid)),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type ProjectRead = Static<typeof ProjectRead>;
 
 export const ProjectCreate = Type.Object({
   key: Key(),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   urn_namespace: Type.Optional(Type.String({ maxLength: 255 })),
   settings: Type.Optional(JsonObject),
   active_policy_repo_id: Type.Optional(Uuid),

@@ -1,7 +1,7 @@
 // The control plane's view of the embedded PDP: what its check routes ask of it, as types only. The PDP's runtime
 // and routes stay behind this boundary (src/pdp/http/control-checks.ts implements it).
 import type { Decision } from "./engine/types.ts";
-import type { checkOne, userPermissionsOf } from "./http/server.ts";
+import type { checkOne, planResourcesOf, userPermissionsOf } from "./http/server.ts";
 
 /** The environment a check is asked about. */
 export interface CheckedEnvironment {
@@ -25,6 +25,7 @@ export interface PdpChecks {
     env: CheckedEnvironment,
     body: unknown,
   ): Promise<{ permissions: ReturnType<typeof userPermissionsOf>; revision: number }>;
+  planResources(env: CheckedEnvironment, body: unknown): Promise<ReturnType<typeof planResourcesOf>>;
   /** The revision of the environment the PDP holds, and when its copy last caught up (ms since the epoch). */
   held(env: CheckedEnvironment): Promise<{ revision: number; lastSyncAt: number }>;
 }

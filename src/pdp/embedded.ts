@@ -170,30 +170,13 @@ function createKeyResolver(
   onError: ((error: unknown) => void) | undefined,
   regions: Regions | undefined,
 ) {
-  const authCache = new Map<string, { principal: Principal; expires: number }>();
-  // An environment key always selects the same environment: its whole answer is remembered by the key itself, so
-  // a check with a known key costs neither a SHA-256 nor a lookup. Cleared with the key cache.
-  const targetCache = new Map<string, { target: PdpTarget; expires: number }>();
-  // The environment each key (by its hash, with the environment it named) resolved to when the database last
-  // answered: while the database is away, a check with a key seen before is answered from memory all the same.
-  // A key revoked or rotated meanwhile cannot be: that takes the database. Cleared with the key cache.
-  const lastKnown = new Map<
-    string,
-    { organizationId: string; projectId: string; environmentId: string; level: string; usedAt: number }
-  >();
-
-  async function principalFor(secret: string, hash: string): Promise<Principal | null> {
-    const cached = authCache.get(hash);
-    const now = Date.now();
-    if (cached && cached.expires > now) return cached.principal;
-    const principal = await storage.findKey(secret);
-    if (principal) authCache.set(hash, { principal, expires: now + AUTH_CACHE_MS });
-    return principal;
-  }
+  const principals = principalCache(storage);
+  const targets = targetCache();
+  const lastKnown = lastKnownKeys();
 
   /** The target a key resolved to when the database last answered, if its environment's copy is loaded. */
   function fromMemory(secret: string, knownAs: string): PdpTarget | undefined {
-    const known = lastKnown.get(knownAs);
+    const known = lastKnown.recall(knownAs);
     const replica = known && replicas.loaded.get(known.environmentId);
     if (!known || !replica) return undefined;
     const now = Date.now();
@@ -202,7 +185,7 @@ function createKeyResolver(
     const { organizationId, projectId, environmentId } = known;
     const target: PdpTarget = { organizationId, projectId, environmentId, replica };
     // The next checks with this key need not try the database again for a while.
-    if (known.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
+    if (known.level === "env") targets.set(secret, target, now);
     return target;
   }
 
@@ -219,11 +202,7 @@ function createKeyResolver(
     if (remembered) return remembered;
     try {
       const { target, level } = await lookUpKey(secret, hash, request);
-      const { organizationId, projectId, environmentId } = target;
-      lastKnown.delete(knownAs);
-      lastKnown.set(knownAs, { organizationId, projectId, environmentId, level, usedAt: Date.now() });
-      // Bounded: past the cap the least recently resolved key is forgotten first (a Map keeps insertion order).
-      if (lastKnown.size > LAST_KNOWN_MAX) lastKnown.delete(lastKnown.keys().next().value as string);
+      lastKnown.remember(knownAs, target, level);
       return target;
     } catch (error) {
       const target = storage.isUnavailable(error) ? fromMemory(secret, knownAs) : undefined;
@@ -238,7 +217,7 @@ function createKeyResolver(
     hash: string,
     request: PdpRequest,
   ): Promise<{ target: PdpTarget; level: string }> {
-    const principal = await principalFor(secret, hash);
+    const principal = await principals.find(secret, hash);
     if (!principal) throw new AppError("UNAUTHORIZED", "the API key is not valid");
     if (principal.access === "no_access") throw new AppError("FORBIDDEN_ACCESS", "the API key has no access");
     const env = await environmentOf(storage, principal, request);
@@ -250,40 +229,108 @@ function createKeyResolver(
     };
     const now = Date.now();
     target.replica.usedAt = now;
-    if (principal.level === "env") targetCache.set(secret, { target, expires: now + AUTH_CACHE_MS });
+    if (principal.level === "env") targets.set(secret, target, now);
     return { target, level: principal.level };
   }
 
   return {
     resolve(authorization: string | undefined, request: PdpRequest): PdpTarget | Promise<PdpTarget> {
       const secret = bearerSecret(authorization);
-      const known = targetCache.get(secret);
-      const now = Date.now();
-      if (known && known.expires > now) {
-        known.target.replica.usedAt = now;
-        return known.target;
-      }
-      return resolveKey(secret, request);
+      return targets.get(secret) ?? resolveKey(secret, request);
     },
     /** A deleted environment: its keys must be looked up again (and then found gone), not answered from memory. */
     forgetEnvironment(environmentId: string): void {
-      for (const [secret, { target }] of targetCache)
-        if (target.environmentId === environmentId) targetCache.delete(secret);
-      for (const [hash, { principal }] of authCache)
-        if (principal.environmentId === environmentId) authCache.delete(hash);
-      for (const [knownAs, known] of lastKnown)
-        if (known.environmentId === environmentId) lastKnown.delete(knownAs);
+      targets.forgetEnvironment(environmentId);
+      principals.forgetEnvironment(environmentId);
+      lastKnown.forgetEnvironment(environmentId);
     },
     /** Keys are not kept in memory past their cache time. */
     expire(now: number): void {
-      for (const [secret, { expires }] of targetCache) if (expires <= now) targetCache.delete(secret);
-      for (const [key, { usedAt }] of lastKnown) if (now - usedAt > LAST_KNOWN_MS) lastKnown.delete(key);
+      targets.expire(now);
+      lastKnown.expire(now);
     },
     clear(): void {
-      authCache.clear();
-      targetCache.clear();
+      principals.clear();
+      targets.clear();
       lastKnown.clear();
     },
+  };
+}
+
+/** Key lookups, by the key's hash, remembered for a few seconds. */
+function principalCache(storage: PdpStorage) {
+  const cache = new Map<string, { principal: Principal; expires: number }>();
+  return {
+    async find(secret: string, hash: string): Promise<Principal | null> {
+      const cached = cache.get(hash);
+      const now = Date.now();
+      if (cached && cached.expires > now) return cached.principal;
+      const principal = await storage.findKey(secret);
+      if (principal) cache.set(hash, { principal, expires: now + AUTH_CACHE_MS });
+      return principal;
+    },
+    forgetEnvironment(environmentId: string): void {
+      for (const [hash, { principal }] of cache)
+        if (principal.environmentId === environmentId) cache.delete(hash);
+    },
+    clear: () => cache.clear(),
+  };
+}
+
+/**
+ * An environment key always selects the same environment: its whole answer is remembered by the key itself, so a
+ * check with a known key costs neither a SHA-256 nor a lookup.
+ */
+function targetCache() {
+  const cache = new Map<string, { target: PdpTarget; expires: number }>();
+  return {
+    /** The key's target while it is remembered (the check uses its copy now). */
+    get(secret: string): PdpTarget | undefined {
+      const known = cache.get(secret);
+      const now = Date.now();
+      if (!known || known.expires <= now) return undefined;
+      known.target.replica.usedAt = now;
+      return known.target;
+    },
+    set(secret: string, target: PdpTarget, now: number): void {
+      cache.set(secret, { target, expires: now + AUTH_CACHE_MS });
+    },
+    forgetEnvironment(environmentId: string): void {
+      for (const [secret, { target }] of cache)
+        if (target.environmentId === environmentId) cache.delete(secret);
+    },
+    expire(now: number): void {
+      for (const [secret, { expires }] of cache) if (expires <= now) cache.delete(secret);
+    },
+    clear: () => cache.clear(),
+  };
+}
+
+/**
+ * The environment each key (by its hash, with the environment it named) resolved to when the database last
+ * answered: while the database is away, a check with a key seen before is answered from memory all the same. A
+ * key revoked or rotated meanwhile cannot be: that takes the database.
+ */
+function lastKnownKeys() {
+  const known = new Map<
+    string,
+    { organizationId: string; projectId: string; environmentId: string; level: string; usedAt: number }
+  >();
+  return {
+    recall: (knownAs: string) => known.get(knownAs),
+    remember(knownAs: string, { organizationId, projectId, environmentId }: PdpTarget, level: string): void {
+      known.delete(knownAs);
+      known.set(knownAs, { organizationId, projectId, environmentId, level, usedAt: Date.now() });
+      // Bounded: past the cap the least recently resolved key is forgotten first (a Map keeps insertion order).
+      if (known.size > LAST_KNOWN_MAX) known.delete(known.keys().next().value as string);
+    },
+    forgetEnvironment(environmentId: string): void {
+      for (const [knownAs, k] of known) if (k.environmentId === environmentId) known.delete(knownAs);
+    },
+    expire(now: number): void {
+      for (const [key, { usedAt }] of known) if (now - usedAt > LAST_KNOWN_MS) known.delete(key);
+    },
+    clear: () => known.clear(),
   };
 }
 

@@ -12,6 +12,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** the response payload, kept by onSend for the API log */
     apiLogResponse: unknown;
+    /** true: neither body of this call is stored (it created something that lives in another region) */
+    apiLogWithoutBodies: boolean;
   }
   interface FastifyContextConfig {
     /** false: the request body carries a credential (a password, a setup or invite code): never stored */
@@ -63,8 +65,11 @@ function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
     principal: request.principal,
     projectRef: typeof params["proj_id"] === "string" ? params["proj_id"] : undefined,
     envRef: typeof params["env_id"] === "string" ? params["env_id"] : undefined,
-    requestBody: request.routeOptions.config.apiLogBody === false ? undefined : request.body,
-    responseBody: textOf(request.apiLogResponse),
+    requestBody:
+      request.routeOptions.config.apiLogBody === false || request.apiLogWithoutBodies
+        ? undefined
+        : request.body,
+    responseBody: request.apiLogWithoutBodies ? null : textOf(request.apiLogResponse),
     bearer: bearerOf(request.headers.authorization),
   };
 }
@@ -87,6 +92,7 @@ export const apiLogPlugin = fp(
 
     if (opts.enabled) {
       app.decorateRequest("apiLogResponse", null);
+      app.decorateRequest("apiLogWithoutBodies", false);
       app.addHook("onSend", (request, _reply, payload, done) => {
         if (isApiCall(request.url)) request.apiLogResponse = payload;
         done(null, payload);

@@ -1,3 +1,16 @@
+/*
+ * Why not @fastify/rate-limit (measured against 10.3.0, its README, index.js and store/RedisStore.js): it serves a
+ * limit per organization that changes at run time (`max` may be an async function of the request), counters shared
+ * across instances (its Redis store), our header names (`enableDraftSpec`) and our 429 body (`errorResponseBuilder`
+ * may return an AppError, which it throws). It does not serve two things this plugin must do:
+ * - Redis away: its choices are to fail the request with the store's error (500) or, with `skipOnError`, to stop
+ *   limiting altogether. Here each instance goes on counting in memory (a degraded limit, neither none nor errors)
+ *   and says so in its log once a minute (test/api/rate-limit.test.ts).
+ * - Login failures (`rateLimits.failures`) read a count without adding to it and use windows of their own; its
+ *   store only increments and is not exposed, so the counter, the Redis client and the Lua below would stay anyway.
+ * Its windows also start at a key's first hit instead of on the clock's minute, and it reads Date.now() where the
+ * tests inject a clock. Taking it would add a dependency and replace only the onRequest hook (about 40 lines).
+ */
 import { once } from "node:events";
 import fp from "fastify-plugin";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";

@@ -15,7 +15,7 @@ import {
   type TaskRow,
 } from "./tasks.repo.ts";
 import type { TasksService } from "./tasks.service.ts";
-import type { TaskContext } from "./task-types.ts";
+import type { TaskContext, TaskHandler } from "./task-types.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 
 /** Thrown into a handler whose task another worker has taken over: its work must not commit. */
@@ -112,53 +112,84 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
     if (await finishTask(db, task.id, owner, outcome, now())) events.emitFinished(task.id);
   }
 
-  async function execute(task: TaskRow): Promise<void> {
-    if (task.attempts > maxAttempts) {
-      log.warn({ taskId: task.id, attempts: task.attempts - 1 }, "task abandoned too often; failing it");
-      return finish(
-        task,
-        failure(
-          new AppError(
-            "UNEXPECTED_ERROR",
-            `the task was interrupted ${maxAttempts} times (its worker stopped before finishing it) and was not retried again`,
-          ),
-        ),
-      );
-    }
-    const startedMs = Date.parse(task.started_at ?? task.created_at);
-    const remainingMs = startedMs + timeLimitMs - Date.now();
-    const timeLimitError = new AppError(
+  const timeLimitError = () =>
+    new AppError(
       "TIMEOUT",
       `the task did not finish within ${duration(timeLimitMs)} of its start and was stopped`,
     );
-    if (remainingMs <= 0) return finish(task, failure(timeLimitError));
-    const handler = registry.get(task.type);
-    if (!handler) {
-      return finish(
-        task,
-        failure(new AppError("UNEXPECTED_ERROR", `no worker handles tasks of type '${task.type}'`)),
+
+  /** Runs a claimed task's handler and writes its outcome, unless the task must fail before it runs. */
+  async function execute(task: TaskRow): Promise<void> {
+    const remainingMs = Date.parse(task.started_at ?? task.created_at) + timeLimitMs - Date.now();
+    const checked = handlerOf(task, remainingMs);
+    if (checked instanceof AppError) return finish(task, failure(checked));
+    const params = JSON.parse(task.params) as unknown;
+    const run = startRun(task, remainingMs);
+    current = run.controller;
+    const writes: WriteContext = { revisions: new Map() };
+    const work = runWithWriteContext(writes, () => checked(handlerContext(task, params, run)));
+    const succeeded = (result: unknown) => recordSuccess(task, run, writes, result);
+    try {
+      await succeeded(await Promise.race([work, run.aborted]));
+    } catch (err) {
+      const { signal } = run.controller;
+      await recordStop(task, signal.aborted ? (signal.reason as unknown) : err, work, succeeded);
+    } finally {
+      run.end();
+      current = undefined;
+    }
+  }
+
+  /** The task's handler, or why the task fails without running: too many attempts, past its time, no handler. */
+  function handlerOf(task: TaskRow, remainingMs: number): TaskHandler<unknown, unknown> | AppError {
+    if (task.attempts > maxAttempts) {
+      log.warn({ taskId: task.id, attempts: task.attempts - 1 }, "task abandoned too often; failing it");
+      return new AppError(
+        "UNEXPECTED_ERROR",
+        `the task was interrupted ${maxAttempts} times (its worker stopped before finishing it) and was not retried again`,
       );
     }
+    if (remainingMs <= 0) return timeLimitError();
+    return (
+      registry.get(task.type) ??
+      new AppError("UNEXPECTED_ERROR", `no worker handles tasks of type '${task.type}'`)
+    );
+  }
 
-    const params = JSON.parse(task.params) as unknown;
+  /**
+   * A running task: its abort signal (lease lost, time limit, shutdown) also as a promise that rejects, and its
+   * lease renewed until `end()`. `committed` turns true once the handler wrote its own outcome.
+   */
+  function startRun(task: TaskRow, remainingMs: number) {
     const controller = new AbortController();
-    current = controller;
     const aborted = new Promise<never>((_resolve, reject) =>
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), {
         once: true,
       }),
     );
     aborted.catch(() => {});
-    let committed = false;
+    const run = { controller, aborted, committed: false, end };
+    const renewTimer = renewLeaseWhile(task, run);
+    const limitTimer = setTimeout(() => controller.abort(new TimeLimitSignal()), remainingMs);
+    function end() {
+      clearInterval(renewTimer);
+      clearTimeout(limitTimer);
+    }
+    return run;
+  }
+  type Run = ReturnType<typeof startRun>;
+
+  /** Renews the lease every `renewMs`; a renewal the row refuses means another worker took the task: abort. */
+  function renewLeaseWhile(task: TaskRow, run: Pick<Run, "controller" | "committed">): NodeJS.Timeout {
     let renewing = false;
-    const renewTimer = setInterval(() => {
+    return setInterval(() => {
       if (renewing) return;
       renewing = true;
       renewLease(db, task.id, owner, now(), later(leaseMs))
         .then((held) => {
           // After our own outcome is written the row is no longer "processing": that is not a lost lease.
-          if (!held && !committed && !controller.signal.aborted)
-            controller.abort(new LeaseLostError(task.id));
+          if (!held && !run.committed && !run.controller.signal.aborted)
+            run.controller.abort(new LeaseLostError(task.id));
         })
         .catch((err: unknown) => {
           if (!options.outage?.report(err, log))
@@ -166,13 +197,14 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
         })
         .finally(() => (renewing = false));
     }, renewMs);
-    const limitTimer = setTimeout(() => controller.abort(new TimeLimitSignal()), remainingMs);
+  }
 
-    const writes: WriteContext = { revisions: new Map() };
-    const context: TaskContext<unknown, unknown> = {
+  /** What the handler sees: its task, params and signal, and the writes of progress and outcome under the lease. */
+  function handlerContext(task: TaskRow, params: unknown, run: Run): TaskContext<unknown, unknown> {
+    return {
       task,
       params,
-      signal: controller.signal,
+      signal: run.controller.signal,
       async progress(percent) {
         const value = Math.max(0, Math.min(100, Math.round(percent)));
         await setProgress(db, task.id, owner, value, now());
@@ -180,57 +212,60 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
       async succeedWithin(trx, result) {
         const outcome: TaskOutcome = { status: "success", result: JSON.stringify(result), error: null };
         if (!(await finishTask(trx, task.id, owner, outcome, now()))) throw new LeaseLostError(task.id);
-        committed = true;
+        run.committed = true;
       },
     };
-    const work = runWithWriteContext(writes, () => handler(context));
-    const succeeded = async (result: unknown) => {
-      if (committed) events.emitFinished(task.id);
-      else await finish(task, { status: "success", result: JSON.stringify(result ?? null), error: null });
-      for (const [environmentId, revision] of writes.revisions) {
-        options.notifier?.notify(environmentId, revision);
-      }
-    };
-    try {
-      await succeeded(await Promise.race([work, aborted]));
-    } catch (err) {
-      const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
-      if (reason instanceof ShutdownSignal) {
-        // Let the handler roll back (or finish, if it was past its last stop), then give the task back for
-        // another worker, or this one after a restart.
-        const settled = await Promise.race([
-          work.then(
-            (result) => ({ done: true, result }),
-            () => ({ done: false, result: null }),
-          ),
-          new Promise<{ done: false; result: null }>((r) =>
-            setTimeout(() => r({ done: false, result: null }), shutdownGraceMs),
-          ),
-        ]);
-        if (settled.done) await succeeded(settled.result);
-        else await releaseTask(db, task.id, owner, now());
-      } else if (reason instanceof LeaseLostError) {
-        log.warn({ taskId: task.id }, "lost the lease of a running task; another worker has it");
-      } else if (reason instanceof TimeLimitSignal) {
-        await finish(task, failure(timeLimitError));
-      } else if (reason instanceof AppError) {
-        await finish(task, failure(reason));
-      } else {
-        log.error({ err: reason, taskId: task.id, type: task.type }, "task failed unexpectedly");
-        await finish(
-          task,
-          failure(
-            new AppError(
-              "UNEXPECTED_ERROR",
-              "the task failed unexpectedly; the task id is in the server log",
-            ),
-          ),
-        );
-      }
-    } finally {
-      clearInterval(renewTimer);
-      clearTimeout(limitTimer);
-      current = undefined;
+  }
+
+  /** The handler returned: its outcome (unless it wrote it itself), then the PDPs hear of the task's writes. */
+  async function recordSuccess(
+    task: TaskRow,
+    run: Run,
+    writes: WriteContext,
+    result: unknown,
+  ): Promise<void> {
+    if (run.committed) events.emitFinished(task.id);
+    else await finish(task, { status: "success", result: JSON.stringify(result ?? null), error: null });
+    for (const [environmentId, revision] of writes.revisions) {
+      options.notifier?.notify(environmentId, revision);
+    }
+  }
+
+  /** The handler threw or was stopped (`reason`): the outcome that says why, or the task given back at shutdown. */
+  async function recordStop(
+    task: TaskRow,
+    reason: unknown,
+    work: Promise<unknown>,
+    succeeded: (result: unknown) => Promise<void>,
+  ): Promise<void> {
+    if (reason instanceof ShutdownSignal) {
+      // Let the handler roll back (or finish, if it was past its last stop), then give the task back for
+      // another worker, or this one after a restart.
+      const settled = await Promise.race([
+        work.then(
+          (result) => ({ done: true, result }),
+          () => ({ done: false, result: null }),
+        ),
+        new Promise<{ done: false; result: null }>((r) =>
+          setTimeout(() => r({ done: false, result: null }), shutdownGraceMs),
+        ),
+      ]);
+      if (settled.done) await succeeded(settled.result);
+      else await releaseTask(db, task.id, owner, now());
+    } else if (reason instanceof LeaseLostError) {
+      log.warn({ taskId: task.id }, "lost the lease of a running task; another worker has it");
+    } else if (reason instanceof TimeLimitSignal) {
+      await finish(task, failure(timeLimitError()));
+    } else if (reason instanceof AppError) {
+      await finish(task, failure(reason));
+    } else {
+      log.error({ err: reason, taskId: task.id, type: task.type }, "task failed unexpectedly");
+      await finish(
+        task,
+        failure(
+          new AppError("UNEXPECTED_ERROR", "the task failed unexpectedly; the task id is in the server log"),
+        ),
+      );
     }
   }
 

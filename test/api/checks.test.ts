@@ -136,6 +136,54 @@ describeEachDialect("checks on the control plane (/v2/pdps/{proj}/{env}/allowed 
     assert.equal(backwards.status, 422);
   });
 
+  test("a filter plan on both ports: tenant roles as tenants, derived roles as keys; bad input is 422", async () => {
+    const { call, globex } = env();
+    const carol = { user: "carol", action: "write", resource: { type: "document" } };
+    const plan = await call(readKey, "POST", `${C}/plan/resources`, carol);
+    assert.equal(plan.status, 200, plan.body);
+    assert.deepEqual(
+      { kind: plan.json.kind, condition: plan.json.condition, key_count: plan.json.key_count },
+      { kind: "conditional", condition: { operator: "in", field: "key", value: ["d1"] }, key_count: 1 },
+    );
+    const head = await call(envKey, "GET", `${C}/status`);
+    assert.equal(plan.json.revision, head.json.environment_revision);
+    const viaPdp = await pdp.call(envKey, "/plan/resources", carol);
+    assert.equal(viaPdp.status, 200, viaPdp.body);
+    assert.deepEqual(viaPdp.json, plan.json);
+
+    const alice = await pdp.call(envKey, "/plan/resources", {
+      user: "alice",
+      action: "read",
+      resource: "document",
+    });
+    assert.deepEqual(alice.json.condition, { operator: "in", field: "tenant", value: ["t1"] });
+    // dave is an adult: the condition-set rule becomes a comparison on the document's field.
+    const dave = await pdp.call(envKey, "/plan/resources", {
+      user: "dave",
+      action: "read",
+      resource: "document",
+    });
+    assert.deepEqual(dave.json.condition, { operator: "eq", field: "public", value: true });
+    const nothing = await call(readKey, "POST", `${C}/plan/resources`, { ...carol, action: "destroy" });
+    assert.equal(nothing.json.kind, "always_denied");
+
+    const withKey = await call(readKey, "POST", `${C}/plan/resources`, {
+      ...carol,
+      resource: { type: "document", key: "d1" },
+    });
+    assert.equal(withKey.status, 422, withKey.body);
+    const onPdp = await pdp.call(envKey, "/plan/resources", {
+      ...carol,
+      resource: { type: "document", key: "d1" },
+    });
+    assert.equal(onPdp.status, 422, onPdp.body);
+    const missing = await pdp.call(envKey, "/plan/resources", { user: "carol", resource: "document" });
+    assert.equal(missing.status, 422, missing.body);
+    const foreign = await call(globex.adminKey, "POST", `${C}/plan/resources`, carol);
+    // Another organization's default/production is its own environment: it holds nothing of acme's.
+    assert.equal(foreign.json.kind, "always_denied", foreign.body);
+  });
+
   test("bad input is a 4xx and decides nothing; other organizations and wrong keys see nothing", async () => {
     const { call, globex } = env();
     const before = await call(readKey, "GET", `${C}/audit_logs?users=zed`);

@@ -111,6 +111,14 @@ for (const { dialect, skip } of DIALECTS) {
           ["after"],
           "the write that got 503 did nothing",
         );
+        // The refused calls are in their organization's API log, also those whose key could not be looked up.
+        await app.apiLog.flush();
+        const refused = async (key: string, path: string) =>
+          (await call(key, "GET", `/v2/history?status_code=503&per_page=100`))
+            .json()
+            .data.filter((e: { path: string }) => e.path === path).length;
+        assert.equal(await refused(org.adminKeySecret, "/v2/facts/default/production/users"), 1);
+        if (dialect === "postgres") assert.equal(await refused(otherOrg.adminKeySecret, "/v2/projects"), 1);
       } finally {
         await app.close();
         await outage.close();

@@ -310,13 +310,14 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
     ids["member_id"] = await addMember(store, "owner@acme.test", [{ organizationId: acme.id }]);
     await addMember(store, "reader@acme.test", [envGrant(acme.envs.production)]);
     await addMember(store, "dev@acme.test", [envGrant(acme.envs.development)]);
-    await addMember(store, "admin@globex.test", [{ organizationId: globex.id }]);
+    ids["globex_member"] = await addMember(store, "admin@globex.test", [{ organizationId: globex.id }]);
     const removed = await addMember(store, "removed@acme.test", [{ organizationId: acme.id }]);
     await addMember(store, "out@acme.test", [{ organizationId: acme.id }]);
     await addMember(store, "expired@acme.test", [{ organizationId: acme.id }]);
     sessions["readEnv"] = await login(app, "reader@acme.test");
     sessions["otherEnv"] = await login(app, "dev@acme.test");
     sessions["otherOrg"] = await login(app, "admin@globex.test");
+    sessions["owner"] = await login(app, "owner@acme.test");
     sessions["unknown"] = { cookie: `gatehouse_session=ghs_${"A".repeat(43)}`, csrf: "x" };
     sessions["removed"] = await login(app, "removed@acme.test");
     await ok(acme.adminKey, "DELETE", `/v2/members/${removed}`);
@@ -411,6 +412,66 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
     // every operation was tried with at least the five keys that are no keys
     assert.ok(checked >= operations.length * 5);
     assert.deepEqual(await snapshot(env()), before, "a refused request changed the database");
+  });
+
+  test("members of other organizations: an admin reaches none of them and learns nothing of them", async () => {
+    const { app, acme, globex } = env();
+    const other = ids["globex_member"]!;
+    const asAcme = acme.id;
+    const grant = [{ organization_id: asAcme, object_type: "org", access_level: "admin" }];
+    const owner = sessions["owner"]!;
+    const attempts: { method: Method; url: string; body?: unknown; expect: number }[] = [
+      { method: "GET", url: `/v2/members/${other}`, expect: 404 },
+      { method: "PATCH", url: `/v2/members/${other}`, body: { settings: { x: 1 } }, expect: 404 },
+      { method: "DELETE", url: `/v2/members/${other}`, expect: 404 },
+      { method: "DELETE", url: "/v2/members", body: { id: other, permissions: grant }, expect: 404 },
+      { method: "POST", url: "/v2/members", body: { id: other, permissions: grant }, expect: 404 },
+      { method: "GET", url: `/v2/orgs/${globex.id}/invites`, expect: 404 },
+    ];
+    const before = await snapshot(env());
+    const unexpected: string[] = [];
+    for (const credential of ["key", "session"] as const) {
+      for (const a of attempts) {
+        const res = await app.inject({
+          method: a.method,
+          url: a.url,
+          headers:
+            credential === "key"
+              ? { authorization: `Bearer ${acme.adminKey}` }
+              : { cookie: owner.cookie, "x-csrf-token": owner.csrf, origin: PUBLIC_URL },
+          ...(a.body !== undefined && { payload: a.body as InjectOptions["payload"] }),
+        });
+        if (res.statusCode !== a.expect || res.body.includes("globex"))
+          unexpected.push(
+            `${credential}: ${a.method} ${a.url} -> ${res.statusCode} ${res.body.slice(0, 200)}`,
+          );
+      }
+      const listed = await app.inject({
+        url: "/v2/members?per_page=100",
+        headers:
+          credential === "key"
+            ? { authorization: `Bearer ${acme.adminKey}` }
+            : { cookie: owner.cookie, origin: PUBLIC_URL },
+      });
+      assert.equal(listed.statusCode, 200);
+      assert.ok(!listed.body.includes(other) && !listed.body.includes("globex"), listed.body.slice(0, 300));
+    }
+    assert.deepEqual(unexpected, []);
+    assert.deepEqual(await snapshot(env()), before, "a refused request changed the database");
+
+    // By e-mail it is an invitation, whoever the address belongs to: nothing of the person is shown.
+    const invited = await app.inject({
+      method: "POST",
+      url: "/v2/members",
+      headers: { authorization: `Bearer ${acme.adminKey}` },
+      payload: { email: "admin@globex.test", permissions: grant },
+    });
+    assert.equal(invited.statusCode, 202, invited.body);
+    assert.ok(!invited.body.includes(other), "the member's id is not told");
+    for (const field of ["last_login", "last_ip", "logins_count", "name"])
+      assert.ok(!(field in invited.json()), field);
+    const after = await snapshot(env());
+    assert.deepEqual(after["member_grants"], before["member_grants"], "no grant was given without consent");
   });
 
   test("the matrix covers every /v2 operation of the document", () => {

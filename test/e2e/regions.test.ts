@@ -57,6 +57,7 @@ test("regions: an organization created for the EU lives only in the EU deploymen
   const regions = `us=${usUrl},eu=${euUrl}`;
   const usDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-us-"));
   const euDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-eu-"));
+  let euAdminKeyId = "";
   // Before the servers start: they serve the files the build left.
   if (browserUnavailable() === undefined) ensureDashboardBuilt();
   // The OPA-compatible port is off: its fixed default would collide between the two (and with other suites).
@@ -93,6 +94,7 @@ test("regions: an organization created for the EU lives only in the EU deploymen
     assert.equal(org.api_url, euUrl);
     assert.match(org.api_key_secret, /^gh_eu_[A-Za-z0-9_-]{43}$/, "the secret names its region");
     const euAdmin = org.api_key_secret as string;
+    euAdminKeyId = org.api_key_id as string;
     assert.equal((await call(usUrl, US_BOOTSTRAP, "GET", "/v2/orgs/active/org")).json.region, "us");
     const duplicate = await call(usUrl, US_BOOTSTRAP, "POST", "/v2/orgs", {
       key: "acme-eu",
@@ -230,6 +232,32 @@ test("regions: an organization created for the EU lives only in the EU deploymen
     assert.deepEqual(rowsWith(usFile, "id", [orgId]), []);
     const usBytes = fs.readFileSync(usFile).toString("latin1");
     assert.ok(!usBytes.includes(MARKER), "the misdirected call's body is stored nowhere");
+    // The default region's API log keeps the creating call, but nothing of what it created in the EU.
+    for (const [what, value] of [
+      ["id", orgId],
+      ["name", "Acme Europe"],
+      ["admin key", euAdminKeyId],
+    ] as const) {
+      assert.ok(
+        !usBytes.includes(value),
+        `the EU organization's ${what} is stored nowhere in the default region`,
+      );
+    }
+    const usLog = new Database(usFile, { readonly: true });
+    try {
+      const created = usLog
+        .prepare(
+          "select status, request_body, response_body from api_log where method = 'POST' and path = '/v2/orgs'",
+        )
+        .all() as { status: number; request_body: string | null; response_body: string | null }[];
+      assert.ok(
+        created.some((r) => r.status === 200),
+        "the call itself is in the caller's API log",
+      );
+      assert.ok(created.every((r) => r.request_body === null && r.response_body === null));
+    } finally {
+      usLog.close();
+    }
   } finally {
     fs.rmSync(usDir, { recursive: true, force: true });
     fs.rmSync(euDir, { recursive: true, force: true });

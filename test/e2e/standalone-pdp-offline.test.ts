@@ -27,10 +27,14 @@ async function check(pdp: ServerProcess, key: string, user: string): Promise<boo
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const ready = async (pdp: ServerProcess): Promise<any> => (await fetch(`${pdp.baseUrl}/ready`)).json();
+const ready = async (pdp: ServerProcess, key: string): Promise<any> =>
+  (await fetch(`${pdp.baseUrl}/ready`, { headers: { authorization: `Bearer ${key}` } })).json();
 
-async function metric(pdp: ServerProcess, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${pdp.baseUrl}/metrics`)).text();
+/** A line of the PDP's /metrics, scraped with the key (which adds its environment's series). */
+async function metric(pdp: ServerProcess, name: string, key: string): Promise<number | undefined> {
+  const text = await (
+    await fetch(`${pdp.baseUrl}/metrics`, { headers: { authorization: `Bearer ${key}` } })
+  ).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(" ") + 1));
 }
@@ -113,19 +117,19 @@ test("standalone PDP: decisions made while the control plane is away reach its l
     const revision = Number(write.headers.get("x-gatehouse-revision"));
     await until(
       "the PDP to hold the write",
-      async () => (await ready(pdp)).environments[0].revision >= revision,
+      async () => (await ready(pdp, key)).environments[0].revision >= revision,
     );
     // The lag is not the time since the last change (which this wait makes at least 5 s).
     await new Promise((r) => setTimeout(r, 5000));
-    const upToDate = await ready(pdp);
+    const upToDate = await ready(pdp, key);
     assert.equal(upToDate.control_plane, "reachable");
     assert.equal(upToDate.environments[0].behind, 0);
     assert.ok(
       upToDate.environments[0].lagMs < 5000,
       `lag while up to date: ${upToDate.environments[0].lagMs} ms`,
     );
-    assert.ok((await metric(pdp, "gatehouse_pdp_sync_lag_seconds"))! < 5);
-    assert.equal(await metric(pdp, "gatehouse_pdp_control_plane_up"), 1);
+    assert.ok((await metric(pdp, "gatehouse_pdp_sync_lag_seconds", key))! < 5);
+    assert.equal(await metric(pdp, "gatehouse_pdp_control_plane_up", key), 1);
     assert.equal(await check(pdp, key, "alice"), true);
 
     // The control plane goes away.
@@ -133,22 +137,22 @@ test("standalone PDP: decisions made while the control plane is away reach its l
     const gapA = names("gap-a", 10);
     for (const user of gapA) assert.equal(await check(pdp, key, user), false);
     const away = await until("/ready to say the control plane is unreachable", async () => {
-      const r = await ready(pdp);
+      const r = await ready(pdp, key);
       return r.control_plane === "unreachable" && r;
     });
     assert.equal(away.status, "ready");
     assert.equal(away.environments[0].behind, null);
     assert.equal(typeof away.last_sync_age_ms, "number");
-    assert.equal(await metric(pdp, "gatehouse_pdp_control_plane_up"), 0);
-    assert.equal(await metric(pdp, "gatehouse_pdp_revisions_behind"), undefined);
+    assert.equal(await metric(pdp, "gatehouse_pdp_control_plane_up", key), 0);
+    assert.equal(await metric(pdp, "gatehouse_pdp_revisions_behind", key), undefined);
     await until(
       "the decisions on disk",
-      async () => (await metric(pdp, "gatehouse_pdp_decision_log_spooled_total"))! >= 10,
+      async () => (await metric(pdp, "gatehouse_pdp_decision_log_spooled_total", key))! >= 10,
     );
     // Longer than the five seconds after which the decision log used to give its entries up.
-    await until("a gap of 6 s", async () => (await ready(pdp)).last_sync_age_ms > 6000);
-    assert.ok((await metric(pdp, "gatehouse_pdp_sync_lag_seconds"))! > 6);
-    assert.equal(await metric(pdp, "gatehouse_pdp_decision_log_dropped_total"), 0);
+    await until("a gap of 6 s", async () => (await ready(pdp, key)).last_sync_age_ms > 6000);
+    assert.ok((await metric(pdp, "gatehouse_pdp_sync_lag_seconds", key))! > 6);
+    assert.equal(await metric(pdp, "gatehouse_pdp_decision_log_dropped_total", key), 0);
 
     // The PDP restarts meanwhile. A write a crash cut short (never renamed) and a file the control plane will
     // refuse (not JSON) are in its spool: neither stops the others from shipping. A file an older version wrote
@@ -189,12 +193,12 @@ test("standalone PDP: decisions made while the control plane is away reach its l
       fs.readdirSync(spoolDir).filter((f) => f.endsWith(".tmp")),
       [],
     );
-    assert.equal((await ready(again)).control_plane, "unreachable");
+    assert.equal((await ready(again, key)).control_plane, "unreachable");
     const gapB = names("gap-b", 10);
     for (const user of gapB) assert.equal(await check(again, key, user), false);
     await until(
       "the new decisions on disk",
-      async () => (await metric(again, "gatehouse_pdp_decision_log_spooled_total"))! >= 10,
+      async () => (await metric(again, "gatehouse_pdp_decision_log_spooled_total", key))! >= 10,
     );
 
     // The control plane comes back where the PDP looks for it, with the same database.
@@ -209,10 +213,10 @@ test("standalone PDP: decisions made while the control plane is away reach its l
       assert.equal(arrived.get(user)?.length, 1, `${user}: ${arrived.get(user)?.join(", ")}`);
     await until(
       "the spool to empty",
-      async () => (await metric(again, "gatehouse_pdp_decision_log_spool_entries")) === 0,
+      async () => (await metric(again, "gatehouse_pdp_decision_log_spool_entries", key)) === 0,
     );
-    assert.equal(await metric(again, "gatehouse_pdp_decision_log_spool_dropped_total"), 2);
-    assert.ok((await metric(again, "gatehouse_pdp_decision_log_shipped_total"))! >= 20);
+    assert.equal(await metric(again, "gatehouse_pdp_decision_log_spool_dropped_total", key), 2);
+    assert.ok((await metric(again, "gatehouse_pdp_decision_log_shipped_total", key))! >= 20);
     assert.deepEqual(fs.readdirSync(spoolDir), []);
     const olderEntry = (await api(back.baseUrl, key, "GET", `${LOG}/${olderId}`)).json;
     assert.equal(olderEntry.pdp_config_id, "pdp-of-an-older-version");
@@ -220,7 +224,7 @@ test("standalone PDP: decisions made while the control plane is away reach its l
     const newer = (await api(back.baseUrl, key, "GET", `${LOG}/${arrived.get(gapB[0] as string)?.[0]}`)).json;
     assert.match(newer.pdp_config_id, /^[0-9a-f-]{36}$/, "a spooled chunk keeps the PDP that made it");
     const caughtUp = await until("/ready to say the control plane is back", async () => {
-      const r = await ready(again);
+      const r = await ready(again, key);
       return r.control_plane === "reachable" && r;
     });
     assert.equal(caughtUp.environments[0].behind, 0);
@@ -251,7 +255,7 @@ test("standalone PDP: past its size bound the spool drops the oldest decisions f
     assert.equal(await cp.stop(), 0, cp.output());
     await until(
       "/ready to say the control plane is unreachable",
-      async () => (await ready(pdp)).control_plane === "unreachable",
+      async () => (await ready(pdp, key)).control_plane === "unreachable",
     );
 
     // Three batches, each on disk before the next: the first ones go when the last ones come.
@@ -259,15 +263,15 @@ test("standalone PDP: past its size bound the spool drops the oldest decisions f
     for (let batch = 0; batch < 3; batch++) {
       for (const user of users.slice(batch * 10, batch * 10 + 10)) await check(pdp, key, user);
       const onDisk = async () => {
-        const spooled = (await metric(pdp, "gatehouse_pdp_decision_log_spooled_total"))!;
-        const dropped = (await metric(pdp, "gatehouse_pdp_decision_log_spool_dropped_total"))!;
+        const spooled = (await metric(pdp, "gatehouse_pdp_decision_log_spooled_total", key))!;
+        const dropped = (await metric(pdp, "gatehouse_pdp_decision_log_spool_dropped_total", key))!;
         return spooled >= (batch + 1) * 10 && { spooled, dropped };
       };
       await until(`batch ${batch} on disk`, onDisk);
-      assert.ok((await metric(pdp, "gatehouse_pdp_decision_log_spool_bytes"))! <= bound);
+      assert.ok((await metric(pdp, "gatehouse_pdp_decision_log_spool_bytes", key))! <= bound);
     }
-    const dropped = (await metric(pdp, "gatehouse_pdp_decision_log_spool_dropped_total"))!;
-    const pending = (await metric(pdp, "gatehouse_pdp_decision_log_spool_entries"))!;
+    const dropped = (await metric(pdp, "gatehouse_pdp_decision_log_spool_dropped_total", key))!;
+    const pending = (await metric(pdp, "gatehouse_pdp_decision_log_spool_entries", key))!;
     assert.ok(dropped >= 10, `dropped: ${dropped}`);
     assert.equal(dropped + pending, 30);
 
@@ -275,7 +279,7 @@ test("standalone PDP: past its size bound the spool drops the oldest decisions f
     procs.push(back);
     await until(
       "the spool to empty",
-      async () => (await metric(pdp, "gatehouse_pdp_decision_log_spool_entries")) === 0,
+      async () => (await metric(pdp, "gatehouse_pdp_decision_log_spool_entries", key)) === 0,
     );
     const byUser = await logged(back.baseUrl, key, users);
     // What is missing is exactly the oldest `dropped` decisions; the rest arrived once each.
@@ -284,7 +288,7 @@ test("standalone PDP: past its size bound the spool drops the oldest decisions f
       users.slice(0, dropped),
     );
     for (const user of users.slice(dropped)) assert.equal(byUser.get(user)?.length, 1, user);
-    assert.equal(await metric(pdp, "gatehouse_pdp_decision_log_spool_dropped_total"), dropped);
+    assert.equal(await metric(pdp, "gatehouse_pdp_decision_log_spool_dropped_total", key), dropped);
   } finally {
     for (const p of procs) await p.stop("SIGKILL");
     fs.rmSync(cpDir, { recursive: true, force: true });

@@ -152,10 +152,16 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
         .end();
     });
     assert.equal(climbed, 400);
-    const ready = await (await fetch(`${pdp.baseUrl}/ready`)).json();
+    const withKey = { headers: { authorization: `Bearer ${key}` } };
+    const ready = await (await fetch(`${pdp.baseUrl}/ready`, withKey)).json();
     assert.equal(ready.environments[0].revision >= bulkRevision, true);
-    const metrics = await (await fetch(`${pdp.baseUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${pdp.baseUrl}/metrics`, withKey)).text();
     assert.match(metrics, /gatehouse_pdp_revisions_behind\{[^}]*\} 0/);
+    // Without a key: counts, no environment id.
+    const anonymous = await (await fetch(`${pdp.baseUrl}/ready`)).json();
+    assert.equal(anonymous.environment_count, 1);
+    assert.equal(anonymous.environments, undefined);
+    assert.doesNotMatch(await (await fetch(`${pdp.baseUrl}/metrics`)).text(), /environment_id/);
 
     // Decisions reach the control plane's decision log.
     const deadline = Date.now() + 10_000;
@@ -207,7 +213,9 @@ test("standalone PDP: follows the control plane, ships decisions, and restarts f
       carolDecision.debug.reason.expired.map((g: { role: string; tenant: string }) => [g.role, g.tenant]),
       [["reader", "default"]],
     );
-    const metricsAway = await (await fetch(`${again.baseUrl}/metrics`)).text();
+    const metricsAway = await (
+      await fetch(`${again.baseUrl}/metrics`, { headers: { authorization: `Bearer ${key}` } })
+    ).text();
     assert.match(metricsAway, /gatehouse_pdp_revision\{/);
   } finally {
     for (const p of procs) await p.stop("SIGKILL");

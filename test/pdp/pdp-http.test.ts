@@ -337,6 +337,48 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     assert.equal(cross.json.allow, false, "a key's own environment wins over a header naming another");
   });
 
+  test("/ready and /metrics name no environment without a key; with one, the environment it selects", async () => {
+    const { globex, call } = env();
+    const globexKey = (await call(globex.adminKey, "GET", "/v2/api-key/default/production")).json.secret;
+    // Both organizations' environments are held.
+    for (const k of [key, globexKey])
+      assert.equal(
+        (
+          await pdp.call(k, "/allowed", {
+            user: "a",
+            action: "read",
+            resource: { type: "document", tenant: "t1" },
+          })
+        ).status,
+        200,
+      );
+    const held = pdp.pdp.status().environments.map((e) => e.environmentId);
+    assert.ok(held.length >= 2);
+    const get = async (path: string, k?: string) => {
+      const res = await fetch(pdp.url + path, {
+        headers: k === undefined ? {} : { authorization: `Bearer ${k}` },
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const anonymous = [await get("/ready"), await get("/metrics")];
+    for (const res of anonymous) {
+      assert.equal(res.status, 200);
+      for (const id of held) assert.ok(!res.text.includes(id), `${id} in ${res.text.slice(0, 300)}`);
+    }
+    assert.equal(JSON.parse(anonymous[0]!.text).environment_count, held.length);
+    assert.match(anonymous[1]!.text, new RegExp(`^gatehouse_pdp_environments ${held.length}$`, "m"));
+
+    const mine = await get("/ready", key);
+    const listed = JSON.parse(mine.text).environments as { environmentId: string }[];
+    assert.equal(listed.length, 1);
+    const own = listed[0]!.environmentId;
+    const metrics = (await get("/metrics", key)).text;
+    assert.match(metrics, new RegExp(`gatehouse_pdp_revision\\{environment_id="${own}"\\} \\d+`));
+    for (const id of held.filter((i) => i !== own))
+      assert.ok(!metrics.includes(id) && !mine.text.includes(id));
+    assert.equal((await get("/ready", "gh_nope")).status, 401);
+  });
+
   test("bad input is a 422 with the error body", async () => {
     for (const body of [
       { user: "alice", resource: "document" },

@@ -13,11 +13,11 @@ import type { DecisionLogChunk, DecisionLogEntry } from "../../src/pdp/storage.t
 import {
   openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,
-} from "../../src/modules/audit-logs/sqlite-decision-log.ts";
+} from "../../src/domain/decision-log/sqlite-threads.ts";
+import { insertDecisionLogChunk } from "../../src/domain/decision-log/database-sink.ts";
 import {
   findDecisionLog,
   idAt,
-  insertDecisionLogChunk,
   timeOfId,
   listDecisionLogs,
   purgeDecisionLogs,

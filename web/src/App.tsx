@@ -11,7 +11,8 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Container } from "@mantine/core";
 import { api, ApiError, unwrap } from "./api/client";
 import { ErrorState, Loading } from "./components/states";
-import { POLICY_PAGES, Shell } from "./components/Shell";
+import { Shell } from "./components/Shell";
+import { NAV } from "./nav";
 import { OrgContext } from "./org";
 import { useSession, type Session } from "./session";
 
@@ -20,18 +21,6 @@ const AuthPages = () => import("./pages/AuthPages");
 const LoginPage = lazy(async () => ({ default: (await AuthPages()).LoginPage }));
 const SetupPage = lazy(async () => ({ default: (await AuthPages()).SetupPage }));
 const InvitePage = lazy(async () => ({ default: (await AuthPages()).InvitePage }));
-const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
-const UsersPage = lazy(() => import("./pages/UsersPage"));
-const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
-const TenantsPage = lazy(() => import("./pages/TenantsPage"));
-const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
-const MembersPage = lazy(() => import("./pages/MembersPage"));
-const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
-const OverviewPage = lazy(() => import("./pages/OverviewPage"));
-const InstancesPage = lazy(() => import("./pages/InstancesPage"));
-const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
-const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
-const PolicyPages = lazy(() => import("./pages/policy"));
 
 /** Pages after login: a session is needed, else the login page (and back here after it). */
 function RequireSession({ children }: { children: (session: Session) => React.ReactNode }) {
@@ -141,22 +130,13 @@ const routes: RouteObject[] = [
     element: <OrgLayout />,
     children: [
       { index: true, element: <Navigate to="projects" replace /> },
-      { path: "projects", element: <ProjectsPage /> },
-      { path: "p/:proj/e/:env/users", element: <UsersPage /> },
-      { path: "p/:proj/e/:env/tenants", element: <TenantsPage /> },
       { path: "p/:proj/e/:env", element: <Navigate to="overview" replace /> },
-      { path: "p/:proj/e/:env/overview", element: <OverviewPage /> },
-      { path: "p/:proj/e/:env/instances", element: <InstancesPage /> },
-      { path: "p/:proj/e/:env/check", element: <PlaygroundPage /> },
-      { path: "p/:proj/e/:env/decisions", element: <DecisionLogPage /> },
-      ...POLICY_PAGES.map(([page]) => ({
-        path: `p/:proj/e/:env/${page}`,
-        element: <PolicyPages page={page} />,
-      })),
-      { path: "settings/api-keys", element: <ApiKeysPage /> },
-      { path: "api-log", element: <ApiLogPage /> },
-      { path: "settings/members", element: <MembersPage /> },
-      { path: "settings/organization", element: <OrganizationPage /> },
+      ...NAV.flatMap((group) =>
+        group.pages.map((page) => ({
+          path: group.env ? `p/:proj/e/:env/${page.path}` : page.path,
+          element: page.element,
+        })),
+      ),
       { path: "*", element: <NotFound /> },
     ],
   },

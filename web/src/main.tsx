@@ -6,6 +6,7 @@ import { MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
 import "@mantine/core/styles.css";
 import "@mantine/notifications/styles.css";
+import "./global.css";
 import { ApiError, onSessionEnded, setCsrfToken } from "./api/client";
 import { router } from "./App";
 import { cssVariables, theme } from "./theme";

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { api, unwrap } from "./api/client";
-import { useOrg } from "./org";
+import { useOrg, usePlace } from "./org";
+import { useMayWrite } from "./session";
 
 const PER_PAGE = 100;
 
@@ -36,4 +37,12 @@ export function usePlaceIds(proj: string, env: string): { projectId?: string; en
     projectId: projects.data?.find((p) => p.key === proj || p.id === proj)?.id,
     environmentId: envs.data?.find((e) => e.key === env || e.id === env)?.id,
   };
+}
+
+/** The URL's environment: its path parameters, the prefix of its query keys, and whether the member may write there. */
+export function useEnvPath() {
+  const org = useOrg();
+  const { proj = "", env = "" } = usePlace();
+  const canWrite = useMayWrite(usePlaceIds(proj, env));
+  return { path: { proj_id: proj, env_id: env }, base: [org.id, proj, env], canWrite };
 }

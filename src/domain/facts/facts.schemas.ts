@@ -1,12 +1,12 @@
 import { Type, type Static } from "typebox";
-import { Description, JsonObject, Key, Name, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, Key, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, NameInput, Stamps } from "../../lib/schema-fields.ts";
 
 /** The facts' shapes that the records in this folder build and take; each module adds the rest of its own. */
 
 export const TenantCreate = Type.Object({
   key: Key("URL-friendly tenant key"),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   attributes: Type.Optional(JsonObject),
 });
 export type TenantCreate = Static<typeof TenantCreate>;
@@ -41,9 +41,7 @@ export const RoleAssignmentRead = Type.Object({
   user_id: Uuid,
   role_id: Uuid,
   tenant_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   created_at: Timestamp,
   expires_at: ExpiresAtRead,
 });
@@ -53,6 +51,7 @@ export const USER_KEY_PATTERN = "^[A-Za-z0-9|@+\\-\\._]+$";
 export const Email = Type.String({ format: "email", maxLength: 320 });
 export const PersonName = Type.String({ maxLength: 255 });
 
+/** The bodies of a user's own role routes: an assignment but for its user, whom the path names. */
 export const UserRoleCreate = Type.Object({
   role: Ref("role id or key"),
   tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
@@ -78,9 +77,7 @@ export const UserInTenant = Type.Object({
 export const UserRead = Type.Object({
   id: Uuid,
   key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   email: Type.Optional(Type.String({ description: "absent when never set" })),
   first_name: Type.Optional(Type.String({ description: "absent when never set" })),
   last_name: Type.Optional(Type.String({ description: "absent when never set" })),
@@ -89,8 +86,7 @@ export const UserRead = Type.Object({
   roles: Type.Array(Type.Object({ role: Type.String(), tenant: Type.String() }), {
     description: "deprecated: the user's tenant-level roles",
   }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type UserRead = Static<typeof UserRead>;
 

@@ -168,3 +168,32 @@ export const noFilter = (f: object): boolean => Object.values(f).every((v) => v 
 /** The rows after `after` in list order, when given (a seek from an anchor). */
 export const seekAfter = (alias: string, after: ListKey | undefined) =>
   after === undefined ? sql<SqlBool>`true` : afterKey(alias, after);
+
+/**
+ * One page of a counted facts list: `filter` null means it names something that does not exist (an empty list);
+ * an unfiltered page seeks from the list's anchors and takes its total from list_counts, a filtered one counts when
+ * asked.
+ */
+export async function filteredPage<F extends object, R>(
+  db: Db,
+  list: CountedList,
+  envId: string,
+  p: PageRequest,
+  filter: F | null,
+  query: {
+    rows(
+      db: Db,
+      envId: string,
+      f: F,
+      offset: number,
+      limit: number,
+      after: ListKey | undefined,
+    ): Promise<R[]>;
+    count(db: Db, envId: string, f: F): Promise<number>;
+  },
+): Promise<{ rows: R[]; total: () => Promise<number> }> {
+  if (!filter) return { rows: [], total: async () => 0 };
+  const { start, total } = await listPage(db, list, envId, p, !noFilter(filter));
+  const rows = await query.rows(db, envId, filter, start.offset, p.perPage, start.after);
+  return { rows, total: async () => total ?? query.count(db, envId, filter) };
+}

@@ -13,26 +13,28 @@ import type {
   TenantRoleData,
 } from "../../pdp/engine/types.ts";
 import {
-  conditionSetIdsOfResource,
   listActions,
   listConditionSetParents,
   listRoleRows,
   loadConditionSets,
   loadResourceGraphs,
   loadRoleGraphs,
-  resourcesDerivingFrom,
-  resourcesRelatingTo,
-  rolesExtending,
-  setRulesUsing,
-  tenantRolesUsingActions,
   type ConditionSetRow,
   type ResourceGraph,
   type ResourceRow,
   type RoleGraph,
   type RoleRow,
-  tuplesUsingRelations,
   type SetRuleRef,
 } from "./schema.repo.ts";
+import {
+  conditionSetIdsOfResource,
+  resourcesDerivingFrom,
+  resourcesRelatingTo,
+  rolesExtending,
+  setRulesUsing,
+  tenantRolesUsingActions,
+  tuplesUsingRelations,
+} from "./schema-dependants.repo.ts";
 
 /** The engine's view of a resource: every key, no ids. The one place a resource becomes a change record. */
 export function resourceData(graph: ResourceGraph): ResourceData {

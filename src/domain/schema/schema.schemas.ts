@@ -8,9 +8,9 @@ import {
   Name,
   PageQuery,
   Ref,
-  Timestamp,
   Uuid,
 } from "../../lib/schemas.ts";
+import { EnvIds, NamedHead, NamedUpdate, Stamps } from "../../lib/schema-fields.ts";
 
 /** TypeBox pieces shared by the schema modules (/v2/schema/{proj_id}/{env_id}/...). */
 
@@ -113,36 +113,25 @@ export type ResourcePath = Static<typeof ResourceParams>;
 /** The schema objects' shapes that the records in this folder build and take; each module adds the rest. */
 
 export const ResourceActionRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   attributes: Type.Optional(JsonObject),
   permission_name: Type.String({ description: '"<resource key>:<action key>"' }),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   resource_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 
 export type ResourceActionRead = Static<typeof ResourceActionRead>;
 
 /** An action inside a resource body (ResourceCreate.actions): the key is the map key. */
 export const ActionBlockEditable = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Description),
-  attributes: Type.Optional(JsonObject),
+  ...NamedUpdate,
 });
 
 export type ActionBlockEditable = Static<typeof ActionBlockEditable>;
 
 export const ActionBlockRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   attributes: Type.Optional(JsonObject),
 });
 
@@ -153,11 +142,8 @@ export const ResourceAttributeRead = Type.Object({
   description: Type.Optional(Type.String()),
   resource_id: Uuid,
   resource_key: Type.String(),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
   built_in: Type.Boolean(),
 });
 
@@ -179,19 +165,13 @@ export const AttributeBlockRead = Type.Object({
 });
 
 export const RelationRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   subject_resource: Type.String({ description: "key of the subject resource" }),
   subject_resource_id: Uuid,
   object_resource: Type.String({ description: "key of the object resource (the one in the path)" }),
   object_resource_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
 });
 
 export type RelationRead = Static<typeof RelationRead>;
@@ -205,23 +185,17 @@ export const RelationBlockRead = Type.Object({
 });
 
 export const ResourceRoleRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   permissions: Type.Array(Type.String(), { description: "action keys of the role's resource" }),
   attributes: Type.Optional(JsonObject),
   extends: Type.Array(Type.String(), {
     description: "keys of roles of the same resource this role inherits",
   }),
   granted_to: DerivedRoleBlockRead,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   resource_id: Uuid,
   resource: Type.String({ description: "key of the role's resource" }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 
 export type ResourceRoleRead = Static<typeof ResourceRoleRead>;
@@ -252,11 +226,8 @@ export const ResourceRead = Type.Object({
   action_groups: Type.Record(Type.String(), Type.Array(Type.String()), {
     description: "action group key -> action keys",
   }),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
 });
 
 export type ResourceRead = Static<typeof ResourceRead>;

@@ -20,24 +20,6 @@ export const findActionGroup = (
     .executeTakeFirst();
 };
 
-export const listActionGroupsPage = (
-  db: Db,
-  envId: string,
-  resourceId: string,
-  offset: number,
-  limit: number,
-): Promise<ActionGroupRow[]> =>
-  db
-    .selectFrom("action_groups")
-    .selectAll()
-    .where("environment_id", "=", envId)
-    .where("resource_id", "=", resourceId)
-    .orderBy("created_at")
-    .orderBy("key")
-    .offset(offset)
-    .limit(limit)
-    .execute();
-
 /** group id -> the keys of its actions */
 export async function actionGroupMembers(
   db: Db,

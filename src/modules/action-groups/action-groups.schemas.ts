@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, JsonObject, Key, Name, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, Key, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, NamedHead, NamedUpdate, NameInput, Stamps } from "../../lib/schema-fields.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export const ActionGroupParams = Type.Object({
@@ -14,34 +15,25 @@ const ActionKeys = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), {
 });
 
 export const ResourceActionGroupRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   attributes: Type.Optional(JsonObject),
   actions: Type.Array(Type.String()),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   resource_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type ResourceActionGroupRead = Static<typeof ResourceActionGroupRead>;
 
 export const ResourceActionGroupCreate = Type.Object({
   key: Key("action group key"),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   attributes: Type.Optional(JsonObject),
   actions: Type.Optional(ActionKeys),
 });
 export type ResourceActionGroupCreate = Static<typeof ResourceActionGroupCreate>;
 
 export const ResourceActionGroupUpdate = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Description),
-  attributes: Type.Optional(JsonObject),
+  ...NamedUpdate,
   actions: Type.Optional(ActionKeys),
 });
 export type ResourceActionGroupUpdate = Static<typeof ResourceActionGroupUpdate>;

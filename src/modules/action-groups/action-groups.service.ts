@@ -5,7 +5,7 @@ import type { Database } from "../../db/types.ts";
 import { notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
-import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
+import type { PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
@@ -23,7 +23,6 @@ import {
   deleteActionGroup,
   findActionGroup,
   insertActionGroup,
-  listActionGroupsPage,
   replaceActionGroupMembers,
   updateActionGroup,
 } from "./action-groups.repo.ts";
@@ -33,6 +32,8 @@ import type {
   ResourceActionGroupRead,
   ResourceActionGroupUpdate,
 } from "./action-groups.schemas.ts";
+import { pageOfResource } from "../../db/pages.ts";
+import { namedPatch } from "../../lib/patch.ts";
 
 const actionGroupRead = (row: ActionGroupRow, actions: string[]): ResourceActionGroupRead => ({
   id: row.id,
@@ -70,7 +71,7 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
       page: PageRequest,
     ): Promise<ResourceActionGroupRead[]> {
       const resource = await requireResource(db, environment.id, path.resource_id);
-      const rows = await listActionGroupsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
+      const rows = await pageOfResource(db, "action_groups", environment.id, resource.id, page);
       const members = await actionGroupMembers(
         db,
         environment.id,
@@ -131,12 +132,7 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
           ]);
           await replaceActionGroupMembers(trx, envId, group.id, actionIds);
         }
-        const row = await updateActionGroup(trx, group.id, {
-          ...(input.name !== undefined && { name: input.name }),
-          ...(input.description !== undefined && { description: input.description }),
-          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-          updated_at: now(),
-        });
+        const row = await updateActionGroup(trx, group.id, namedPatch(input));
         changes.resource(resource.id);
         return read(trx, envId, row);
       });

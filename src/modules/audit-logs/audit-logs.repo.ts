@@ -1,48 +1,8 @@
-import { CompiledQuery, sql, type Kysely, type RawBuilder } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
-import type { Database } from "../../db/types.ts";
 import { toTimestamp } from "../../lib/time.ts";
-import type { DecisionLogChunk, DecisionLogEntry, DecisionRecord } from "../../pdp/storage.ts";
-
-/**
- * Stores a chunk as one row, its entries as the text they were shipped in (bound as bytes and cast to text, which
- * neither SQLite nor PostgreSQL re-encodes: both keep UTF-8). The environment must still exist:
- * a chunk of one deleted since its decisions were made is left out (0 rows). A chunk already stored (a retry
- * after a lost answer) is left as it is. Parameters: PDP, first id, last id, count, created_at, entries,
- * environment.
- */
-const INSERT_DECISION_LOG_CHUNK =
-  "insert into decision_log_chunks (environment_id, pdp_id, first_id, last_id, count, created_at, entries) " +
-  "select id, ?, ?, ?, cast(? as integer), ?, cast(? as text) from environments where id = ? on conflict do nothing";
-
-const insertChunkSql: Record<Dialect, string> = {
-  sqlite: INSERT_DECISION_LOG_CHUNK,
-  postgres: INSERT_DECISION_LOG_CHUNK.split("?").reduce((text, part, i) => `${text}$${i}${part}`),
-};
-
-const chunkParameters = (chunk: DecisionLogChunk, createdAt: string) => [
-  chunk.pdpId,
-  chunk.firstId,
-  chunk.lastId,
-  chunk.count,
-  createdAt,
-  chunk.entries,
-  chunk.environmentId,
-];
-
-/** One statement per chunk; resolves to the entries stored (0 when the environment is gone or it was stored). */
-export async function insertDecisionLogChunk(
-  db: Kysely<Database>,
-  dialect: Dialect,
-  chunk: DecisionLogChunk,
-  createdAt: string,
-): Promise<number> {
-  const result = await db.executeQuery(
-    CompiledQuery.raw(insertChunkSql[dialect], chunkParameters(chunk, createdAt)),
-  );
-  return Number(result.numAffectedRows ?? 0) > 0 ? chunk.count : 0;
-}
+import type { DecisionLogEntry, DecisionRecord } from "../../pdp/storage.ts";
 
 /**
  * The first 48 bits of a UUIDv7 are its time in milliseconds: the text every id made at `ms` or later is at

@@ -17,7 +17,7 @@ import {
   DecisionStatsQuery,
 } from "./audit-logs.schemas.ts";
 import { createAuditLogsService, purgeDecisionLogsOlderThan } from "./audit-logs.service.ts";
-import { openSqliteDecisionLogReader } from "./sqlite-decision-log.ts";
+import { openSqliteDecisionLogReader } from "../../domain/decision-log/sqlite-threads.ts";
 
 export const auditLogsRoutes: FastifyPluginAsyncTypebox<{
   store: Store;

@@ -13,11 +13,11 @@ import {
   purgeDecisionLogs,
   countDecisionsPerMinute,
   findDecisionLog,
-  insertDecisionLogChunk,
   listDecisionLogs,
   type DecisionLogFilter,
   type StoredDecision,
 } from "./audit-logs.repo.ts";
+import { insertDecisionLogChunk } from "../../domain/decision-log/database-sink.ts";
 
 /** The input of a check stored without one: the PDP leaves out what the entry's fields already say. */
 const checkInput = (e: DecisionLogEntry) => ({

@@ -19,6 +19,4 @@ export const TenantBulkDelete = idents("tenant id or key");
 export const InstanceBulkWrite = operations(ResourceInstanceCreate);
 export type InstanceBulkWrite = Static<typeof InstanceBulkWrite>;
 export const InstanceBulkDelete = idents("instance id or `type:key`");
-export type BulkIdents = Static<typeof UserBulkDelete>;
-
 export const BulkResult = Type.Object({}, { description: "bulk results are an empty object" });

@@ -8,6 +8,8 @@ import {
   CheckResult,
   EnvParams,
   PdpStatus,
+  PlanRequest,
+  PlanResult,
   UserPermissionsRequest,
   UserPermissionsResult,
 } from "./checks.schemas.ts";
@@ -68,6 +70,22 @@ export const checksRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createChe
       },
     },
     (req) => checks.userPermissions(envOf(req), req.body),
+  );
+  app.post(
+    "/v2/pdps/:proj_id/:env_id/plan/resources",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "A filter plan from the embedded PDP (Gatehouse's own): the instances of a type a user may act on, as " +
+          "a condition on their fields (docs/data-filtering.md)",
+        params: EnvParams,
+        body: PlanRequest,
+        response: { 200: PlanResult, ...errorResponses(404, 503) },
+      },
+    },
+    (req) => checks.planResources(envOf(req), req.body),
   );
   app.get(
     "/v2/pdps/:proj_id/:env_id/status",

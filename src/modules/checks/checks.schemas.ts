@@ -112,6 +112,42 @@ export const UserPermissionsResult = Type.Object({
   revision: Type.Integer({ description: "the environment revision the PDP answered at" }),
 });
 
+export const PlanRequest = Type.Object({
+  user: CheckUser,
+  action: Key,
+  resource: Type.Union([
+    Key,
+    Type.Object(
+      {
+        type: Key,
+        tenant: Type.Optional(Type.String({ maxLength: 255, description: "only this tenant's instances" })),
+      },
+      { additionalProperties: false },
+    ),
+  ]),
+  context: Type.Optional(Attributes),
+});
+
+const PlanExpression = Type.Unsafe<Record<string, unknown>>({
+  type: "object",
+  description:
+    "{operator: and|or|not, operands: [...]} or {operator: eq|ne|lt|le|gt|ge|in|not_in|contains|not_contains|" +
+    "starts_with|ends_with|array_contains|array_subset|array_superset|array_intersect, field, value} " +
+    "(docs/data-filtering.md)",
+  additionalProperties: true,
+});
+
+export const PlanResult = Type.Object({
+  kind: Type.Union([
+    Type.Literal("always_allowed"),
+    Type.Literal("always_denied"),
+    Type.Literal("conditional"),
+  ]),
+  condition: Type.Optional(PlanExpression),
+  key_count: Type.Integer({ minimum: 0, description: "instance keys the condition lists" }),
+  revision: Type.Integer({ description: "the environment revision the PDP answered at" }),
+});
+
 export const PdpStatus = Type.Object({
   environment_revision: Type.Integer({ description: "the environment's latest revision" }),
   pdp_id: Type.String(),

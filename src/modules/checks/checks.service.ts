@@ -38,6 +38,11 @@ export function createChecksService(deps: { store: Store; pdpSlot: PdpSlot }) {
       return pdp.userPermissions(env, body);
     },
 
+    planResources(scope: EnvScope, body: unknown) {
+      const { pdp, env } = pdpOf(scope);
+      return pdp.planResources(env, body);
+    },
+
     async status(scope: EnvScope) {
       const { pdp, env } = pdpOf(scope);
       const held = await pdp.held(env);

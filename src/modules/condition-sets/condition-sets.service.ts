@@ -28,6 +28,7 @@ import {
 } from "./condition-sets.repo.ts";
 import type {
   ConditionSetCreate,
+  ConditionSetListQuery,
   ConditionSetPath,
   ConditionSetRead,
   ConditionSetUpdate,
@@ -139,11 +140,7 @@ export function createConditionSetsService(deps: { db: Kysely<Database> }) {
     async list(
       { environment }: EnvScope,
       path: EnvPath,
-      query: {
-        search?: string | undefined;
-        type?: string | undefined;
-        include_total_count?: boolean | undefined;
-      },
+      query: ConditionSetListQuery,
       page: PageRequest,
     ): Promise<ConditionSetRead[] | Page<ConditionSetRead>> {
       const { ids, total } = await listConditionSetIdsPage(

@@ -3,6 +3,11 @@ import type { Database } from "../../db/types.ts";
 import { newId } from "../../lib/ids.ts";
 import type { IdTable, PolicyRows, PolicyTable } from "./environment-copy.repo.ts";
 
+// Over 500 lines on purpose: one pure planner, read top to bottom in the order a copy runs (scope, conflicts,
+// resources, their parts, relations, tenant roles, links, condition sets, set rules); its steps share the Planner
+// and the resolvers, and each is a short function. Split across files, a reader would hop between them to follow
+// one copy.
+
 /**
  * Plans a copy of one environment's policy into another, as data: what to insert, update and delete in the
  * target. Pure (no database), so the rules are easy to read and to test:

@@ -25,11 +25,7 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      const target = await environmentCopy.copy(
-        envOf(req),
-
-        req.body,
-      );
+      const target = await environmentCopy.copy(envOf(req), req.body);
       return reply.code(201).send(target);
     },
   );
@@ -50,12 +46,7 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      const { finished, record } = await environmentCopy.copyAsync(
-        envOf(req),
-
-        req.body,
-        req.query.wait ?? 0,
-      );
+      const { finished, record } = await environmentCopy.copyAsync(envOf(req), req.body, req.query.wait ?? 0);
       return reply.code(finished ? 200 : 202).send(record);
     },
   );
@@ -70,12 +61,6 @@ export const environmentCopyRoutes: FastifyPluginAsyncTypebox<
         response: { 200: CopyTaskRecord, ...errorResponses(404) },
       },
     },
-    (req) =>
-      environmentCopy.result(
-        envOf(req),
-
-        req.params.task_id,
-        req.query.wait ?? 0,
-      ),
+    (req) => environmentCopy.result(envOf(req), req.params.task_id, req.query.wait ?? 0),
   );
 };

@@ -62,7 +62,13 @@ export const organizationsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: OrganizationReadWithAPIKey, ...errorResponses(409) },
       },
     },
-    (req) => organizations.create(req.body),
+    (req) => {
+      // An organization of another region is stored only there: not even this region's API log keeps its name,
+      // id or key (docs/regions.md).
+      const region = req.body.region;
+      if (region !== undefined && region !== deps.config.region) req.apiLogWithoutBodies = true;
+      return organizations.create(req.body);
+    },
   );
   // Another region's deployment creating an organization here (see other-regions.ts): the region secret, not a key.
   app.post(

@@ -44,12 +44,6 @@ export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPd
         response: { 200: ChangesResponse, ...errorResponses(404) },
       },
     },
-    (req) =>
-      pdpSync.changes(
-        envOf(req),
-
-        req.query.after,
-        req.query.wait ?? 0,
-      ),
+    (req) => pdpSync.changes(envOf(req), req.query.after, req.query.wait ?? 0),
   );
 };

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { EnvParams, Key, Name, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EnvParams, Key, Name, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
 
 /** Permit's `Methods`. */
 export const HttpMethod = Type.Union(
@@ -73,11 +74,8 @@ export type StoredMappingRule = Static<typeof StoredMappingRule>;
 export const ProxyConfigRead = Type.Object({
   key: Type.String(),
   id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
   secret: Type.Unknown(),
   name: Type.String(),
   mapping_rules: Type.Array(StoredMappingRule),

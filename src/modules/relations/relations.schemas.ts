@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, Key, Name, Ref } from "../../lib/schemas.ts";
+import { Key, Ref } from "../../lib/schemas.ts";
+import { NameInput } from "../../lib/schema-fields.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export { RelationBlockRead, RelationRead } from "../../domain/schema/schema.schemas.ts";
@@ -13,8 +14,7 @@ export type RelationPath = Static<typeof RelationParams>;
 
 export const RelationCreate = Type.Object({
   key: Key("relation key"),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   subject_resource: Type.String({ minLength: 1, maxLength: 512, description: "subject resource id or key" }),
 });
 

@@ -47,13 +47,7 @@ export const relationshipTuplesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Paginated(RelationshipTupleRead), ...errorResponses(404) },
       },
     },
-    (req) =>
-      tuples.listDetailed(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => tuples.listDetailed(envOf(req), req.query, pageRequest(req.query)),
   );
   app.post(
     base,

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { ArrayOrPage, EnvIds, ListShapeQuery, Stamps } from "../../lib/schema-fields.ts";
 
 const InstanceBlock = Type.Object({
   key: Type.String(),
@@ -18,11 +19,8 @@ export const RelationshipTupleRead = Type.Object({
   relation_id: Uuid,
   object_id: Uuid,
   tenant_id: Uuid,
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
   subject_details: Type.Optional(InstanceBlock),
   relation_details: Type.Optional(Type.Object({ key: Type.String(), name: Type.String() })),
   object_details: Type.Optional(InstanceBlock),
@@ -59,17 +57,13 @@ const filters = {
 
 export const RelationshipTupleListQuery = Type.Object({
   ...filters,
-  detailed: Type.Optional(Type.Boolean({ default: false })),
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  ...ListShapeQuery,
 });
 export type RelationshipTupleListQuery = Static<typeof RelationshipTupleListQuery>;
 
 export const RelationshipTupleDetailedQuery = Type.Object(filters);
 
-export const RelationshipTupleList = Type.Union(
-  [Type.Array(RelationshipTupleRead), Paginated(RelationshipTupleRead)],
-  { description: "a plain array, or the paginated envelope with include_total_count=true" },
-);
+export const RelationshipTupleList = ArrayOrPage(RelationshipTupleRead);
 
 export const RelationshipTupleBulkCreate = Type.Object({
   operations: Type.Array(RelationshipTupleCreate, { maxItems: 1000 }),

@@ -4,8 +4,8 @@ import type { Database } from "../../db/types.ts";
 import { AppError, invalid } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
-import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
-import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
+import { factLists, type PageRequest } from "../../lib/pagination.ts";
+import { filteredPage } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -81,27 +81,16 @@ export function tupleRead(t: TupleWithKeys, detailed: boolean): RelationshipTupl
   };
 }
 
-const tupleChange = (t: TupleWithKeys, op: "upsert" | "delete"): Change =>
-  op === "upsert"
-    ? {
-        kind: "relationship_tuple",
-        op,
-        data: {
-          subject: `${t.subject_type}:${t.subject_key}`,
-          relation: t.relation_key,
-          object: `${t.object_type}:${t.object_key}`,
-          tenant: t.tenant_key,
-        },
-      }
-    : {
-        kind: "relationship_tuple",
-        op,
-        data: {
-          subject: `${t.subject_type}:${t.subject_key}`,
-          relation: t.relation_key,
-          object: `${t.object_type}:${t.object_key}`,
-        },
-      };
+const tupleChange = (t: TupleWithKeys, op: "upsert" | "delete"): Change => {
+  const data = {
+    subject: `${t.subject_type}:${t.subject_key}`,
+    relation: t.relation_key,
+    object: `${t.object_type}:${t.object_key}`,
+  };
+  return op === "upsert"
+    ? { kind: "relationship_tuple", op, data: { ...data, tenant: t.tenant_key } }
+    : { kind: "relationship_tuple", op, data };
+};
 
 /** The resource type of an instance reference: the existing instance's, or the `type` it names. */
 async function resourceOf(
@@ -299,41 +288,23 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; re
   }
 
   async function page(env: Env, q: RelationshipTupleListQuery, p: PageRequest, detailed: boolean) {
-    const filter = await resolveFilter(env, q);
-    if (!filter) return { data: [], total: async () => 0 };
-    const { start, total } = await listPage(readDb, "relationship_tuples", env.id, p, !noFilter(filter));
-    const rows = await listTuplesQuery(
+    const { rows, total } = await filteredPage(
       readDb,
+      "relationship_tuples",
       env.id,
-      filter,
-      start.offset,
-      p.perPage,
-      start.after,
-    ).execute();
-    return {
-      data: rows.map((r) => tupleRead(r, detailed)),
-      total: async () => total ?? countTuples(readDb, env.id, filter),
-    };
+      p,
+      await resolveFilter(env, q),
+      {
+        rows: (db, envId, f, offset, limit, after) =>
+          listTuplesQuery(db, envId, f, offset, limit, after).execute(),
+        count: countTuples,
+      },
+    );
+    return { data: rows.map((r) => tupleRead(r, detailed)), total };
   }
 
   return {
-    async list(
-      { environment }: EnvScope,
-      q: RelationshipTupleListQuery,
-      p: PageRequest,
-    ): Promise<RelationshipTupleRead[] | Page<RelationshipTupleRead>> {
-      const { data, total } = await page(environment, q, p, q.detailed === true);
-      return q.include_total_count ? envelope(data, await total(), p) : data;
-    },
-
-    async listDetailed(
-      { environment }: EnvScope,
-      q: RelationshipTupleListQuery,
-      p: PageRequest,
-    ): Promise<Page<RelationshipTupleRead>> {
-      const { data, total } = await page(environment, q, p, true);
-      return envelope(data, await total(), p);
-    },
+    ...factLists<EnvScope, RelationshipTupleListQuery, RelationshipTupleRead>(page),
 
     async create({ environment }: EnvScope, input: RelationshipTupleCreate): Promise<RelationshipTupleRead> {
       const [written] = await writeFacts(db, environment, (resolver, changes) =>

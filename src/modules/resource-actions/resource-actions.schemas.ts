@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { Description, JsonObject, Key, Name, Ref } from "../../lib/schemas.ts";
+import { JsonObject, Key, Ref } from "../../lib/schemas.ts";
+import { NamedUpdate, NameInput } from "../../lib/schema-fields.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
 export {
@@ -14,17 +15,14 @@ export type ActionPath = Static<typeof ActionParams>;
 
 export const ResourceActionCreate = Type.Object({
   key: Key("action key"),
-  name: Name,
-  description: Type.Optional(Description),
+  ...NameInput,
   attributes: Type.Optional(JsonObject),
 });
 
 export type ResourceActionCreate = Static<typeof ResourceActionCreate>;
 
 export const ResourceActionUpdate = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Description),
-  attributes: Type.Optional(JsonObject),
+  ...NamedUpdate,
 });
 
 export type ResourceActionUpdate = Static<typeof ResourceActionUpdate>;

@@ -3,14 +3,11 @@ import type { Db } from "../../db/db.ts";
 import type { Database } from "../../db/types.ts";
 
 import { notFound } from "../../lib/errors.ts";
-import { toJson } from "../../lib/json.ts";
-import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
-import { now } from "../../lib/time.ts";
+import type { PageRequest } from "../../lib/pagination.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findAction, type ActionRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
-import { listActionsPage } from "./resource-actions.repo.ts";
 import { deleteActions, updateAction } from "../../domain/schema/resource-actions.repo.ts";
 import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import type {
@@ -20,6 +17,8 @@ import type {
   ResourceActionUpdate,
 } from "./resource-actions.schemas.ts";
 import { actionRead, createActionRecord } from "../../domain/schema/resource-action-records.ts";
+import { pageOfResource } from "../../db/pages.ts";
+import { namedPatch } from "../../lib/patch.ts";
 export function createResourceActionsService(deps: { db: Kysely<Database> }) {
   const { db } = deps;
 
@@ -41,7 +40,7 @@ export function createResourceActionsService(deps: { db: Kysely<Database> }) {
       page: PageRequest,
     ): Promise<ResourceActionRead[]> {
       const resource = await requireResource(db, environment.id, path.resource_id);
-      const rows = await listActionsPage(db, environment.id, resource.id, offsetOf(page), page.perPage);
+      const rows = await pageOfResource(db, "resource_actions", environment.id, resource.id, page);
       return rows.map((r) => actionRead(r, resource.key));
     },
 
@@ -67,12 +66,7 @@ export function createResourceActionsService(deps: { db: Kysely<Database> }) {
       return schemaWrite(db, env.environment.id, async (trx, changes) => {
         const resource = await writableResource(trx, env.environment.id, path.resource_id);
         const action = await requireAction(trx, env.environment.id, resource, path.action_id);
-        const row = await updateAction(trx, action.id, {
-          ...(input.name !== undefined && { name: input.name }),
-          ...(input.description !== undefined && { description: input.description }),
-          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-          updated_at: now(),
-        });
+        const row = await updateAction(trx, action.id, namedPatch(input));
         changes.resource(resource.id);
         return actionRead(row, resource.key);
       });

@@ -13,14 +13,10 @@ export const AttributeParams = Type.Object({
   attribute_id: Ref("attribute id or key"),
 });
 
-export type AttributePath = Static<typeof AttributeParams>;
-
 export const UserAttributeParams = Type.Object({
   ...EnvParams.properties,
   attribute_id: Ref("attribute id or key"),
 });
-
-export type UserAttributePath = Static<typeof UserAttributeParams>;
 
 const UserResourceQuery = {
   resource_id: Type.Optional(

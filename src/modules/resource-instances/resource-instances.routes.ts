@@ -32,13 +32,7 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceInstanceList, ...errorResponses(404) },
       },
     },
-    (req) =>
-      instances.list(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => instances.list(envOf(req), req.query, pageRequest(req.query)),
   );
   app.get(
     `${base}/detailed`,
@@ -51,13 +45,7 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Paginated(ResourceInstanceRead), ...errorResponses(404) },
       },
     },
-    (req) =>
-      instances.listDetailed(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => instances.listDetailed(envOf(req), req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -71,11 +59,7 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      const created = await instances.create(
-        envOf(req),
-
-        req.body,
-      );
+      const created = await instances.create(envOf(req), req.body);
       return reply.code(201).send(created);
     },
   );
@@ -90,13 +74,7 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceInstanceRead, ...errorResponses(404) },
       },
     },
-    (req) =>
-      instances.get(
-        envOf(req),
-
-        req.params.instance_id,
-        req.query.detailed === true,
-      ),
+    (req) => instances.get(envOf(req), req.params.instance_id, req.query.detailed === true),
   );
   app.patch(
     `${base}/:instance_id`,
@@ -109,13 +87,7 @@ export const resourceInstancesRoutes: FastifyPluginAsyncTypebox<
         response: { 200: ResourceInstanceRead, ...errorResponses(404) },
       },
     },
-    (req) =>
-      instances.update(
-        envOf(req),
-
-        req.params.instance_id,
-        req.body,
-      ),
+    (req) => instances.update(envOf(req), req.params.instance_id, req.body),
   );
   app.delete(
     `${base}/:instance_id`,

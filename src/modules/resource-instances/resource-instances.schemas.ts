@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EnvParams, JsonObject, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { ArrayOrPage, EnvIds, ListShapeQuery, Stamps } from "../../lib/schema-fields.ts";
 
 export { ResourceInstanceCreate } from "../../domain/facts/facts.schemas.ts";
 
@@ -14,17 +15,14 @@ export const ResourceInstanceRead = Type.Object({
   key: Type.String(),
   tenant: Type.String({ description: "tenant key" }),
   resource: Type.String({ description: "resource type key" }),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   resource_id: Uuid,
   tenant_id: Uuid,
   attributes: JsonObject,
   relationships: Type.Optional(
     Type.Array(RelationshipBlock, { description: "with detailed=true: the tuples the instance is part of" }),
   ),
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...Stamps,
 });
 export type ResourceInstanceRead = Static<typeof ResourceInstanceRead>;
 
@@ -40,23 +38,16 @@ const filters = {
 
 export const ResourceInstanceListQuery = Type.Object({
   ...filters,
-  detailed: Type.Optional(Type.Boolean({ default: false })),
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  ...ListShapeQuery,
 });
 export type ResourceInstanceListQuery = Static<typeof ResourceInstanceListQuery>;
 
 export const ResourceInstanceDetailedQuery = Type.Object(filters);
 
-export const ResourceInstanceList = Type.Union(
-  [Type.Array(ResourceInstanceRead), Paginated(ResourceInstanceRead)],
-  {
-    description: "a plain array, or the paginated envelope with include_total_count=true",
-  },
-);
+export const ResourceInstanceList = ArrayOrPage(ResourceInstanceRead);
 
 export const InstanceParams = Type.Object({
-  proj_id: Ref("project id or key"),
-  env_id: Ref("environment id or key"),
+  ...EnvParams.properties,
   instance_id: Ref("instance id, `type:key` (URL-encoded as type%3Akey) or an unambiguous key"),
 });
 

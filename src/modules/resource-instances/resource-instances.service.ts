@@ -4,8 +4,8 @@ import type { Db } from "../../db/db.ts";
 
 import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
-import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
-import { listPage, noFilter } from "../../domain/facts/list-pages.repo.ts";
+import { factLists, type PageRequest } from "../../lib/pagination.ts";
+import { filteredPage } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
@@ -88,41 +88,26 @@ export function createResourceInstancesService(deps: { db: Kysely<Database>; rea
   }
 
   async function page(env: Env, q: ResourceInstanceListQuery, p: PageRequest, detailed: boolean) {
-    const filter = await resolveFilter(env, q);
-    if (!filter) return { data: [], total: async () => 0 };
-    const { start, total } = await listPage(readDb, "resource_instances", env.id, p, !noFilter(filter));
-    const rows = await listInstancesQuery(
+    const { rows, total } = await filteredPage(
       readDb,
+      "resource_instances",
       env.id,
-      filter,
-      start.offset,
-      p.perPage,
-      start.after,
-    ).execute();
+      p,
+      await resolveFilter(env, q),
+      {
+        rows: (db, envId, f, offset, limit, after) =>
+          listInstancesQuery(db, envId, f, offset, limit, after).execute(),
+        count: countInstances,
+      },
+    );
     return {
       data: detailed ? await detailedReads(readDb, env.id, rows) : rows.map((r) => instanceRead(r)),
-      total: async () => total ?? countInstances(readDb, env.id, filter),
+      total,
     };
   }
 
   return {
-    async list(
-      { environment }: EnvScope,
-      q: ResourceInstanceListQuery,
-      p: PageRequest,
-    ): Promise<ResourceInstanceRead[] | Page<ResourceInstanceRead>> {
-      const { data, total } = await page(environment, q, p, q.detailed === true);
-      return q.include_total_count ? envelope(data, await total(), p) : data;
-    },
-
-    async listDetailed(
-      { environment }: EnvScope,
-      q: ResourceInstanceListQuery,
-      p: PageRequest,
-    ): Promise<Page<ResourceInstanceRead>> {
-      const { data, total } = await page(environment, q, p, true);
-      return envelope(data, await total(), p);
-    },
+    ...factLists<EnvScope, ResourceInstanceListQuery, ResourceInstanceRead>(page),
 
     async get(
       { environment }: EnvScope,

@@ -3,8 +3,7 @@ import type { Db } from "../../db/db.ts";
 import type { Database } from "../../db/types.ts";
 
 import { duplicate, notFound } from "../../lib/errors.ts";
-import { toJson } from "../../lib/json.ts";
-import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
+import type { PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
@@ -28,18 +27,14 @@ import {
   walkRoles,
   writableResource,
 } from "../../domain/schema/schema-rules.ts";
-import {
-  deleteDerivation,
-  findDerivation,
-  listResourceRoleIdsPage,
-  removeRolePermissions,
-} from "../roles/roles.repo.ts";
+import { deleteDerivation, findDerivation, removeRolePermissions } from "../roles/roles.repo.ts";
 import {
   addRolePermissions,
   deleteRoles,
   insertDerivations,
   updateRole,
 } from "../../domain/schema/roles.repo.ts";
+import { pageOfResource } from "../../db/pages.ts";
 import type {
   ResourceRoleCreate,
   ResourceRolePath,
@@ -51,6 +46,7 @@ import {
   writeResourceRoleLinks,
   resolveDerivation,
 } from "../../domain/schema/resource-role-records.ts";
+import { namedPatch } from "../../lib/patch.ts";
 export function createResourceRolesService(deps: { db: Kysely<Database> }) {
   const { db } = deps;
 
@@ -99,13 +95,8 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
       page: PageRequest,
     ): Promise<ResourceRoleRead[]> {
       const resource = await requireResource(db, environment.id, path.resource_id);
-      const ids = await listResourceRoleIdsPage(
-        db,
-        environment.id,
-        resource.id,
-        offsetOf(page),
-        page.perPage,
-      );
+      const rows = await pageOfResource(db, "roles", environment.id, resource.id, page);
+      const ids = rows.map((r) => r.id);
       return (await loadRoleGraphs(db, environment.id, ids)).map(resourceRoleRead);
     },
 
@@ -128,12 +119,7 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
     update: (env: EnvScope, path: ResourceRolePath, input: ResourceRoleUpdate) =>
       writeRole(env, path, async (trx, envId, resource, role) => {
         await writeResourceRoleLinks(trx, envId, resource, role, input, ["body"]);
-        await updateRole(trx, role.id, {
-          ...(input.name !== undefined && { name: input.name }),
-          ...(input.description !== undefined && { description: input.description }),
-          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-          updated_at: now(),
-        });
+        await updateRole(trx, role.id, namedPatch(input));
         return read(trx, envId, role.id);
       }),
 

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import { PageQuery } from "../../lib/schemas.ts";
+import { IncludeTotalCount } from "../../lib/schema-fields.ts";
 
 export {
   ResourceCreate,
@@ -10,7 +11,7 @@ export {
 
 export const ResourceListQuery = Type.Object({
   ...PageQuery,
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  include_total_count: IncludeTotalCount,
   include_built_in: Type.Optional(
     Type.Boolean({ default: false, description: "also list built-in resources" }),
   ),

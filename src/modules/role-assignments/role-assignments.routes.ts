@@ -48,13 +48,7 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: RoleAssignmentList, ...errorResponses(404) },
       },
     },
-    (req) =>
-      roleAssignments.list(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => roleAssignments.list(envOf(req), req.query, pageRequest(req.query)),
   );
   app.get(
     `${base}/detailed`,
@@ -67,13 +61,7 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: Paginated(RoleAssignmentDetailedRead), ...errorResponses(404) },
       },
     },
-    (req) =>
-      roleAssignments.listDetailed(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => roleAssignments.listDetailed(envOf(req), req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -101,11 +89,7 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     async (req, reply) => {
-      const removed = await roleAssignments.unassign(
-        envOf(req),
-
-        req.body,
-      );
+      const removed = await roleAssignments.unassign(envOf(req), req.body);
       return req.query.return_deleted ? removed : reply.code(204).send(null);
     },
   );
@@ -121,13 +105,7 @@ export const roleAssignmentsRoutes: FastifyPluginAsyncTypebox<
         response: { 200: BulkAssignReport, ...errorResponses(404) },
       },
     },
-    (req) =>
-      roleAssignments.bulkAssign(
-        envOf(req),
-
-        req.body,
-        req.query.missing_user_policy ?? "fail",
-      ),
+    (req) => roleAssignments.bulkAssign(envOf(req), req.body, req.query.missing_user_policy ?? "fail"),
   );
   app.delete(
     `${base}/bulk`,

@@ -1,8 +1,9 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { ExpiresAt, ExpiresAtRead, RoleAssignmentRead } from "../../domain/facts/facts.schemas.ts";
+import { EnvIds, ListShapeQuery } from "../../lib/schema-fields.ts";
+import { ExpiresAtRead, RoleAssignmentRead, UserRoleCreate } from "../../domain/facts/facts.schemas.ts";
 
-export { ExpiresAt, RoleAssignmentRead } from "../../domain/facts/facts.schemas.ts";
+export { ExpiresAt, RoleAssignmentRead, UserRoleCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const RoleAssignmentDetailedRead = Type.Object({
   id: Uuid,
@@ -24,28 +25,28 @@ export const RoleAssignmentDetailedRead = Type.Object({
   resource_instance: Type.Optional(
     Type.Object({ id: Uuid, key: Type.String(), resource: Type.String(), attributes: JsonObject }),
   ),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
+  ...EnvIds,
   created_at: Timestamp,
   expires_at: ExpiresAtRead,
 });
 export type RoleAssignmentDetailedRead = Static<typeof RoleAssignmentDetailedRead>;
 
+export const UserRoleRemove = Type.Object({
+  role: Ref("role id or key"),
+  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
+  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+});
+export type UserRoleRemove = Static<typeof UserRoleRemove>;
+
 export const RoleAssignmentCreate = Type.Object({
   user: Ref("user id or key"),
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-  expires_at: Type.Optional(ExpiresAt),
+  ...UserRoleCreate.properties,
 });
 export type RoleAssignmentCreate = Static<typeof RoleAssignmentCreate>;
 
 export const RoleAssignmentRemove = Type.Object({
   user: Ref("user id or key"),
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
+  ...UserRoleRemove.properties,
 });
 export type RoleAssignmentRemove = Static<typeof RoleAssignmentRemove>;
 
@@ -63,8 +64,7 @@ const filters = {
 
 export const RoleAssignmentListQuery = Type.Object({
   ...filters,
-  detailed: Type.Optional(Type.Boolean({ default: false })),
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  ...ListShapeQuery,
 });
 export type RoleAssignmentListQuery = Static<typeof RoleAssignmentListQuery>;
 

@@ -143,30 +143,17 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
     },
     (req) => roles.removeParent(envOf(req), req.params),
   );
-  app.get(
-    `${one}/ancestors`,
-    {
-      schema: {
-        tags,
-        summary: "The roles this role extends, directly or through others",
-        params: RoleParams,
-        response: { 200: RoleList, ...errorResponses(404) },
-      },
-    },
-    (req) => roles.ancestors(envOf(req), req.params),
-  );
-  app.get(
-    `${one}/descendants`,
-    {
-      schema: {
-        tags,
-        summary: "The roles extending this role, directly or through others",
-        params: RoleParams,
-        response: { 200: RoleList, ...errorResponses(404) },
-      },
-    },
-    (req) => roles.descendants(envOf(req), req.params),
-  );
+  const walks = {
+    ancestors: "The roles this role extends, directly or through others",
+    descendants: "The roles extending this role, directly or through others",
+  } as const;
+  for (const [walk, summary] of Object.entries(walks) as [keyof typeof walks, string][]) {
+    app.get(
+      `${one}/${walk}`,
+      { schema: { tags, summary, params: RoleParams, response: { 200: RoleList, ...errorResponses(404) } } },
+      (req) => roles[walk](envOf(req), req.params),
+    );
+  }
   app.put(
     "/v2/schema/:proj_id/:env_id/bulk/roles",
     {

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { EnvParams, JsonObject, Key, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { EnvParams, JsonObject, Key, PageQuery, Ref } from "../../lib/schemas.ts";
+import { EnvIds, IncludeTotalCount, NamedHead, Stamps } from "../../lib/schema-fields.ts";
 import { PermissionList, RoleCreateBulk, RoleFields } from "../../domain/schema/schema.schemas.ts";
 
 export { RoleCreateBulk } from "../../domain/schema/schema.schemas.ts";
@@ -17,26 +18,21 @@ export type RoleParentPath = Static<typeof RoleParentParams>;
 
 export const RoleListQuery = Type.Object({
   ...PageQuery,
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  include_total_count: IncludeTotalCount,
   search: Type.Optional(Type.String({ maxLength: 255, description: "part of the key or name" })),
 });
+export type RoleListQuery = Static<typeof RoleListQuery>;
 
 /** A tenant-level role. */
 export const RoleRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
+  ...NamedHead,
   permissions: Type.Array(Type.String(), { description: '"<resource key>:<action key>" strings' }),
   attributes: Type.Optional(JsonObject),
   extends: Type.Array(Type.String(), {
     description: "keys of the roles whose permissions this role inherits",
   }),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
 });
 
 export type RoleRead = Static<typeof RoleRead>;

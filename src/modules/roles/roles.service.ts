@@ -47,6 +47,7 @@ import type {
   RoleCreate,
   RoleCreateBulk,
   RoleCreateBulkOperationResult,
+  RoleListQuery,
   RoleParentPath,
   RolePath,
   RolePermissionChange,
@@ -54,6 +55,7 @@ import type {
   RoleRead,
   RoleUpdate,
 } from "./roles.schemas.ts";
+import { namedPatch } from "../../lib/patch.ts";
 
 export const roleRead = (graph: RoleGraph): RoleRead => {
   const { row } = graph;
@@ -160,6 +162,21 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
     return roleRead(graph as RoleGraph);
   }
 
+  /** One change to a tenant role in a schema write; the answer is the role as it is after the change. */
+  function changeRole(
+    env: EnvScope,
+    ref: string,
+    change: (trx: Db, envId: string, role: RoleRow) => Promise<void>,
+  ): Promise<RoleRead> {
+    const envId = env.environment.id;
+    return schemaWrite(db, envId, async (trx, changes) => {
+      const role = await requireRole(trx, envId, ref);
+      await change(trx, envId, role);
+      changes.role(role.id);
+      return read(trx, envId, role.id);
+    });
+  }
+
   async function related(
     env: EnvScope,
     path: RolePath,
@@ -175,7 +192,7 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
     async list(
       { environment }: EnvScope,
       path: EnvPath,
-      query: { search?: string | undefined; include_total_count?: boolean | undefined },
+      query: RoleListQuery,
       page: PageRequest,
     ): Promise<RoleRead[] | Page<RoleRead>> {
       const { ids, total } = await listTenantRolesPage(
@@ -205,22 +222,12 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
       });
     },
 
-    async update(env: EnvScope, path: RolePath, input: RoleUpdate): Promise<RoleRead> {
-      const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const role = await requireRole(trx, envId, path.role_id);
+    update: (env: EnvScope, path: RolePath, input: RoleUpdate) =>
+      changeRole(env, path.role_id, async (trx, envId, role) => {
         await writeTenantRoleLinks(trx, envId, role, input);
         await assertNoExtendsCycle(trx, envId, null);
-        await updateRole(trx, role.id, {
-          ...(input.name !== undefined && { name: input.name }),
-          ...(input.description !== undefined && { description: input.description }),
-          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-          updated_at: now(),
-        });
-        changes.role(role.id);
-        return read(trx, envId, role.id);
-      });
-    },
+        await updateRole(trx, role.id, namedPatch(input));
+      }),
 
     /** Removes the role with its assignments; roles extending it stop inheriting from it. */
     async remove(env: EnvScope, path: RolePath): Promise<void> {
@@ -233,52 +240,32 @@ export function createRolesService(deps: { db: Kysely<Database> }) {
     },
 
     /** Grants "resource:action" permissions; ones already granted are skipped. */
-    async assignPermissions(env: EnvScope, path: RolePath, permissions: string[]): Promise<RoleRead> {
-      const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const role = await requireRole(trx, envId, path.role_id);
+    assignPermissions: (env: EnvScope, path: RolePath, permissions: string[]) =>
+      changeRole(env, path.role_id, async (trx, envId, role) => {
         const actionIds = await resolveTenantPermissions(trx, envId, permissions, ["body", "permissions"]);
         await addRolePermissions(trx, envId, role.id, actionIds);
-        changes.role(role.id);
-        return read(trx, envId, role.id);
-      });
-    },
+      }),
 
     /** Revokes permissions; ones not granted are skipped, unknown resources or actions are a 404. */
-    async removePermissions(env: EnvScope, path: RolePath, permissions: string[]): Promise<RoleRead> {
-      const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const role = await requireRole(trx, envId, path.role_id);
+    removePermissions: (env: EnvScope, path: RolePath, permissions: string[]) =>
+      changeRole(env, path.role_id, async (trx, envId, role) => {
         const actionIds = await resolveTenantPermissions(trx, envId, permissions, ["body", "permissions"]);
         await removeRolePermissions(trx, envId, role.id, actionIds);
-        changes.role(role.id);
-        return read(trx, envId, role.id);
-      });
-    },
+      }),
 
     /** Makes the role extend (inherit the permissions of) the parent role. */
-    async addParent(env: EnvScope, path: RoleParentPath): Promise<RoleRead> {
-      const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const role = await requireRole(trx, envId, path.role_id);
+    addParent: (env: EnvScope, path: RoleParentPath) =>
+      changeRole(env, path.role_id, async (trx, envId, role) => {
         const parent = await requireRole(trx, envId, path.parent_role_id);
         await addRoleExtends(trx, envId, role.id, [parent.id]);
         await assertNoExtendsCycle(trx, envId, null);
-        changes.role(role.id);
-        return read(trx, envId, role.id);
-      });
-    },
+      }),
 
-    async removeParent(env: EnvScope, path: RoleParentPath): Promise<RoleRead> {
-      const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const role = await requireRole(trx, envId, path.role_id);
+    removeParent: (env: EnvScope, path: RoleParentPath) =>
+      changeRole(env, path.role_id, async (trx, envId, role) => {
         const parent = await requireRole(trx, envId, path.parent_role_id);
         await removeRoleExtends(trx, envId, role.id, [parent.id]);
-        changes.role(role.id);
-        return read(trx, envId, role.id);
-      });
-    },
+      }),
 
     ancestors: (env: EnvScope, path: RolePath) => related(env, path, "ancestors"),
     descendants: (env: EnvScope, path: RolePath) => related(env, path, "descendants"),

@@ -24,13 +24,7 @@ export const setRulesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createS
         response: { 200: Type.Array(ConditionSetRuleRead), ...errorResponses(404) },
       },
     },
-    (req) =>
-      setRules.list(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => setRules.list(envOf(req), req.query, pageRequest(req.query)),
   );
   app.post(
     base,

@@ -1,5 +1,6 @@
 import { Type, type Static } from "typebox";
-import { PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
 
 export const ConditionSetRuleRead = Type.Object({
   id: Uuid,
@@ -7,11 +8,8 @@ export const ConditionSetRuleRead = Type.Object({
   user_set: Type.String({ description: "user set key" }),
   permission: Type.String({ description: "`resource:action`" }),
   resource_set: Type.String({ description: "resource set key" }),
-  organization_id: Uuid,
-  project_id: Uuid,
-  environment_id: Uuid,
-  created_at: Timestamp,
-  updated_at: Timestamp,
+  ...EnvIds,
+  ...Stamps,
 });
 export type ConditionSetRuleRead = Static<typeof ConditionSetRuleRead>;
 

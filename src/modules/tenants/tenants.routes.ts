@@ -34,13 +34,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
         response: { 200: TenantList, ...errorResponses(404) },
       },
     },
-    (req) =>
-      tenants.list(
-        envOf(req),
-
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => tenants.list(envOf(req), req.query, pageRequest(req.query)),
   );
   app.post(
     base,
@@ -109,14 +103,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
         response: { 200: UserPage, ...errorResponses(404) },
       },
     },
-    (req) =>
-      tenants.listUsers(
-        envOf(req),
-
-        req.params.tenant_id,
-        req.query,
-        pageRequest(req.query),
-      ),
+    (req) => tenants.listUsers(envOf(req), req.params.tenant_id, req.query, pageRequest(req.query)),
   );
   app.post(
     `${base}/:tenant_id/users`,
@@ -129,13 +116,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
         response: { 200: UserRead, ...errorResponses(404, 409) },
       },
     },
-    (req) =>
-      tenants.addUser(
-        envOf(req),
-
-        req.params.tenant_id,
-        req.body,
-      ),
+    (req) => tenants.addUser(envOf(req), req.params.tenant_id, req.body),
   );
   app.delete(
     `${base}/:tenant_id/users/:user_id`,
@@ -148,12 +129,7 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createTe
       },
     },
     async (req, reply) => {
-      await tenants.removeUser(
-        envOf(req),
-
-        req.params.tenant_id,
-        req.params.user_id,
-      );
+      await tenants.removeUser(envOf(req), req.params.tenant_id, req.params.user_id);
       return reply.code(204).send(null);
     },
   );

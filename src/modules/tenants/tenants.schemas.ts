@@ -1,15 +1,6 @@
 import { Type, type Static } from "typebox";
-import {
-  Description,
-  JsonObject,
-  Name,
-  Nullable,
-  PageQuery,
-  Paginated,
-  Ref,
-  Timestamp,
-  Uuid,
-} from "../../lib/schemas.ts";
+import { EnvParams, JsonObject, Nullable, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { ArrayOrPage, EnvIds, IncludeTotalCount, NamedUpdate, Stamps } from "../../lib/schema-fields.ts";
 
 export { TenantCreate } from "../../domain/facts/facts.schemas.ts";
 
@@ -17,14 +8,11 @@ export const TenantRead = Type.Object(
   {
     id: Uuid,
     key: Type.String(),
-    organization_id: Uuid,
-    project_id: Uuid,
-    environment_id: Uuid,
+    ...EnvIds,
     name: Type.String(),
     description: Type.Optional(Type.String()),
     attributes: Nullable(JsonObject),
-    created_at: Timestamp,
-    updated_at: Timestamp,
+    ...Stamps,
     last_action_at: Timestamp,
   },
   { description: "`attributes` is null for a tenant created without attributes, as Permit's clients expect" },
@@ -32,35 +20,22 @@ export const TenantRead = Type.Object(
 export type TenantRead = Static<typeof TenantRead>;
 
 export const TenantUpdate = Type.Object({
-  name: Type.Optional(Name),
-  description: Type.Optional(Description),
-  attributes: Type.Optional(JsonObject),
+  ...NamedUpdate,
 });
 export type TenantUpdate = Static<typeof TenantUpdate>;
 
 export const TenantListQuery = Type.Object({
   search: Type.Optional(Type.String({ maxLength: 255, description: "text in the tenant's key or name" })),
-  include_total_count: Type.Optional(Type.Boolean({ default: false })),
+  include_total_count: IncludeTotalCount,
   ...PageQuery,
 });
 export type TenantListQuery = Static<typeof TenantListQuery>;
 
-export const TenantList = Type.Union([Type.Array(TenantRead), Paginated(TenantRead)], {
-  description: "a plain array, or the paginated envelope with include_total_count=true",
-});
+export const TenantList = ArrayOrPage(TenantRead);
 
-export const TenantParams = Type.Object({
-  proj_id: Ref("project id or key"),
-  env_id: Ref("environment id or key"),
-  tenant_id: Ref("tenant id or key"),
-});
+export const TenantParams = Type.Object({ ...EnvParams.properties, tenant_id: Ref("tenant id or key") });
 
-export const TenantUserParams = Type.Object({
-  proj_id: Ref("project id or key"),
-  env_id: Ref("environment id or key"),
-  tenant_id: Ref("tenant id or key"),
-  user_id: Ref("user id or key"),
-});
+export const TenantUserParams = Type.Object({ ...TenantParams.properties, user_id: Ref("user id or key") });
 
 export const TenantUsersQuery = Type.Object({
   search: Type.Optional(

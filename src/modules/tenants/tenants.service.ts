@@ -2,10 +2,8 @@ import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 
 import { duplicate, invalid } from "../../lib/errors.ts";
-import { toJson } from "../../lib/json.ts";
 import { envelope, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { listPage } from "../../domain/facts/list-pages.repo.ts";
-import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { TenantRow } from "../../domain/facts/facts.repo.ts";
 import { attributesOrNull, Resolver, tenantChange, writeFacts } from "../../domain/facts/facts-write.ts";
@@ -29,6 +27,7 @@ import type {
   TenantUsersQuery,
 } from "./tenants.schemas.ts";
 import { createTenantRecords, deleteTenantRecords } from "../../domain/facts/tenant-records.ts";
+import { namedPatch } from "../../lib/patch.ts";
 
 /** `attributes` stays null for a tenant created without them; `description` is left out when never set. */
 export const tenantRead = (row: TenantRow): TenantRead => ({
@@ -83,12 +82,7 @@ export function createTenantsService(deps: { db: Kysely<Database>; readDb: Kysel
     async update({ environment }: EnvScope, tenantRef: string, input: TenantUpdate): Promise<TenantRead> {
       return writeFacts(db, environment, async (resolver, changes) => {
         const tenant = await resolver.requireTenant(tenantRef);
-        const row = await updateTenant(resolver.db, environment.id, tenant.id, {
-          ...(input.name !== undefined && { name: input.name }),
-          ...(input.description !== undefined && { description: input.description }),
-          ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
-          updated_at: now(),
-        });
+        const row = await updateTenant(resolver.db, environment.id, tenant.id, namedPatch(input));
         changes.push(tenantChange(row));
         return tenantRead(row);
       });

@@ -12,11 +12,10 @@ import {
   UserParams,
   UserRead,
   UserReplace,
-  UserRoleCreate,
-  UserRoleRemove,
   UserUpdate,
 } from "./users.schemas.ts";
 import { createUsersService } from "./users.service.ts";
+import { UserRoleCreate, UserRoleRemove } from "../role-assignments/role-assignments.schemas.ts";
 
 export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUsersService>[0]> = async (
   app,
@@ -78,12 +77,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
       },
     },
     async (req, reply) => {
-      const { user, created } = await users.replace(
-        envOf(req),
-
-        req.params.user_id,
-        req.body,
-      );
+      const { user, created } = await users.replace(envOf(req), req.params.user_id, req.body);
       return reply.code(created ? 201 : 200).send(user);
     },
   );
@@ -141,12 +135,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createUser
       },
     },
     async (req, reply) => {
-      const removed = await users.unassignRole(
-        envOf(req),
-
-        req.params.user_id,
-        req.body,
-      );
+      const removed = await users.unassignRole(envOf(req), req.params.user_id, req.body);
       return req.query.return_deleted ? removed : reply.code(204).send(null);
     },
   );

@@ -1,15 +1,8 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, PageQuery, Paginated, Ref } from "../../lib/schemas.ts";
+import { EnvParams, JsonObject, PageQuery, Paginated, Ref } from "../../lib/schemas.ts";
 import { Email, PersonName, UserCreate, UserRead } from "../../domain/facts/facts.schemas.ts";
 
-export { USER_KEY_PATTERN, UserCreate, UserRead, UserRoleCreate } from "../../domain/facts/facts.schemas.ts";
-
-export const UserRoleRemove = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; required for a tenant role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-});
-export type UserRoleRemove = Static<typeof UserRoleRemove>;
+export { USER_KEY_PATTERN, UserCreate, UserRead } from "../../domain/facts/facts.schemas.ts";
 
 export const UserUpdate = Type.Object({
   email: Type.Optional(Email),
@@ -49,11 +42,7 @@ export type UserListQuery = Static<typeof UserListQuery>;
 
 export const UserPage = Paginated(UserRead);
 
-export const UserParams = Type.Object({
-  proj_id: Ref("project id or key"),
-  env_id: Ref("environment id or key"),
-  user_id: Ref("user id or key"),
-});
+export const UserParams = Type.Object({ ...EnvParams.properties, user_id: Ref("user id or key") });
 
 export const ReturnDeletedQuery = Type.Object({
   return_deleted: Type.Optional(Type.Boolean({ default: false })),

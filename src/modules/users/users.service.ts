@@ -19,8 +19,6 @@ import {
   type UserListQuery,
   type UserRead,
   type UserReplace,
-  type UserRoleCreate,
-  type UserRoleRemove,
   type UserUpdate,
 } from "./users.schemas.ts";
 import {
@@ -33,6 +31,7 @@ import {
   userRead,
   userReads,
 } from "../../domain/facts/user-records.ts";
+import { type UserRoleCreate, type UserRoleRemove } from "../role-assignments/role-assignments.schemas.ts";
 
 const USER_KEY_RE = new RegExp(USER_KEY_PATTERN);
 

@@ -88,14 +88,7 @@ function compilePath(path: string): Getter | undefined {
   if (root === undefined || name === undefined || segments.some((s) => s === "")) return undefined;
   const fields = segments.slice(2);
   if (fields.length === 0) return (input) => root(input, name);
-  return (input) => {
-    let value = root(input, name);
-    for (const field of fields) {
-      if (!isPlainObject(value)) return undefined;
-      value = ownValue(value, field);
-    }
-    return value;
-  };
+  return (input) => descend(root(input, name), fields);
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -198,6 +191,26 @@ const OPERATORS: Record<string, Operator> = {
 
 /** The operator names accepted by the condition language. */
 export const CONDITION_OPERATORS: readonly string[] = Object.keys(OPERATORS);
+
+/** Whether the operator holds for a present value (filter plans reuse the language's own comparisons). */
+export function operatorHolds(name: string, actual: unknown, expected: unknown): boolean {
+  const operator = Object.hasOwn(OPERATORS, name) ? OPERATORS[name] : undefined;
+  return operator !== undefined && actual !== undefined && operator.test(actual, expected);
+}
+
+/** Reads a path (`user.<attr>`, `resource.<attr>`, `context.<name>`, with further fields) from an input. */
+export function pathReader(path: string): ((input: ConditionInput) => unknown) | undefined {
+  return compilePath(path);
+}
+
+/** A value's field at a dotted path below it, as conditions descend into object attributes. */
+export function descend(value: unknown, fields: readonly string[]): unknown {
+  for (const field of fields) {
+    if (!isPlainObject(value)) return undefined;
+    value = ownValue(value, field);
+  }
+  return value;
+}
 
 function allOf(parts: Predicate[]): Predicate {
   if (parts.length === 0) return ALWAYS;

@@ -7,6 +7,7 @@ import { deny, explainMiss, withExpiredGrants } from "./deny-reasons.ts";
 import { DerivationSearch, NO_STATE } from "./derivation.ts";
 import { ExpiringAssignments } from "./expiry.ts";
 import { FactStore } from "./facts.ts";
+import { planResources } from "./filter-plan.ts";
 import { Interner } from "./interner.ts";
 import {
   authorizedUsers,
@@ -39,6 +40,8 @@ import type {
   EnvironmentData,
   MappingRuleData,
   QueryResource,
+  ResourcePlan,
+  ResourcePlanQuery,
   TenantDetails,
   UserPermissions,
   UserPermissionsQuery,
@@ -74,6 +77,8 @@ export interface Engine {
   searchSubjects(query: SubjectSearchQuery): string[];
   searchResources(query: ResourceSearchQuery): string[];
   searchActions(query: ActionSearchQuery): string[];
+  /** A filter plan (filter-plan.ts): the instances of a type the check allows, as a condition on their fields. */
+  planResources(query: ResourcePlanQuery): ResourcePlan;
 }
 
 export interface EngineOptions {
@@ -406,5 +411,11 @@ class DecisionEngine implements Engine {
   searchActions(query: ActionSearchQuery): string[] {
     this.expireDue();
     return searchActions(this.view(), this.searchDeps, query);
+  }
+
+  planResources(query: ResourcePlanQuery): ResourcePlan {
+    this.expireDue();
+    const tenant = query.resource.tenant;
+    return planResources(this.view(), query, tenant && tenant !== DEFAULT_TENANT ? tenant : undefined);
   }
 }

@@ -3,3 +3,4 @@ export { createEngine, DEFAULT_TENANT, type Engine, type EngineOptions } from ".
 export { validateConditions, CONDITION_OPERATORS, type ConditionProblem } from "./conditions.ts";
 export type * from "./types.ts";
 export type { ActionSearchQuery, ResourceSearchQuery, SubjectSearchQuery } from "./search.ts";
+export { matchesPlan, planField } from "./filter-plan.ts";

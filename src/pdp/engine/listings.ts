@@ -64,82 +64,132 @@ function hasAbacRules(schema: CompiledSchema): boolean {
  * `resources` the instance entries, `resource_types` selects entry kinds ("__tenant" for tenant entries).
  */
 export function userPermissions({ facts, schema }: EngineView, query: UserPermissionsQuery): UserPermissions {
-  const result = new Map<string, PermissionsEntry>();
   const user = facts.users.get(query.user.key);
   const abac = hasAbacRules(schema);
   if (user === undefined && !abac) return {};
-  const tenantFilter = query.tenants === undefined ? undefined : new Set(query.tenants);
-  const resourceFilter = query.resources === undefined ? undefined : new Set(query.resources);
-  const typeFilter = query.resource_types === undefined ? undefined : new Set(query.resource_types);
-  const tenantAllowed = (tenant: number) =>
-    facts.tenantExists(tenant) &&
-    (tenantFilter === undefined || tenantFilter.has(facts.tenants.keyOf(tenant)));
+  const walk = permissionsWalk(facts, schema, query, user, abac);
+  const result = new Map<string, PermissionsEntry>();
+  if (walk.typeFilter === undefined || walk.typeFilter.has(TENANT_RESOURCE)) addTenantEntries(walk, result);
+  addInstanceEntries(walk, heldInstanceRoles(facts, schema, user), result);
+  return byKey(result);
+}
 
+/** What the steps of one /user-permissions listing share: the user, the filters and the condition input. */
+interface PermissionsWalk {
+  facts: FactStore;
+  schema: CompiledSchema;
+  /** Whether the schema has condition-set rules (they may grant on any tenant and instance). */
+  abac: boolean;
+  typeFilter: Set<string> | undefined;
+  resourceFilter: Set<string> | undefined;
+  tenantAllowed: (tenant: number) => boolean;
+  /** tenant -> the user's tenant roles there */
+  rolesByTenant: Map<number, number[]>;
+  /** The user's side is set once; each entry sets the resource's side before `addAbac`. */
+  input: ConditionInput;
+  /** Adds the permissions of `type` that a condition-set rule grants to the input's resource. */
+  addAbac: (type: number, permissions: Set<number>) => void;
+  names: (permissions: Iterable<number>) => string[];
+}
+
+function permissionsWalk(
+  facts: FactStore,
+  schema: CompiledSchema,
+  query: UserPermissionsQuery,
+  user: number | undefined,
+  abac: boolean,
+): PermissionsWalk {
+  const tenantFilter = query.tenants === undefined ? undefined : new Set(query.tenants);
   const input = new ConditionInput();
   input.userKey = query.user.key;
   input.userRequest = query.user;
   input.userStored = user === undefined ? undefined : facts.userProfiles[user];
   input.context = query.context;
-  /** Adds the permissions of `type` that a condition-set rule grants to the input's resource. */
-  const addAbac = (type: number, permissions: Set<number>) => {
-    for (const permission of schema.actionPermissions[type]?.values() ?? []) {
-      if (!permissions.has(permission) && matchingRule(schema.abacRules[permission], input) !== undefined) {
-        permissions.add(permission);
-      }
-    }
-  };
-  const names = (permissions: Iterable<number>) =>
-    sortedUnique([...permissions].map((p) => schema.permissionNames[p] as string));
-
-  /** tenant -> the user's tenant roles there */
   const rolesByTenant = new Map<number, number[]>();
   const assigned = (user === undefined ? undefined : facts.userTenantRoles[user]) ?? [];
   for (let i = 0; i < assigned.length; i += 2) {
     const tenant = assigned[i] as number;
     rolesByTenant.set(tenant, [...(rolesByTenant.get(tenant) ?? []), assigned[i + 1] as number]);
   }
-
-  if (typeFilter === undefined || typeFilter.has(TENANT_RESOURCE)) {
-    // Condition-set rules are not tied to a tenant, so with any rule every tenant may have an entry.
-    const tenants = abac ? facts.tenants.keys.map((_, id) => id) : [...rolesByTenant.keys()];
-    for (const tenant of tenants) {
-      if (!tenantAllowed(tenant)) continue;
-      const roles = rolesByTenant.get(tenant) ?? [];
-      const permissions = new Set<number>();
-      for (const role of roles) for (const p of schema.rolePermissions[role] ?? []) permissions.add(p);
-      if (abac) {
-        input.resourceKey = undefined;
-        input.resourceTenant = facts.tenants.keyOf(tenant);
-        input.resourceRequest = undefined;
-        input.resourceStored = undefined;
-        schema.actionPermissions.forEach((actions, type) => {
-          if (actions === undefined) return;
-          input.resourceType = facts.types.keyOf(type);
-          addAbac(type, permissions);
-        });
+  return {
+    facts,
+    schema,
+    abac,
+    typeFilter: query.resource_types === undefined ? undefined : new Set(query.resource_types),
+    resourceFilter: query.resources === undefined ? undefined : new Set(query.resources),
+    tenantAllowed: (tenant) =>
+      facts.tenantExists(tenant) &&
+      (tenantFilter === undefined || tenantFilter.has(facts.tenants.keyOf(tenant))),
+    rolesByTenant,
+    input,
+    addAbac: (type, permissions) => {
+      for (const permission of schema.actionPermissions[type]?.values() ?? []) {
+        if (!permissions.has(permission) && matchingRule(schema.abacRules[permission], input) !== undefined) {
+          permissions.add(permission);
+        }
       }
-      if (roles.length === 0 && permissions.size === 0) continue;
-      result.set(`${TENANT_RESOURCE}:${facts.tenants.keyOf(tenant)}`, {
-        permissions: names(permissions),
-        roles: sortedUnique(roles.map((role) => facts.roleKey(role))),
-        tenant: tenantDetails(facts, tenant),
+    },
+    names: (permissions) => sortedUnique([...permissions].map((p) => schema.permissionNames[p] as string)),
+  };
+}
+
+/** The "__tenant:<t>" entries: the user's tenant roles in t, and what condition-set rules grant on each type there. */
+function addTenantEntries(walk: PermissionsWalk, result: Map<string, PermissionsEntry>): void {
+  const { facts, schema, abac, rolesByTenant, input } = walk;
+  // Condition-set rules are not tied to a tenant, so with any rule every tenant may have an entry.
+  const tenants = abac ? facts.tenants.keys.map((_, id) => id) : [...rolesByTenant.keys()];
+  for (const tenant of tenants) {
+    if (!walk.tenantAllowed(tenant)) continue;
+    const roles = rolesByTenant.get(tenant) ?? [];
+    const permissions = new Set<number>();
+    for (const role of roles) for (const p of schema.rolePermissions[role] ?? []) permissions.add(p);
+    if (abac) {
+      input.resourceKey = undefined;
+      input.resourceTenant = facts.tenants.keyOf(tenant);
+      input.resourceRequest = undefined;
+      input.resourceStored = undefined;
+      schema.actionPermissions.forEach((actions, type) => {
+        if (actions === undefined) return;
+        input.resourceType = facts.types.keyOf(type);
+        walk.addAbac(type, permissions);
       });
     }
+    if (roles.length === 0 && permissions.size === 0) continue;
+    result.set(`${TENANT_RESOURCE}:${facts.tenants.keyOf(tenant)}`, {
+      permissions: walk.names(permissions),
+      roles: sortedUnique(roles.map((role) => facts.roleKey(role))),
+      tenant: tenantDetails(facts, tenant),
+    });
   }
+}
 
-  /** instance -> the instance roles the user is granted there, directly or derived */
+/** instance -> the instance roles the user is granted there, directly or derived, in the instance's tenant. */
+function heldInstanceRoles(
+  facts: FactStore,
+  schema: CompiledSchema,
+  user: number | undefined,
+): Map<number, Set<number>> {
   const held = new Map<number, Set<number>>();
-  if (user !== undefined) {
-    const instanceTenants = new Set<number>();
-    const direct = facts.userInstanceRoles[user] ?? [];
-    for (let i = 0; i < direct.length; i += 3) instanceTenants.add(direct[i + 2] as number);
-    for (const tenant of instanceTenants) {
-      for (const [instance, roles] of rolesHeldByUser(facts, schema, user, tenant)) {
-        // A check on an instance runs in the instance's tenant, so roles derived in another tenant do not count.
-        if (facts.instanceTenant[instance] === tenant) held.set(instance, roles.granted);
-      }
+  if (user === undefined) return held;
+  const instanceTenants = new Set<number>();
+  const direct = facts.userInstanceRoles[user] ?? [];
+  for (let i = 0; i < direct.length; i += 3) instanceTenants.add(direct[i + 2] as number);
+  for (const tenant of instanceTenants) {
+    for (const [instance, roles] of rolesHeldByUser(facts, schema, user, tenant)) {
+      // A check on an instance runs in the instance's tenant, so roles derived in another tenant do not count.
+      if (facts.instanceTenant[instance] === tenant) held.set(instance, roles.granted);
     }
   }
+  return held;
+}
+
+/** The "<type>:<key>" entries: instance roles held, tenant roles on the instance's type, condition-set rules. */
+function addInstanceEntries(
+  walk: PermissionsWalk,
+  held: Map<number, Set<number>>,
+  result: Map<string, PermissionsEntry>,
+): void {
+  const { facts, abac, rolesByTenant } = walk;
   // Tenant roles and condition-set rules reach instances the user holds no role on: then every instance is a
   // candidate (a scan of one typed array).
   const scanAll = abac || rolesByTenant.size > 0;
@@ -147,48 +197,58 @@ export function userPermissions({ facts, schema }: EngineView, query: UserPermis
   for (const instance of candidates) {
     if (!facts.instanceExists(instance)) continue;
     const tenant = facts.instanceTenant[instance] as number;
-    if (!tenantAllowed(tenant)) continue;
+    if (!walk.tenantAllowed(tenant)) continue;
     const typeId = facts.instanceType[instance] as number;
     const type = facts.types.keyOf(typeId);
-    if (typeFilter !== undefined && !typeFilter.has(type)) continue;
+    if (walk.typeFilter !== undefined && !walk.typeFilter.has(type)) continue;
     const name = facts.instanceName(instance);
-    if (resourceFilter !== undefined && !resourceFilter.has(name)) continue;
-    const roles = new Set<string>();
-    const permissions = new Set<number>();
-    for (const role of held.get(instance) ?? []) {
-      roles.add(facts.roleKey(role));
-      for (const p of schema.rolePermissions[role] ?? []) permissions.add(p);
-    }
-    for (const role of rolesByTenant.get(tenant) ?? []) {
-      let grants = false;
-      for (const p of schema.rolePermissions[role] ?? []) {
-        if (schema.permissionType[p] !== typeId) continue;
-        permissions.add(p);
-        grants = true;
-      }
-      if (grants) roles.add(facts.roleKey(role));
-    }
-    if (abac) {
-      input.resourceType = type;
-      input.resourceKey = facts.instanceKeys[instance];
-      input.resourceTenant = facts.tenants.keyOf(tenant);
-      input.resourceRequest = undefined;
-      input.resourceStored = facts.instanceAttributes[instance];
-      addAbac(typeId, permissions);
-    }
-    if (roles.size === 0 && permissions.size === 0) continue;
-    result.set(name, {
-      permissions: names(permissions),
-      roles: sortedUnique(roles),
-      tenant: tenantDetails(facts, tenant),
-      resource: {
-        key: facts.instanceKeys[instance] as string,
-        type,
-        attributes: { ...facts.instanceAttributes[instance] },
-      },
-    });
+    if (walk.resourceFilter !== undefined && !walk.resourceFilter.has(name)) continue;
+    const entry = instanceEntry(walk, held, { instance, tenant, typeId, type });
+    if (entry !== undefined) result.set(name, entry);
   }
-  return byKey(result);
+}
+
+/** One instance's entry, or undefined when the user has neither a role nor a permission on it. */
+function instanceEntry(
+  walk: PermissionsWalk,
+  held: Map<number, Set<number>>,
+  { instance, tenant, typeId, type }: { instance: number; tenant: number; typeId: number; type: string },
+): PermissionsEntry | undefined {
+  const { facts, schema, input } = walk;
+  const roles = new Set<string>();
+  const permissions = new Set<number>();
+  for (const role of held.get(instance) ?? []) {
+    roles.add(facts.roleKey(role));
+    for (const p of schema.rolePermissions[role] ?? []) permissions.add(p);
+  }
+  for (const role of walk.rolesByTenant.get(tenant) ?? []) {
+    let grants = false;
+    for (const p of schema.rolePermissions[role] ?? []) {
+      if (schema.permissionType[p] !== typeId) continue;
+      permissions.add(p);
+      grants = true;
+    }
+    if (grants) roles.add(facts.roleKey(role));
+  }
+  if (walk.abac) {
+    input.resourceType = type;
+    input.resourceKey = facts.instanceKeys[instance];
+    input.resourceTenant = facts.tenants.keyOf(tenant);
+    input.resourceRequest = undefined;
+    input.resourceStored = facts.instanceAttributes[instance];
+    walk.addAbac(typeId, permissions);
+  }
+  if (roles.size === 0 && permissions.size === 0) return undefined;
+  return {
+    permissions: walk.names(permissions),
+    roles: sortedUnique(roles),
+    tenant: tenantDetails(facts, tenant),
+    resource: {
+      key: facts.instanceKeys[instance] as string,
+      type,
+      attributes: { ...facts.instanceAttributes[instance] },
+    },
+  };
 }
 
 /** What an authorized-users listing is about: the resolved check target and the request's resource and context. */

@@ -111,6 +111,9 @@ export interface AbacRule {
   resourceSet: string;
   matchesUser: Predicate;
   matchesResource: Predicate;
+  /** The sets' condition documents, which filter plans evaluate partially (filter-plan.ts). */
+  userConditions: unknown;
+  resourceConditions: unknown;
 }
 
 /** Id-indexed tables the decision functions read. Built by compileSchema, never edited afterwards. */
@@ -161,12 +164,52 @@ function push<T>(table: (T[] | undefined)[], index: number, value: T): void {
   else if (!list.includes(value)) list.push(value);
 }
 
+/** Permission ids granted by naming an action or an action group on a resource type; empty when neither is defined. */
+type Expand = (resource: string, actionOrGroup: string) => number[];
+
+/**
+ * Compiles the schema into the tables the decision functions read. The steps intern type, role, relation and
+ * permission names as they go, in a fixed order, so the same schema gets the same ids.
+ */
 export function compileSchema(
   schema: SchemaStore,
   facts: FactStore,
   permissionIds: Interner,
 ): CompiledSchema {
-  const { types, roles, relations } = facts;
+  const { actionPermissions, expand } = actionTables(schema, facts, permissionIds);
+  const rolePermissions: (number[] | undefined)[] = [];
+  tenantRolePermissions(schema, facts, expand, rolePermissions);
+  const { resourceRoles, impliedRoles, impliers } = resourceRoleTables(
+    schema,
+    facts,
+    expand,
+    rolePermissions,
+  );
+  const permissionType = permissionTypes(facts, permissionIds);
+  const { rolePermissionBits, rolesGranting } = permissionIndexes(
+    rolePermissions,
+    resourceRoles,
+    permissionIds.size,
+  );
+  const { rulesByRole, rulesByObjectRelation } = derivationTables(schema, facts);
+  return {
+    actionPermissions,
+    permissionType,
+    permissionNames: permissionIds.keys,
+    rolePermissionBits,
+    rolePermissions,
+    resourceRoles,
+    rolesGranting,
+    impliedRoles,
+    impliers,
+    rulesByRole,
+    rulesByObjectRelation,
+    abacRules: abacTables(schema, expand),
+  };
+}
+
+/** Each resource type's actions as permission ids, and how an action or action group expands to them. */
+function actionTables(schema: SchemaStore, { types }: FactStore, permissionIds: Interner) {
   const actionPermissions: (Map<string, number> | undefined)[] = [];
   const groups = new Map<string, Record<string, string[]>>();
 
@@ -178,8 +221,7 @@ export function compileSchema(
     groups.set(resource.key, resource.action_groups ?? {});
   }
 
-  /** Permission ids granted by naming `actionOrGroup` on `resource`; empty when neither is defined. */
-  const expand = (resource: string, actionOrGroup: string): number[] => {
+  const expand: Expand = (resource, actionOrGroup) => {
     const typeId = types.get(resource);
     const actions = typeId === undefined ? undefined : actionPermissions[typeId];
     if (actions === undefined) return [];
@@ -189,12 +231,16 @@ export function compileSchema(
     const group = Object.hasOwn(resourceGroups, actionOrGroup) ? resourceGroups[actionOrGroup] : undefined;
     return group?.flatMap((a) => actions.get(a) ?? []) ?? [];
   };
+  return { actionPermissions, expand };
+}
 
-  const rolePermissions: (number[] | undefined)[] = [];
-  const impliedRoles: (number[] | undefined)[] = [];
-  const impliers: (number[] | undefined)[] = [];
-  const resourceRoles: (number[] | undefined)[] = [];
-
+/** Each tenant role's permissions (`type:action`), its own and those of the roles it extends, into `rolePermissions`. */
+function tenantRolePermissions(
+  schema: SchemaStore,
+  { roles }: FactStore,
+  expand: Expand,
+  rolePermissions: (number[] | undefined)[],
+): void {
   for (const role of schema.tenantRoles.values()) {
     const permissions = new Set<number>();
     const closure = roleClosure(role.key, (k) => schema.tenantRoles.get(k)?.extends);
@@ -207,7 +253,21 @@ export function compileSchema(
     }
     rolePermissions[roles.intern(role.key)] = [...permissions];
   }
+}
 
+/**
+ * Each resource role's permissions (into `rolePermissions`), the roles of each type, and which roles imply which
+ * (a role extends only roles of its own resource).
+ */
+function resourceRoleTables(
+  schema: SchemaStore,
+  { types, roles }: FactStore,
+  expand: Expand,
+  rolePermissions: (number[] | undefined)[],
+) {
+  const impliedRoles: (number[] | undefined)[] = [];
+  const impliers: (number[] | undefined)[] = [];
+  const resourceRoles: (number[] | undefined)[] = [];
   for (const resource of schema.resources.values()) {
     const typeId = types.intern(resource.key);
     const ownRoles = resource.roles ?? {};
@@ -234,14 +294,25 @@ export function compileSchema(
       rolePermissions[roleId] = [...permissions];
     }
   }
+  return { resourceRoles, impliedRoles, impliers };
+}
 
-  const permissionCount = permissionIds.size;
-  const permissionType = new Int32Array(permissionCount);
-  for (let p = 0; p < permissionCount; p++) {
+/** permission id -> the id of its resource type. */
+function permissionTypes({ types }: FactStore, permissionIds: Interner): Int32Array {
+  const permissionType = new Int32Array(permissionIds.size);
+  for (let p = 0; p < permissionIds.size; p++) {
     const name = permissionIds.keyOf(p);
     permissionType[p] = types.intern(name.slice(0, name.indexOf(":")));
   }
+  return permissionType;
+}
 
+/** Each role's permissions as a bitset, and for each permission the resource roles granting it. */
+function permissionIndexes(
+  rolePermissions: (number[] | undefined)[],
+  resourceRoles: (number[] | undefined)[],
+  permissionCount: number,
+) {
   const rolePermissionBits: (Uint32Array | undefined)[] = [];
   const rolesGranting: (number[] | undefined)[] = [];
   const words = (permissionCount + 31) >>> 5;
@@ -256,7 +327,11 @@ export function compileSchema(
       for (const p of rolePermissions[roleId] ?? []) push(rolesGranting, p, roleId);
     }
   }
+  return { rolePermissionBits, rolesGranting };
+}
 
+/** The derivation rules that hold, by the role they grant and by the object type and relation they go through. */
+function derivationTables(schema: SchemaStore, { types, roles, relations }: FactStore) {
   const rulesByRole: (CompiledRule[] | undefined)[] = [];
   const rulesByObjectRelation: ((CompiledRule[] | undefined)[] | undefined)[] = [];
   for (const resource of schema.resources.values()) {
@@ -287,7 +362,11 @@ export function compileSchema(
       }
     }
   }
+  return { rulesByRole, rulesByObjectRelation };
+}
 
+/** permission id -> the set rules granting it (a user set and a resource set of its type, both compiled). */
+function abacTables(schema: SchemaStore, expand: Expand): (AbacRule[] | undefined)[] {
   const predicates = new Map<string, { set: ConditionSetData; predicate: Predicate }>();
   for (const set of schema.conditionSets.values()) {
     predicates.set(set.key, { set, predicate: compileConditions(set.conditions).predicate });
@@ -305,24 +384,12 @@ export function compileSchema(
       resourceSet: rule.resource_set,
       matchesUser: userSet.predicate,
       matchesResource: resourceSet.predicate,
+      userConditions: userSet.set.conditions,
+      resourceConditions: resourceSet.set.conditions,
     };
     for (const p of expand(resource, rule.permission.slice(colon + 1))) push(abacRules, p, compiled);
   }
-
-  return {
-    actionPermissions,
-    permissionType,
-    permissionNames: permissionIds.keys,
-    rolePermissionBits,
-    rolePermissions,
-    resourceRoles,
-    rolesGranting,
-    impliedRoles,
-    impliers,
-    rulesByRole,
-    rulesByObjectRelation,
-    abacRules,
-  };
+  return abacRules;
 }
 
 export function hasPermission(bits: Uint32Array | undefined, permission: number): boolean {

@@ -160,7 +160,7 @@ export interface RelationshipTupleRef {
 
 /**
  * One incremental change. Upserts carry the whole object (a resource upsert replaces its actions, groups, roles
- * and relations). Deletes cascade inside the engine the way the API cascades them (see README).
+ * and relations). Deletes cascade inside the engine the way the API cascades them (docs/api.md).
  */
 export type Change =
   | { kind: "resource"; op: "upsert"; data: ResourceData }
@@ -307,4 +307,57 @@ export interface AuthorizedUsers {
 export interface AllowedTenant {
   tenant: TenantDetails;
   reason: AllowReason;
+}
+
+// ---- Filter plans (filter-plan.ts, docs/data-filtering.md) ----
+
+/** Comparisons of a plan: Permit's condition operators under short names, with the same semantics. */
+export type PlanComparison =
+  | "eq"
+  | "ne"
+  | "lt"
+  | "le"
+  | "gt"
+  | "ge"
+  | "in"
+  | "not_in"
+  | "contains"
+  | "not_contains"
+  | "starts_with"
+  | "ends_with"
+  | "array_contains"
+  | "array_subset"
+  | "array_superset"
+  | "array_intersect";
+
+/**
+ * An expression over one resource's fields: `key`, `tenant`, or an attribute (`status`, `owner.id`). A comparison
+ * is false when the field is missing (the negative ones too); `not` is plain negation.
+ */
+export type PlanExpression =
+  | { operator: "and" | "or"; operands: PlanExpression[] }
+  | { operator: "not"; operands: [PlanExpression] }
+  | { operator: PlanComparison; field: string; value: unknown };
+
+/** Which instances of `resource.type` may the user perform `action` on? `resource.tenant` narrows to one tenant. */
+export interface ResourcePlanQuery {
+  user: QueryUser;
+  action: string;
+  resource: { type: string; tenant?: string };
+  context?: Attributes;
+}
+
+export interface ResourcePlan {
+  kind: "always_allowed" | "always_denied" | "conditional";
+  /** Present when `kind` is "conditional". */
+  condition?: PlanExpression;
+  /** How many instance keys the condition lists (in `key` comparisons), so an adapter can choose how to send them. */
+  key_count: number;
+}
+
+/** A resource as a plan reads it: what a row of the app's table holds. */
+export interface PlanResource {
+  key: string;
+  tenant: string;
+  attributes?: Attributes;
 }

@@ -2,7 +2,7 @@ import { describeReason } from "../engine/describe.ts";
 import type { Decision } from "../engine/types.ts";
 import type { CheckedEnvironment, ExplainedCheck, PdpChecks } from "../checks.ts";
 import type { EmbeddedPdp } from "../embedded.ts";
-import { checkBulk, checkOne, userPermissionsOf } from "./server.ts";
+import { checkBulk, checkOne, planResourcesOf, userPermissionsOf } from "./server.ts";
 
 const explained = (r: ReturnType<typeof checkOne>): ExplainedCheck => ({
   ...r,
@@ -25,6 +25,7 @@ export function controlPlaneChecks(pdp: EmbeddedPdp): PdpChecks {
       const t = await target(env);
       return { permissions: userPermissionsOf(pdp, t, body), revision: t.replica.revision };
     },
+    planResources: async (env, body) => planResourcesOf(await target(env), body),
     async held(env) {
       const { replica } = await target(env);
       return { revision: replica.revision, lastSyncAt: replica.lastSyncAt };

@@ -14,8 +14,8 @@ export const answerDecision = (deps: PdpDeps, route: DecisionAnswer, request: Pd
 /**
  * Fastify's `serverFactory` for a PDP port. The decision routes in `routes` (by exact path, POST) are answered
  * straight on node:http when the request is plain: a JSON body with a Content-Length within the limit. Fastify's
- * request and reply objects, hooks and content-type parsing cost more per check than the engine (docs/benchmarks.md,
- * "PDP /allowed"). The same body parser, key resolution, answer and error bodies serve both ways; every other
+ * request and reply objects, hooks and content-type parsing cost more per check than the engine
+ * (docs/perf/pdp-http.md). The same body parser, key resolution, answer and error bodies serve both ways; every other
  * request (another route, a chunked or oversized body, another media type) goes to Fastify, which answers as
  * before.
  */

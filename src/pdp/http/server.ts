@@ -1,32 +1,14 @@
-import Fastify, {
-  LogController,
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  type FastifyServerOptions,
-} from "fastify";
-import { AppError, errorBody } from "../../lib/errors.ts";
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { AppError } from "../../lib/errors.ts";
 import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
-import type { DecisionLogger } from "../runtime/decision-log.ts";
-import type { DecisionSpoolStats } from "../runtime/decision-spool.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
-import {
-  decide,
-  logQuery,
-  prepare,
-  type FactsProxyRequest,
-  type FactsProxyResponse,
-  type PdpDeps,
-  type PdpTarget,
-} from "./decide.ts";
+import { decide, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
 import { answerDecision, decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
-
-/** Facts writes through the PDP wait for the PDP to hold them, as Permit's PDP does (X-Wait-Timeout). */
-const DEFAULT_FACTS_WAIT_S = 10;
-const MAX_FACTS_WAIT_S = 60;
+import { registerFactsProxy } from "./facts-proxy.ts";
+import { registerHealthRoutes } from "./health.ts";
 
 /** Permit's AuthorizationResult: `result` repeats `allow` for old SDKs; `debug` carries our reason. */
 const authorizationResult = (d: Decision, revision: number) => ({
@@ -47,61 +29,6 @@ function serverOptions(deps: PdpDeps): FastifyServerOptions {
 }
 
 const bodyLimitOf = (deps: PdpDeps) => deps.bodyLimitBytes ?? 8 * 1024 * 1024;
-
-function controlPlaneMetrics(cp: { reachable: boolean; lastSyncAgeMs: number | null }): string[] {
-  return [
-    "# HELP gatehouse_pdp_control_plane_up Whether the standalone PDP's last request to its control plane succeeded.",
-    "# TYPE gatehouse_pdp_control_plane_up gauge",
-    `gatehouse_pdp_control_plane_up ${cp.reachable ? 1 : 0}`,
-    ...(cp.lastSyncAgeMs === null
-      ? []
-      : [
-          "# HELP gatehouse_pdp_last_sync_age_seconds Time since the control plane last answered the PDP.",
-          "# TYPE gatehouse_pdp_last_sync_age_seconds gauge",
-          `gatehouse_pdp_last_sync_age_seconds ${(cp.lastSyncAgeMs / 1000).toFixed(3)}`,
-        ]),
-  ];
-}
-
-function spoolMetrics(spool: DecisionSpoolStats): string[] {
-  const metric = (name: string, type: string, help: string, value: number) => [
-    `# HELP ${name} ${help}`,
-    `# TYPE ${name} ${type}`,
-    `${name} ${value}`,
-  ];
-  return [
-    ...metric(
-      "gatehouse_pdp_decision_log_spooled_total",
-      "counter",
-      "Decision log entries written to disk while the control plane could not take them.",
-      spool.spooled,
-    ),
-    ...metric(
-      "gatehouse_pdp_decision_log_spool_dropped_total",
-      "counter",
-      "Decision log entries given up: the oldest on disk past the size bound, or refused by the control plane.",
-      spool.dropped,
-    ),
-    ...metric(
-      "gatehouse_pdp_decision_log_shipped_total",
-      "counter",
-      "Decision log entries the control plane accepted.",
-      spool.shipped,
-    ),
-    ...metric(
-      "gatehouse_pdp_decision_log_spool_entries",
-      "gauge",
-      "Decision log entries on disk waiting for the control plane.",
-      spool.pendingEntries,
-    ),
-    ...metric(
-      "gatehouse_pdp_decision_log_spool_bytes",
-      "gauge",
-      "Bytes of decision log on disk waiting for the control plane.",
-      spool.pendingBytes,
-    ),
-  ];
-}
 
 /** The PDP's own port (7766): Permit's PDP routes, AuthZEN, health and the facts proxy. */
 export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
@@ -133,57 +60,6 @@ async function pdpServer(
     app.post(path, (request) => answerDecision(deps, route, request));
   }
   return app;
-}
-
-/** Liveness, readiness and Prometheus metrics. */
-function registerHealthRoutes(app: FastifyInstance, deps: PdpDeps): void {
-  const health = async () => ({ status: "ok" });
-  app.get("/health", health);
-  app.get("/healthy", health);
-  app.get("/healthz", health);
-  app.get("/ready", async (_req, reply) => {
-    const s = deps.status();
-    return reply.code(s.ready ? 200 : 503).send({
-      status: s.ready ? "ready" : "not ready",
-      environments: s.environments,
-      ...(s.controlPlane && {
-        control_plane: s.controlPlane.reachable ? "reachable" : "unreachable",
-        last_sync_age_ms: s.controlPlane.lastSyncAgeMs,
-      }),
-    });
-  });
-  app.get("/metrics", async (_req, reply) => {
-    const lines = metricLines(deps.status(), deps.decisions);
-    return reply.type("text/plain; version=0.0.4").send(lines.join("\n") + "\n");
-  });
-}
-
-/** The Prometheus text of /metrics, one line each. */
-function metricLines(s: ReturnType<PdpDeps["status"]>, decisions: DecisionLogger): string[] {
-  return [
-    "# HELP gatehouse_pdp_revision Environment revision the PDP holds.",
-    "# TYPE gatehouse_pdp_revision gauge",
-    ...s.environments.map((e) => `gatehouse_pdp_revision{environment_id="${e.environmentId}"} ${e.revision}`),
-    "# HELP gatehouse_pdp_sync_lag_seconds How long the PDP may have missed writes: 0 while it holds the head of its feed.",
-    "# TYPE gatehouse_pdp_sync_lag_seconds gauge",
-    ...s.environments.map(
-      (e) =>
-        `gatehouse_pdp_sync_lag_seconds{environment_id="${e.environmentId}"} ${(e.lagMs / 1000).toFixed(3)}`,
-    ),
-    "# HELP gatehouse_pdp_revisions_behind Revisions the control plane has that the PDP has not applied yet.",
-    "# TYPE gatehouse_pdp_revisions_behind gauge",
-    ...s.environments
-      .filter((e) => e.behind !== undefined && e.behind !== null)
-      .map((e) => `gatehouse_pdp_revisions_behind{environment_id="${e.environmentId}"} ${e.behind}`),
-    "# HELP gatehouse_pdp_decision_log_dropped_total Decision log entries dropped.",
-    "# TYPE gatehouse_pdp_decision_log_dropped_total counter",
-    `gatehouse_pdp_decision_log_dropped_total ${decisions.dropped}`,
-    "# HELP gatehouse_pdp_decision_log_queued Decision log entries recorded and not yet stored.",
-    "# TYPE gatehouse_pdp_decision_log_queued gauge",
-    `gatehouse_pdp_decision_log_queued ${decisions.queued}`,
-    ...(s.controlPlane ? controlPlaneMetrics(s.controlPlane) : []),
-    ...(s.decisionLogSpool ? spoolMetrics(s.decisionLogSpool) : []),
-  ];
 }
 
 /** `/allowed`: one check, decided and logged; the control plane's check route answers with it too. */
@@ -281,6 +157,30 @@ export function userPermissionsOf(deps: PdpDeps, target: PdpTarget, rawBody: unk
   return permissions;
 }
 
+/**
+ * `/plan/resources` (Gatehouse's own, docs/data-filtering.md): which instances of a type the user may act on, as
+ * always_allowed, always_denied or a condition on the resource's fields, at the revision answered.
+ */
+export function planResourcesOf(target: PdpTarget, rawBody: unknown) {
+  const body = (rawBody ?? {}) as Record<string, unknown>;
+  const resource = toResource(body["resource"]);
+  if (resource.key !== undefined && resource.key !== "") {
+    throw new AppError(
+      "INVALID_INPUT",
+      "a plan is about a resource type: resource.key must be absent",
+      undefined,
+      [{ loc: ["body", "resource", "key"], msg: "must be absent", type: "extra_forbidden" }],
+    );
+  }
+  const plan = target.replica.engine.planResources({
+    user: toUser(body["user"]),
+    action: requiredString(body, "action"),
+    resource: { type: resource.type, ...(resource.tenant ? { tenant: resource.tenant } : {}) },
+    context: toContext(body["context"]),
+  });
+  return { ...plan, revision: target.replica.revision };
+}
+
 /** `/allowed` and `/allowed/bulk`, the checks a plain request may reach without Fastify. */
 const permitDecisionRoutes = (deps: PdpDeps) =>
   new Map<string, DecisionAnswer>([
@@ -324,6 +224,8 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     const target = await prepare(deps, request);
     return allowedUrl(deps, target, request.body);
   });
+
+  app.post("/plan/resources", async (request) => planResourcesOf(await prepare(deps, request), request.body));
 
   app.post("/user-permissions", async (request) =>
     userPermissionsOf(deps, await prepare(deps, request), request.body),
@@ -396,111 +298,6 @@ function queryInteger(
     ]);
   }
   return n;
-}
-
-/** Facts writes whose effect the PDP waits for before answering (Permit's list, contract §4.7). */
-function isWaitingWrite(method: string, rest: string): boolean {
-  const path = rest.split("?")[0] ?? "";
-  if (
-    method === "POST" &&
-    /^\/(users|tenants|resource_instances|relationship_tuples|role_assignments)$/.test(path)
-  )
-    return true;
-  if (method === "DELETE" && path === "/role_assignments") return true;
-  if ((method === "PUT" || method === "PATCH") && /^\/users\/[^/]+$/.test(path)) return true;
-  if ((method === "POST" || method === "DELETE") && /^\/users\/[^/]+\/roles$/.test(path)) return true;
-  if (method === "PATCH" && /^\/resource_instances\/[^/]+$/.test(path)) return true;
-  return false;
-}
-
-function factsWaitSeconds(request: FastifyRequest): number | "forever" {
-  const raw = request.headers["x-wait-timeout"];
-  if (raw === undefined) return DEFAULT_FACTS_WAIT_S;
-  const value = Array.isArray(raw) ? raw[0] : raw;
-  if (value === undefined || value.trim() === "") return "forever";
-  const n = Number(value);
-  if (!Number.isFinite(n)) {
-    throw new AppError("INVALID_INPUT", "X-Wait-Timeout must be a number of seconds", undefined, [
-      { loc: ["header", "x-wait-timeout"], msg: "must be a number", type: "float_parsing" },
-    ]);
-  }
-  return n < 0 ? "forever" : n;
-}
-
-function registerFactsProxy(
-  app: FastifyInstance,
-  deps: PdpDeps,
-  forward: (target: PdpTarget, request: FactsProxyRequest) => Promise<FactsProxyResponse>,
-) {
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const rest = factsRest(request.url);
-    const target = await deps.resolve(request.headers.authorization, request);
-    const wait = factsWaitSeconds(request);
-    const policy = request.headers["x-timeout-policy"] === "fail" ? "fail" : "ignore";
-    const upstream = await forward(target, {
-      method: request.method,
-      rest,
-      authorization: request.headers.authorization ?? "",
-      body: request.body,
-    });
-    const revision = Number(upstream.headers["x-gatehouse-revision"]);
-    if (
-      upstream.status < 300 &&
-      Number.isSafeInteger(revision) &&
-      isWaitingWrite(request.method, rest) &&
-      wait !== 0
-    ) {
-      const boundMs = wait === "forever" ? MAX_FACTS_WAIT_S * 1000 : Math.min(wait, MAX_FACTS_WAIT_S) * 1000;
-      const reached = await target.replica.waitFor(revision, boundMs);
-      if (!reached && policy === "fail") {
-        const error = new AppError(
-          "TIMEOUT",
-          "the PDP did not receive the change in time (X-Timeout-Policy: fail)",
-        );
-        return reply.code(424).send({ ...errorBody(error, deps.publicUrl), error_code: "FAILED_DEPENDENCY" });
-      }
-    }
-    for (const [name, value] of Object.entries(upstream.headers)) {
-      if (
-        name === "content-type" ||
-        name === "retry-after" ||
-        name.startsWith("x-gatehouse") ||
-        name.startsWith("ratelimit")
-      )
-        void reply.header(name, value);
-    }
-    return reply.code(upstream.status).send(upstream.body === "" ? undefined : upstream.body);
-  };
-  // Permit's PDP mounts its facts routes at both prefixes; `/facts/...` names no environment (the key does).
-  for (const prefix of ["/v2/facts/:proj_id/:env_id/*", "/facts/*"]) {
-    app.route({ method: ["GET", "POST", "PUT", "PATCH", "DELETE"], url: prefix, handler });
-  }
-}
-
-/** A segment the forwarded URL's parser would read as `.`/`..` or as a separator (WHATWG reads `\` as `/`). */
-const UNSAFE_SEGMENT = /^\.{1,2}$|\\|%2f|%5c|%2e/i;
-
-/**
- * The path (and query) after `/v2/facts/{proj}/{env}` or `/facts`, which the PDP appends to its own environment's
- * facts path. A segment that could climb out of it (`..`, `%2e%2e`, an encoded separator) is refused: the control
- * plane's URL parser would otherwise resolve it into another route.
- */
-function factsRest(url: string): string {
-  const query = url.indexOf("?");
-  const path = query === -1 ? url : url.slice(0, query);
-  const segments = path.split("/");
-  for (const segment of segments) {
-    if (UNSAFE_SEGMENT.test(segment)) {
-      throw new AppError(
-        "BAD_REQUEST",
-        "a facts path may not have '.' or '..' segments nor encode '/', '\\' or '.'",
-        undefined,
-        [{ loc: ["path"], msg: "unsafe path segment", type: "value_error" }],
-      );
-    }
-  }
-  const skip = segments[1] === "v2" ? 5 : 2;
-  return "/" + segments.slice(skip).join("/") + (query === -1 ? "" : url.slice(query));
 }
 
 /** The OPA-compatible port (8181): what the SDK's `check(..., {useOpa: true})` calls. */

@@ -1,4 +1,5 @@
 import { randomFillSync, randomInt } from "node:crypto";
+import { createBatcher } from "../../lib/batcher.ts";
 import type { DecisionLogChunk, DecisionRecord } from "../storage.ts";
 
 /** The environment a decision was made in. */
@@ -19,7 +20,9 @@ export interface DecisionLogger {
   record(source: DecisionSource, entry: DecisionRecord): void;
   /** Whether `record` records anything (false when the log is off), so a caller can skip building the entry. */
   readonly active: boolean;
+  /** Ships, once each, the chunks of what was recorded so far; a chunk the sink refuses waits for the timer. */
   flush(): Promise<void>;
+  /** Stops the timer and ships everything; at this point a sink that is away gets five tries too. */
   close(): Promise<void>;
   /** Entries dropped because the sink kept failing or the queue was full. */
   readonly dropped: number;
@@ -171,26 +174,26 @@ const HELD = 64;
 
 /**
  * Recording reads the clock; the entry is given its id (which holds the time) and written as JSON into its environment's
- * queue, at once or in a run (see `HELD`). A full queue (`maxBatch` entries) becomes a chunk at once, and a timer
- * ships chunks and what the queues hold. A check never waits for the log, and a failing sink costs log entries
+ * queue, at once or in a run (see `HELD`). A full queue (`maxBatch` entries) becomes a chunk and is shipped at once;
+ * a timer makes what the queues hold into chunks and ships them. The chunks wait in the shared batcher
+ * (src/lib/batcher.ts), one per shipment. A check never waits for the log, and a failing sink costs log entries
  * (counted in `dropped`), never decisions.
  */
 export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLogger {
-  const flushIntervalMs = options.flushIntervalMs ?? 200;
   const maxBatch = options.maxBatch ?? 1000;
-  const maxQueue = options.maxQueue ?? 100_000;
   let queues = new Map<string, Queue>();
   /** Buffers of queues already made into chunks, for the next ones. */
   const spare: Buffer[] = [];
-  /** Chunks not yet shipped, oldest first; the one being shipped, or refused, stays at the front. */
-  const backlog: DecisionLogChunk[] = [];
   /** Entries held, in the order they were recorded, with the time they were. */
   let held: { environmentId: string; entry: DecisionRecord; now: number }[] = [];
-  /** Entries held, in the queues and in the backlog. */
-  let pending = 0;
-  let dropped = 0;
-  let failures = 0;
+  /** Entries recorded and not yet in a chunk (held, or in the queues). */
+  let open = 0;
   const ids = new DecisionIds();
+
+  function seal(q: Queue): void {
+    open -= q.count;
+    chunks.add(q.seal(options.pdpId));
+  }
 
   function write(environmentId: string, entry: DecisionRecord, now: number): void {
     let q = queues.get(environmentId);
@@ -198,7 +201,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       q = new Queue(environmentId, spare.pop() ?? Buffer.allocUnsafe(64 * 1024));
       queues.set(environmentId, q);
     } else if (q.count === maxBatch) {
-      backlog.push(q.seal(options.pdpId));
+      seal(q);
     }
     q.add(ids, now, JSON.stringify(entry));
   }
@@ -213,65 +216,31 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   function take(): void {
     writeHeld();
     for (const q of queues.values()) {
-      if (q.count > 0) backlog.push(q.seal(options.pdpId));
+      if (q.count > 0) seal(q);
       if (spare.length < 8 && q.buf.length <= 1024 * 1024) spare.push(q.buf);
     }
     queues = new Map();
   }
 
-  /** The chunk the sink has now: at the front of the backlog, and not to be dropped while it is shipped. */
-  let inFlight: DecisionLogChunk | undefined;
-
-  /** Ships, oldest first, what was queued when it started; entries recorded meanwhile wait for the next tick. */
-  async function drain(): Promise<void> {
-    take();
-    for (let n = backlog.length; n > 0 && backlog.length > 0; n--) {
-      const chunk = backlog[0] as DecisionLogChunk;
-      inFlight = chunk;
-      try {
-        await options.sink(chunk);
-        failures = 0;
-      } catch (error) {
-        options.onError?.(error);
-        // Retried on the next ticks, from the front; after five failures in a row the chunk is given up, unless
-        // the sink is only away.
-        if (options.retryable?.(error) || ++failures < 5) return;
-        failures = 0;
-        dropped += chunk.count;
-      } finally {
-        inFlight = undefined;
-      }
-      backlog.shift();
-      pending -= chunk.count;
-    }
-  }
-
-  // Drains run one after another; a flush() covers everything recorded before it was called.
-  let draining = 0;
-  let chain = Promise.resolve();
-  const flush = (): Promise<void> => {
-    draining += 1;
-    chain = chain.then(drain).finally(() => void (draining -= 1));
-    return chain;
-  };
-
-  // A tick while a slow sink is still busy adds nothing: the queues are drained when the sink is free.
-  const timer = setInterval(() => draining === 0 && void flush(), flushIntervalMs);
-  timer.unref();
+  const chunks = createBatcher<DecisionLogChunk>({
+    send: ([chunk]) => options.sink(chunk as DecisionLogChunk),
+    flushIntervalMs: options.flushIntervalMs ?? 200,
+    batchSize: 1,
+    maxQueue: options.maxQueue ?? 100_000,
+    weight: (chunk) => chunk.count,
+    // Past the bound the oldest chunk waiting goes (not the one being shipped), so what is kept is the most recent.
+    dropWhenFull: "oldest",
+    staged: { count: () => open, seal: take },
+    // While the database is away chunks wait for it, retried on every tick; other failures give a chunk up after
+    // five in a row.
+    ...(options.retryable && { retryable: options.retryable }),
+    onFailure: (failure) => options.onError?.(failure.error),
+  });
 
   return {
     record(source, entry) {
-      if (pending >= maxQueue) {
-        // The oldest chunk waiting goes (not the one being shipped); when there is none, this entry does.
-        const first = inFlight === undefined ? 0 : 1;
-        if (backlog.length <= first) take();
-        const oldest = backlog.length > first ? backlog.splice(first, 1)[0] : undefined;
-        const count = oldest ? oldest.count : 1;
-        dropped += count;
-        if (!oldest) return;
-        pending -= count;
-      }
-      pending += 1;
+      if (!chunks.reserve(1)) return;
+      open += 1;
       const now = Date.now();
       if (entry.input === undefined && entry.result === undefined) {
         held.push({ environmentId: source.environmentId, entry, now });
@@ -283,16 +252,13 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       }
     },
     active: true,
-    flush,
-    async close() {
-      clearInterval(timer);
-      await flush();
-    },
+    flush: chunks.flush,
+    close: chunks.close,
     get dropped() {
-      return dropped;
+      return chunks.dropped;
     },
     get queued() {
-      return pending;
+      return chunks.queued;
     },
   };
 }

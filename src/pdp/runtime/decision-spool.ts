@@ -54,17 +54,8 @@ const FILE_RE = /^(\d{12})-(\d+)(?:-(.+))?\.json$/;
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 5000;
 
-/**
- * The standalone PDP's decision log while the control plane is away: chunks it could not ship go to files in
- * `dir`, one per chunk, and are shipped oldest first when it answers again; while files wait, new chunks queue
- * behind them, so the control plane receives the entries in the order they were made. A file is written to a
- * temporary name, synced and renamed (and the folder synced), so a crash leaves either the whole file or none, and
- * the files survive a restart. The control plane stores a chunk shipped twice (a crash between its answer and the
- * file's deletion) once.
- */
-export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool {
-  const { dir, maxBytes } = options;
-  fs.mkdirSync(dir, { recursive: true });
+/** The files a spool left in `dir`, oldest first, and the greatest sequence among them. */
+function readSpoolFolder(dir: string): { files: SpoolFile[]; sequence: number } {
   const files: SpoolFile[] = [];
   let sequence = 0;
   for (const name of fs.readdirSync(dir).sort()) {
@@ -78,151 +69,217 @@ export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool 
       sequence = Math.max(sequence, Number(match[1]));
     }
   }
-  const stats: DecisionSpoolStats = {
-    spooled: 0,
-    dropped: 0,
-    shipped: 0,
-    pendingEntries: files.reduce((n, f) => n + f.count, 0),
-    pendingBytes: files.reduce((n, f) => n + f.bytes, 0),
-  };
-  let shipping: Promise<void> | undefined;
-  /** The file being shipped: never deleted for the bound meanwhile. */
-  let inFlight: SpoolFile | undefined;
-  let closed = false;
-  let backoff = MIN_BACKOFF_MS;
-  let sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  return { files, sequence };
+}
 
-  function forget(file: SpoolFile): void {
-    const at = files.indexOf(file);
-    if (at < 0) return;
-    files.splice(at, 1);
-    stats.pendingEntries -= file.count;
-    stats.pendingBytes -= file.bytes;
-    fs.rmSync(path.join(dir, file.name), { force: true });
+/**
+ * Writes `bytes` as `dir/name` so that a crash leaves the whole file or none: to a temporary name, synced, renamed,
+ * and the folder synced.
+ */
+async function writeWhole(dir: string, name: string, bytes: Uint8Array): Promise<void> {
+  const tmp = path.join(dir, `${name}.tmp`);
+  const handle = await fs.promises.open(tmp, "w");
+  try {
+    await handle.writeFile(bytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
-
-  function drop(count: number, why: string): void {
-    stats.dropped += count;
-    options.log?.(`decision log: dropped ${count} entries (${why})`);
+  await fs.promises.rename(tmp, path.join(dir, name));
+  const folder = await fs.promises.open(dir, "r");
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
   }
+}
 
-  async function write(chunk: DecisionLogChunk): Promise<void> {
-    if (chunk.entries.length > maxBytes) {
-      drop(chunk.count, `the control plane is unreachable and the spool holds at most ${maxBytes} bytes`);
-      return;
-    }
-    sequence += 1;
-    const name = `${String(sequence).padStart(12, "0")}-${chunk.count}-${encodeURIComponent(chunk.pdpId)}.json`;
-    const tmp = path.join(dir, `${name}.tmp`);
-    const handle = await fs.promises.open(tmp, "w");
-    try {
-      await handle.writeFile(chunk.entries);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.promises.rename(tmp, path.join(dir, name));
-    const folder = await fs.promises.open(dir, "r");
-    try {
-      await folder.sync();
-    } finally {
-      await folder.close();
-    }
-    files.push({ name, count: chunk.count, bytes: chunk.entries.length, pdpId: chunk.pdpId });
-    stats.spooled += chunk.count;
-    stats.pendingEntries += chunk.count;
-    stats.pendingBytes += chunk.entries.length;
-    // Oldest first, past the bound; the file being shipped stays (it may be stored already).
-    while (stats.pendingBytes > maxBytes) {
-      const oldest = files.find((f) => f !== inFlight);
-      if (!oldest) break;
-      forget(oldest);
-      drop(oldest.count, `the spool is over its bound of ${maxBytes} bytes`);
-    }
-  }
+/** The wait between two tries of a file: doubling up to a bound, cut short (and reset) by `wake`. */
+class Backoff {
+  #ms = MIN_BACKOFF_MS;
+  #sleeping: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
-  function sleep(ms: number): Promise<void> {
+  wait(): Promise<void> {
+    const ms = this.#ms;
+    this.#ms = Math.min(ms * 2, MAX_BACKOFF_MS);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        sleeping = undefined;
+        this.#sleeping = undefined;
         resolve();
       }, ms);
-      sleeping = { timer, resolve };
+      this.#sleeping = { timer, resolve };
     });
   }
 
-  /** Ships the files oldest first, one at a time, until none is left (or the spool closes). */
-  function drain(): Promise<void> {
-    shipping ??= (async () => {
-      while (!closed && files.length > 0) {
-        const file = files[0] as SpoolFile;
-        let failed = false;
-        inFlight = file;
-        try {
-          const entries = await fs.promises.readFile(path.join(dir, file.name));
-          await options.ship(entries, file.pdpId);
-          stats.shipped += file.count;
-          backoff = MIN_BACKOFF_MS;
-          forget(file);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-            forget(file);
-            drop(file.count, "its spool file was removed");
-          } else if (options.refused(error)) {
-            forget(file);
-            drop(file.count, `the control plane refused them: ${String(error)}`);
-          } else {
-            failed = true;
-          }
-        } finally {
-          inFlight = undefined;
-        }
-        // Between attempts the file may go for the bound like any other.
-        if (failed) {
-          await sleep(backoff);
-          backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-        }
-      }
-    })().finally(() => (shipping = undefined));
-    return shipping;
+  reset(): void {
+    this.#ms = MIN_BACKOFF_MS;
   }
 
-  function wake(): void {
-    backoff = MIN_BACKOFF_MS;
-    if (sleeping) {
-      clearTimeout(sleeping.timer);
-      sleeping.resolve();
-      sleeping = undefined;
+  wake(): void {
+    this.reset();
+    if (this.#sleeping) {
+      clearTimeout(this.#sleeping.timer);
+      this.#sleeping.resolve();
+      this.#sleeping = undefined;
+    }
+  }
+}
+
+/**
+ * The standalone PDP's decision log while the control plane is away: chunks it could not ship go to files in
+ * `dir`, one per chunk, and are shipped oldest first when it answers again; while files wait, new chunks queue
+ * behind them, so the control plane receives the entries in the order they were made. A file is written whole or
+ * not at all (see `writeWhole`), and the files survive a restart. The control plane stores a chunk shipped twice
+ * (a crash between its answer and the file's deletion) once.
+ */
+export function openDecisionSpool(options: DecisionSpoolOptions): DecisionSpool {
+  fs.mkdirSync(options.dir, { recursive: true });
+  const spool = new Spool(options, readSpoolFolder(options.dir));
+  spool.shipFiles();
+  // Functions a caller may pass on alone (the logger's sink is `accept`).
+  return {
+    accept: (chunk) => spool.accept(chunk),
+    wake: () => spool.wake(),
+    stats: spool.stats,
+    close: () => spool.close(),
+  };
+}
+
+class Spool {
+  readonly stats: DecisionSpoolStats;
+  #files: SpoolFile[];
+  #sequence: number;
+  /** Whether the files are being shipped (one run at a time). */
+  #shipping = false;
+  /** The file being shipped: never deleted for the bound meanwhile. */
+  #inFlight: SpoolFile | undefined;
+  #closed = false;
+  readonly #backoff = new Backoff();
+
+  constructor(
+    private readonly options: DecisionSpoolOptions,
+    found: { files: SpoolFile[]; sequence: number },
+  ) {
+    this.#files = found.files;
+    this.#sequence = found.sequence;
+    this.stats = {
+      spooled: 0,
+      dropped: 0,
+      shipped: 0,
+      pendingEntries: found.files.reduce((n, f) => n + f.count, 0),
+      pendingBytes: found.files.reduce((n, f) => n + f.bytes, 0),
+    };
+  }
+
+  /** Ships the chunk at once, unless files wait (then it goes behind them) or the control plane cannot take it. */
+  async accept(chunk: DecisionLogChunk): Promise<void> {
+    if (this.#closed || this.#files.length > 0) {
+      await this.#write(chunk);
+      this.shipFiles();
+      return;
+    }
+    try {
+      await this.options.ship(chunk.entries, chunk.pdpId);
+      this.stats.shipped += chunk.count;
+    } catch (error) {
+      if (this.options.refused(error)) {
+        this.#drop(chunk.count, `the control plane refused them: ${String(error)}`);
+        return;
+      }
+      await this.#write(chunk);
+      this.shipFiles();
     }
   }
 
-  if (files.length > 0) void drain();
+  wake(): void {
+    this.#backoff.wake();
+  }
 
-  return {
-    async accept(chunk) {
-      if (closed || files.length > 0) {
-        await write(chunk);
-        if (!closed) void drain();
-        return;
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#backoff.wake();
+    // A shipment under way ends by itself (bounded by its timeout); its file stays until it succeeded.
+  }
+
+  /** Ships the files oldest first, one at a time, until none is left (or the spool closes); one run at a time. */
+  shipFiles(): void {
+    if (this.#shipping || this.#closed || this.#files.length === 0) return;
+    this.#shipping = true;
+    void (async () => {
+      while (!this.#closed && this.#files.length > 0) {
+        // Between tries the file may go for the bound like any other.
+        if (!(await this.#shipOldest())) await this.#backoff.wait();
       }
-      try {
-        await options.ship(chunk.entries, chunk.pdpId);
-        stats.shipped += chunk.count;
-      } catch (error) {
-        if (options.refused(error)) {
-          drop(chunk.count, `the control plane refused them: ${String(error)}`);
-          return;
-        }
-        await write(chunk);
-        void drain();
+    })().finally(() => (this.#shipping = false));
+  }
+
+  /** Tries the oldest file: false when it is kept for another try (the control plane did not answer). */
+  async #shipOldest(): Promise<boolean> {
+    const file = this.#files[0] as SpoolFile;
+    this.#inFlight = file;
+    try {
+      const entries = await fs.promises.readFile(path.join(this.options.dir, file.name));
+      await this.options.ship(entries, file.pdpId);
+      this.stats.shipped += file.count;
+      this.#backoff.reset();
+      this.#forget(file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+        this.#forget(file);
+        this.#drop(file.count, "its spool file was removed");
+      } else if (this.options.refused(error)) {
+        this.#forget(file);
+        this.#drop(file.count, `the control plane refused them: ${String(error)}`);
+      } else {
+        return false;
       }
-    },
-    wake,
-    stats,
-    async close() {
-      closed = true;
-      wake();
-      // A shipment under way ends by itself (bounded by its timeout); its file stays until it succeeded.
-    },
-  };
+    } finally {
+      this.#inFlight = undefined;
+    }
+    return true;
+  }
+
+  /** Keeps the chunk in a file of its own; past the bound the oldest files go. */
+  async #write(chunk: DecisionLogChunk): Promise<void> {
+    const { maxBytes } = this.options;
+    if (chunk.entries.length > maxBytes) {
+      this.#drop(
+        chunk.count,
+        `the control plane is unreachable and the spool holds at most ${maxBytes} bytes`,
+      );
+      return;
+    }
+    this.#sequence += 1;
+    const name = `${String(this.#sequence).padStart(12, "0")}-${chunk.count}-${encodeURIComponent(chunk.pdpId)}.json`;
+    await writeWhole(this.options.dir, name, chunk.entries);
+    this.#files.push({ name, count: chunk.count, bytes: chunk.entries.length, pdpId: chunk.pdpId });
+    this.stats.spooled += chunk.count;
+    this.stats.pendingEntries += chunk.count;
+    this.stats.pendingBytes += chunk.entries.length;
+    this.#trimToBound();
+  }
+
+  /** Oldest first, past the bound; the file being shipped stays (it may be stored already). */
+  #trimToBound(): void {
+    while (this.stats.pendingBytes > this.options.maxBytes) {
+      const oldest = this.#files.find((f) => f !== this.#inFlight);
+      if (!oldest) break;
+      this.#forget(oldest);
+      this.#drop(oldest.count, `the spool is over its bound of ${this.options.maxBytes} bytes`);
+    }
+  }
+
+  #forget(file: SpoolFile): void {
+    const at = this.#files.indexOf(file);
+    if (at < 0) return;
+    this.#files.splice(at, 1);
+    this.stats.pendingEntries -= file.count;
+    this.stats.pendingBytes -= file.bytes;
+    fs.rmSync(path.join(this.options.dir, file.name), { force: true });
+  }
+
+  #drop(count: number, why: string): void {
+    this.stats.dropped += count;
+    this.options.log?.(`decision log: dropped ${count} entries (${why})`);
+  }
 }

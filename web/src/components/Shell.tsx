@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { Fragment, type ReactNode } from "react";
 import { NavLink as RouterLink, useLocation, useNavigate } from "react-router";
 import { useQueryClient } from "@tanstack/react-query";
 import { AppShell, Burger, Button, Group, NavLink, Select, Text, Title } from "@mantine/core";
@@ -8,14 +8,7 @@ import { envPath, useOrg, usePlace } from "../org";
 import { useEnvironments, useProjects } from "../queries";
 import type { Session } from "../session";
 import { notifyError } from "../notify";
-
-/** The policy pages of an environment (one lazy chunk): path segment and name. */
-export const POLICY_PAGES = [
-  ["resources", "Resources"],
-  ["roles", "Tenant roles"],
-  ["policy", "Policy editor"],
-  ["abac", "ABAC"],
-] as const;
+import { NAV } from "../nav";
 
 /** The frame of every page after login: switchers and logout on top, the pages on the side. */
 export function Shell({ session, children }: { session: Session; children: ReactNode }) {
@@ -47,36 +40,24 @@ export function Shell({ session, children }: { session: Session; children: React
         </Group>
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Pages">
-        <SideLink to={`${base}/projects`} label="Projects" />
-        <SideLink to={`${base}/api-log`} label="API log" />
-        {proj && env && (
-          <>
-            <Text size="xs" c="dimmed" mt="sm" px="sm">
-              Directory ({proj} / {env})
-            </Text>
-            <SideLink to={envPath(org.key, proj, env, "users")} label="Users" />
-            <SideLink to={envPath(org.key, proj, env, "tenants")} label="Tenants" />
-            <Text size="xs" c="dimmed" mt="sm" px="sm">
-              Authorization
-            </Text>
-            <SideLink to={envPath(org.key, proj, env, "overview")} label="Overview" />
-            <SideLink to={envPath(org.key, proj, env, "instances")} label="Instances" />
-            <SideLink to={envPath(org.key, proj, env, "check")} label="Check playground" />
-            <SideLink to={envPath(org.key, proj, env, "decisions")} label="Decision log" />
-            <Text size="xs" c="dimmed" mt="sm" px="sm">
-              Policy
-            </Text>
-            {POLICY_PAGES.map(([page, label]) => (
-              <SideLink key={page} to={envPath(org.key, proj, env, page)} label={label} />
-            ))}
-          </>
-        )}
-        <Text size="xs" c="dimmed" mt="sm" px="sm">
-          Settings
-        </Text>
-        <SideLink to={`${base}/settings/api-keys`} label="API keys" />
-        <SideLink to={`${base}/settings/members`} label="Members" />
-        <SideLink to={`${base}/settings/organization`} label="Organization" />
+        {NAV.map((group, i) => {
+          if (group.env && !(proj && env)) return null;
+          const to = (path: string) =>
+            group.env && proj && env ? envPath(org.key, proj, env, path) : `${base}/${path}`;
+          return (
+            <Fragment key={i}>
+              {group.title && (
+                <Text size="xs" c="dimmed" mt="sm" px="sm">
+                  {group.title}
+                  {group.showsPlace && ` (${proj} / ${env})`}
+                </Text>
+              )}
+              {group.pages.map((page) => (
+                <SideLink key={page.path} to={to(page.path)} label={page.label} />
+              ))}
+            </Fragment>
+          );
+        })}
       </AppShell.Navbar>
       <AppShell.Main>{children}</AppShell.Main>
     </AppShell>

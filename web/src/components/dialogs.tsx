@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Button, Group, Modal, Stack, Text, TextInput } from "@mantine/core";
 import { ErrorState } from "./states";
+import { named } from "./user-text";
 
 /** A modal form: submit runs `onSubmit`; its error (the API's title and message) shows in the form. */
 export function FormModal({
@@ -14,7 +15,7 @@ export function FormModal({
   hideSubmit = false,
   children,
 }: {
-  title: string;
+  title: ReactNode;
   opened: boolean;
   onClose: () => void;
   onSubmit: (form: FormData) => Promise<unknown>;
@@ -76,7 +77,7 @@ export function TypedConfirmModal({
   consequence,
   onConfirm,
 }: {
-  title: string;
+  title: ReactNode;
   opened: boolean;
   onClose: () => void;
   confirmText: string;
@@ -101,7 +102,7 @@ export function TypedConfirmModal({
     >
       <Text size="sm">{consequence}</Text>
       <TextInput
-        label={`Type ${confirmText} to confirm`}
+        label={named`Type ${confirmText} to confirm`}
         value={typed}
         onChange={(e) => setTyped(e.currentTarget.value)}
         autoComplete="off"

@@ -1,6 +1,6 @@
 import { Suspense, useState, type FormEvent, type ReactNode } from "react";
 import { useSearchParams } from "react-router";
-import { Select } from "@mantine/core";
+import { Button, Drawer, Select, SimpleGrid, TextInput } from "@mantine/core";
 import type { UseQueryResult } from "@tanstack/react-query";
 import { ErrorState, Loading } from "./states";
 
@@ -24,6 +24,85 @@ export function TimeRangeSelect({ params }: { params: URLSearchParams }) {
         { value: "7d", label: "Last 7 days" },
       ]}
     />
+  );
+}
+
+/** A log page's filter form: its fields, the time range and Apply, in one row on a wide screen. */
+export function FilterForm({
+  filters,
+  children,
+}: {
+  filters: ReturnType<typeof useLogFilters>;
+  children: ReactNode;
+}) {
+  return (
+    <form onSubmit={filters.apply} aria-label="Filters">
+      <SimpleGrid cols={{ base: 1, sm: 3, lg: 6 }} spacing="sm" style={{ alignItems: "end" }}>
+        {children}
+        <TimeRangeSelect params={filters.params} />
+        <Button type="submit">Apply</Button>
+      </SimpleGrid>
+    </form>
+  );
+}
+
+/** A text filter, filled from the URL. */
+export function FilterText({
+  params,
+  name,
+  label,
+  placeholder,
+}: {
+  params: URLSearchParams;
+  name: string;
+  label: string;
+  placeholder?: string;
+}) {
+  return (
+    <TextInput label={label} name={name} placeholder={placeholder} defaultValue={params.get(name) ?? ""} />
+  );
+}
+
+/** A choice filter, filled from the URL; cleared, it filters nothing. */
+export function FilterSelect({
+  params,
+  name,
+  label,
+  data,
+}: {
+  params: URLSearchParams;
+  name: string;
+  label: string;
+  data: (string | { value: string; label: string })[];
+}) {
+  return (
+    <Select
+      label={label}
+      name={name}
+      placeholder="any"
+      clearable
+      defaultValue={params.get(name)}
+      data={data}
+    />
+  );
+}
+
+/** The drawer with one entry's details, open while `id` is set. */
+export function DetailsDrawer({
+  title,
+  id,
+  onClose,
+  children,
+}: {
+  title: string;
+  id: string | null;
+  onClose: () => void;
+  children: (id: string) => ReactNode;
+}) {
+  return (
+    <Drawer opened={id !== null} onClose={onClose} position="right" size="xl" title={title}>
+      {id && children(id)}
+    </Drawer>
   );
 }
 

@@ -18,14 +18,21 @@ const typeOf = (instance: string) => instance.slice(0, Math.max(0, instance.inde
 /** `folder#editor on folder:docs`: a role of a resource type held on an instance. */
 const held = (role: string, instance: string) => `${typeOf(instance)}#${role} on ${instance}`;
 
+/** An allow or a deny, as a badge. */
+export function Verdict({ allow, size }: { allow: boolean; size?: "lg" }) {
+  return (
+    <Badge color={allow ? "teal" : "red"} size={size} variant="light">
+      {allow ? "Allowed" : "Denied"}
+    </Badge>
+  );
+}
+
 /** A decision: its badge and the grant path of an allow, or the closest miss of a deny. */
 export function DecisionView({ allow, reason }: { allow: boolean; reason: Reason }) {
   return (
     <Stack gap="xs">
       <Group gap="xs">
-        <Badge color={allow ? "teal" : "red"} size="lg" variant="light">
-          {allow ? "Allowed" : "Denied"}
-        </Badge>
+        <Verdict allow={allow} size="lg" />
       </Group>
       <ReasonView reason={reason} />
     </Stack>

@@ -1,6 +1,6 @@
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Button, Group, Modal, Select, Stack, Text, TextInput } from "@mantine/core";
 import { useScopeFields } from "../components/scope-fields";
 import { api, unwrap } from "../api/client";
 import { CopyBlock } from "../components/CopyBlock";
@@ -9,6 +9,8 @@ import { Empty, ErrorState, QueryState } from "../components/states";
 import { useOrg } from "../org";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
+import { named } from "../components/user-text";
+import { DataTable, PageHead, RowButton } from "../components/tables";
 
 type Key = { id: string; name?: string };
 type Access = "admin" | "write" | "read" | "no_access";
@@ -21,7 +23,7 @@ export default function ApiKeysPage() {
   const canWrite = useMayWrite({ admin: true });
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
-  const [shown, setShown] = useState<{ id: string; title: string } | null>(null);
+  const [shown, setShown] = useState<{ id: string; title: ReactNode } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
   const keys = useQuery({
     queryKey: [org.id, "api-keys"],
@@ -36,7 +38,7 @@ export default function ApiKeysPage() {
         }),
       );
       await refresh();
-      setShown({ id: key.id, title: `New secret of ${key.name ?? key.id}` });
+      setShown({ id: key.id, title: named`New secret of ${key.name ?? key.id}` });
     } catch (e) {
       notifyError(e);
     }
@@ -44,75 +46,48 @@ export default function ApiKeysPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          API keys
-        </Title>
-        {canWrite && <Button onClick={() => setCreating(true)}>New API key</Button>}
-      </Group>
+      <PageHead
+        title="API keys"
+        action={canWrite && <Button onClick={() => setCreating(true)}>New API key</Button>}
+      />
       <QueryState query={keys}>
         {(page) =>
           page.data.length === 0 ? (
             <Empty>No API key yet.</Empty>
           ) : (
-            <Table striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th>Scope</Table.Th>
-                  <Table.Th>Access</Table.Th>
-                  <Table.Th>Created by</Table.Th>
-                  <Table.Th>Last used</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {page.data.map((key) => (
-                  <Table.Tr key={key.id}>
-                    <Table.Td>{key.name ?? ""}</Table.Td>
-                    <Table.Td>
-                      {key.object_type === "org"
-                        ? "organization"
-                        : [key.project?.key, key.env?.key].filter(Boolean).join(" / ")}
-                    </Table.Td>
-                    <Table.Td>{key.access_level}</Table.Td>
-                    <Table.Td>{key.created_by_member?.email ?? "—"}</Table.Td>
-                    <Table.Td>{when(key.last_used_at)}</Table.Td>
-                    <Table.Td>
-                      {canWrite && (
-                        <Group gap="xs" wrap="nowrap">
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Reveal ${key.name ?? key.id}`}
-                            onClick={() => setShown({ id: key.id, title: `Secret of ${key.name ?? key.id}` })}
-                          >
-                            Reveal
-                          </Button>
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Rotate ${key.name ?? key.id}`}
-                            onClick={() => void rotate(key)}
-                          >
-                            Rotate
-                          </Button>
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            color="red"
-                            aria-label={`Revoke ${key.name ?? key.id}`}
-                            onClick={() => setRevoking(key)}
-                          >
-                            Revoke
-                          </Button>
-                        </Group>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable
+              columns={["Name", "Scope", "Access", "Created by", "Last used", "Actions"]}
+              rows={page.data}
+              rowKey={(key) => key.id}
+              cells={(key) => {
+                const name = key.name ?? key.id;
+                return [
+                  key.name ?? "",
+                  key.object_type === "org"
+                    ? "organization"
+                    : [key.project?.key, key.env?.key].filter(Boolean).join(" / "),
+                  key.access_level,
+                  key.created_by_member?.email ?? "—",
+                  when(key.last_used_at),
+                  canWrite && (
+                    <Group gap="xs" wrap="nowrap">
+                      <RowButton
+                        label={`Reveal ${name}`}
+                        onClick={() => setShown({ id: key.id, title: named`Secret of ${name}` })}
+                      >
+                        Reveal
+                      </RowButton>
+                      <RowButton label={`Rotate ${name}`} onClick={() => void rotate(key)}>
+                        Rotate
+                      </RowButton>
+                      <RowButton label={`Revoke ${name}`} danger onClick={() => setRevoking(key)}>
+                        Revoke
+                      </RowButton>
+                    </Group>
+                  ),
+                ];
+              }}
+            />
           )
         }
       </QueryState>
@@ -121,14 +96,14 @@ export default function ApiKeysPage() {
           onClose={() => setCreating(false)}
           onCreated={async (id, name) => {
             await refresh();
-            setShown({ id, title: `Secret of ${name}` });
+            setShown({ id, title: named`Secret of ${name}` });
           }}
         />
       )}
       {shown && <SecretModal keyId={shown.id} title={shown.title} onClose={() => setShown(null)} />}
       {revoking && (
         <FormModal
-          title={`Revoke ${revoking.name ?? revoking.id}`}
+          title={named`Revoke ${revoking.name ?? revoking.id}`}
           opened
           onClose={() => setRevoking(null)}
           submitLabel="Revoke"
@@ -196,7 +171,7 @@ function CreateKeyModal({
 }
 
 /** The key's secret, fetched when asked for, with a copy button. */
-function SecretModal({ keyId, title, onClose }: { keyId: string; title: string; onClose: () => void }) {
+function SecretModal({ keyId, title, onClose }: { keyId: string; title: ReactNode; onClose: () => void }) {
   const secret = useQuery({
     queryKey: ["api-key-secret", keyId],
     gcTime: 0,

@@ -1,24 +1,20 @@
 import { lazy, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Badge, Code, Group, Stack, Text, Title } from "@mantine/core";
 import {
-  Badge,
-  Button,
-  Code,
-  Drawer,
-  Group,
-  Select,
-  SimpleGrid,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from "@mantine/core";
-import { PageFooter } from "../components/paging";
-import { ChartSlot, rangeSeconds, TimeRangeSelect, useLogFilters } from "../components/log-filters";
+  ChartSlot,
+  DetailsDrawer,
+  FilterForm,
+  FilterSelect,
+  FilterText,
+  rangeSeconds,
+  useLogFilters,
+} from "../components/log-filters";
+import { PagedTable, RowButton } from "../components/tables";
 import { api, unwrap } from "../api/client";
-import { Empty, QueryState } from "../components/states";
+import { QueryState } from "../components/states";
 import { useOrg } from "../org";
+import { jsonText } from "../components/user-text";
 
 const ApiLogChart = lazy(() => import("./ApiLogChart"));
 
@@ -52,7 +48,7 @@ const statusColor = (status: number) =>
 function Body({ label, text }: { label: string; text: string | undefined }) {
   let shown = text ?? "";
   try {
-    if (shown) shown = JSON.stringify(JSON.parse(shown), null, 2);
+    if (shown) shown = jsonText(JSON.parse(shown), 2);
   } catch {
     // Not JSON (or truncated): shown as recorded.
   }
@@ -77,7 +73,8 @@ function Body({ label, text }: { label: string; text: string | undefined }) {
 /** The organization's API log: filters in the URL, newest first, a page at a time, per-minute chart, details. */
 export default function ApiLogPage() {
   const org = useOrg();
-  const { params, page, until, filterKey, apply, goTo } = useLogFilters(FILTERS);
+  const filters = useLogFilters(FILTERS);
+  const { params, page, until, filterKey, goTo } = filters;
   const [openId, setOpenId] = useState<string | null>(null);
   const query = historyQuery(params, until);
   const events = useQuery({
@@ -96,102 +93,50 @@ export default function ApiLogPage() {
       <Title order={1} size="h2">
         API log
       </Title>
-      <form onSubmit={apply} aria-label="Filters">
-        <SimpleGrid cols={{ base: 1, sm: 3, lg: 6 }} spacing="sm" style={{ alignItems: "end" }}>
-          <TextInput
-            label="Status codes"
-            name="status"
-            placeholder="e.g. 200, 404"
-            defaultValue={params.get("status") ?? ""}
-          />
-          <Select
-            label="Method"
-            name="method"
-            placeholder="any"
-            clearable
-            defaultValue={params.get("method")}
-            data={["GET", "POST", "PUT", "PATCH", "DELETE"]}
-          />
-          <TextInput label="Path" name="path" placeholder="/v2/..." defaultValue={params.get("path") ?? ""} />
-          <TextInput
-            label="Actor"
-            name="actor"
-            placeholder="member e-mail or key name"
-            defaultValue={params.get("actor") ?? ""}
-          />
-          <TimeRangeSelect params={params} />
-          <Button type="submit">Apply</Button>
-        </SimpleGrid>
-      </form>
+      <FilterForm filters={filters}>
+        <FilterText params={params} name="status" label="Status codes" placeholder="e.g. 200, 404" />
+        <FilterSelect
+          params={params}
+          name="method"
+          label="Method"
+          data={["GET", "POST", "PUT", "PATCH", "DELETE"]}
+        />
+        <FilterText params={params} name="path" label="Path" placeholder="/v2/..." />
+        <FilterText params={params} name="actor" label="Actor" placeholder="member e-mail or key name" />
+      </FilterForm>
 
       <ChartSlot stats={stats} chart={(data) => <ApiLogChart data={data} />} />
 
-      <QueryState query={events}>
-        {(result) =>
-          result.data.length === 0 ? (
-            <Empty>No call matches these filters in this range.</Empty>
-          ) : (
-            <>
-              <Table striped highlightOnHover>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Time</Table.Th>
-                    <Table.Th>Status</Table.Th>
-                    <Table.Th>Method</Table.Th>
-                    <Table.Th>Path</Table.Th>
-                    <Table.Th>Actor</Table.Th>
-                    <Table.Th>Details</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {result.data.map((e) => (
-                    <Table.Tr key={e.id}>
-                      <Table.Td>{new Date(e.timestamp).toLocaleString()}</Table.Td>
-                      <Table.Td>
-                        <Badge color={statusColor(e.status)} variant="light">
-                          {e.status}
-                        </Badge>
-                      </Table.Td>
-                      <Table.Td>{e.method}</Table.Td>
-                      <Table.Td>
-                        <Text ff="monospace" size="sm">
-                          {e.path}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>{e.actor_display_name ?? e.actor_type}</Table.Td>
-                      <Table.Td>
-                        <Button
-                          size="compact-xs"
-                          variant="subtle"
-                          aria-label={`Details of ${e.method} ${e.path} at ${e.timestamp}`}
-                          onClick={() => setOpenId(e.id)}
-                        >
-                          Details
-                        </Button>
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-              <PageFooter
-                count={`${result.total_count} calls`}
-                total={result.page_count}
-                page={page}
-                onChange={goTo}
-              />
-            </>
-          )
-        }
-      </QueryState>
-      <Drawer
-        opened={openId !== null}
-        onClose={() => setOpenId(null)}
-        position="right"
-        size="xl"
-        title="Call details"
-      >
-        {openId && <EventDetails id={openId} />}
-      </Drawer>
+      <PagedTable
+        query={events}
+        empty="No call matches these filters in this range."
+        noun="calls"
+        page={page}
+        onPage={goTo}
+        highlightOnHover
+        columns={["Time", "Status", "Method", "Path", "Actor", "Details"]}
+        rowKey={(e) => e.id}
+        cells={(e) => [
+          new Date(e.timestamp).toLocaleString(),
+          <Badge color={statusColor(e.status)} variant="light">
+            {e.status}
+          </Badge>,
+          <span className="whole-word">{e.method}</span>,
+          <Text ff="monospace" size="sm">
+            {e.path}
+          </Text>,
+          e.actor_display_name ?? e.actor_type,
+          <RowButton
+            label={`Details of ${e.method} ${e.path} at ${e.timestamp}`}
+            onClick={() => setOpenId(e.id)}
+          >
+            Details
+          </RowButton>,
+        ]}
+      />
+      <DetailsDrawer title="Call details" id={openId} onClose={() => setOpenId(null)}>
+        {(id) => <EventDetails id={id} />}
+      </DetailsDrawer>
     </Stack>
   );
 }

@@ -19,6 +19,7 @@ import { FormModal, formText } from "../components/dialogs";
 import { ErrorState } from "../components/states";
 import { envPath, useOrg } from "../org";
 import { useEnvironments } from "../queries";
+import { named } from "../components/user-text";
 
 type Ref = { id: string; key: string; name: string };
 type Started = { projectId: string; sourceId: string; taskId: string };
@@ -42,7 +43,7 @@ export function CopyEnvironmentModal({
   const others = (envs.data ?? []).filter((e) => e.id !== source.id);
   return (
     <FormModal
-      title={`Copy ${project.key} / ${source.key}`}
+      title={named`Copy ${project.key} / ${source.key}`}
       opened
       onClose={onClose}
       submitLabel="Copy"
@@ -150,7 +151,7 @@ function CopyTask({
                 c="inherit"
                 underline="always"
               >
-                Open {data.result.name}
+                {named`Open ${data.result.name}`}
               </Anchor>
             ) : (
               "The environment was copied."

@@ -1,23 +1,21 @@
 import { lazy, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Code, Stack, Text, Title } from "@mantine/core";
 import {
-  Badge,
-  Button,
-  Code,
-  Drawer,
-  Select,
-  SimpleGrid,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from "@mantine/core";
-import { PageFooter } from "../components/paging";
-import { ChartSlot, rangeSeconds, TimeRangeSelect, useLogFilters } from "../components/log-filters";
+  ChartSlot,
+  DetailsDrawer,
+  FilterForm,
+  FilterSelect,
+  FilterText,
+  rangeSeconds,
+  useLogFilters,
+} from "../components/log-filters";
+import { Verdict } from "../components/reason";
+import { PagedTable, RowButton } from "../components/tables";
 import { api, unwrap } from "../api/client";
-import { Empty, QueryState } from "../components/states";
+import { QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
+import { jsonText } from "../components/user-text";
 
 const DecisionLogChart = lazy(() => import("./DecisionLogChart"));
 
@@ -46,7 +44,8 @@ export default function DecisionLogPage() {
   const org = useOrg();
   const { proj = "", env = "" } = usePlace();
   const path = { proj_id: proj, env_id: env };
-  const { params, page, until, filterKey, apply, goTo } = useLogFilters(FILTERS);
+  const filters = useLogFilters(FILTERS);
+  const { params, page, until, filterKey, goTo } = filters;
   const [openId, setOpenId] = useState<string | null>(null);
   const query = logQuery(params, until);
   const logs = useQuery({
@@ -70,105 +69,51 @@ export default function DecisionLogPage() {
       <Title order={1} size="h2">
         Decision log
       </Title>
-      <form onSubmit={apply} aria-label="Filters">
-        <SimpleGrid cols={{ base: 1, sm: 3, lg: 6 }} spacing="sm" style={{ alignItems: "end" }}>
-          <TextInput
-            label="User"
-            name="user"
-            placeholder="user key"
-            defaultValue={params.get("user") ?? ""}
-          />
-          <TextInput label="Action" name="action" defaultValue={params.get("action") ?? ""} />
-          <TextInput label="Resource type" name="resource" defaultValue={params.get("resource") ?? ""} />
-          <Select
-            label="Decision"
-            name="decision"
-            placeholder="any"
-            clearable
-            defaultValue={params.get("decision")}
-            data={[
-              { value: "allow", label: "Allowed" },
-              { value: "deny", label: "Denied" },
-            ]}
-          />
-          <TimeRangeSelect params={params} />
-          <Button type="submit">Apply</Button>
-        </SimpleGrid>
-      </form>
+      <FilterForm filters={filters}>
+        <FilterText params={params} name="user" label="User" placeholder="user key" />
+        <FilterText params={params} name="action" label="Action" />
+        <FilterText params={params} name="resource" label="Resource type" />
+        <FilterSelect
+          params={params}
+          name="decision"
+          label="Decision"
+          data={[
+            { value: "allow", label: "Allowed" },
+            { value: "deny", label: "Denied" },
+          ]}
+        />
+      </FilterForm>
 
       <ChartSlot stats={stats} chart={(data) => <DecisionLogChart data={data} />} />
 
-      <QueryState query={logs}>
-        {(result) =>
-          result.data.length === 0 ? (
-            <Empty>No decision matches these filters in this range.</Empty>
-          ) : (
-            <>
-              <Table striped highlightOnHover aria-label="Decisions">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Time</Table.Th>
-                    <Table.Th>Decision</Table.Th>
-                    <Table.Th>User</Table.Th>
-                    <Table.Th>Action</Table.Th>
-                    <Table.Th>Resource</Table.Th>
-                    <Table.Th>Tenant</Table.Th>
-                    <Table.Th>Details</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {result.data.map((d) => (
-                    <Table.Tr key={d.id}>
-                      <Table.Td>{new Date(d.timestamp).toLocaleString()}</Table.Td>
-                      <Table.Td>
-                        {d.decision === undefined ? (
-                          <Text size="sm">{d.query}</Text>
-                        ) : (
-                          <Badge color={d.decision ? "teal" : "red"} variant="light">
-                            {d.decision ? "Allowed" : "Denied"}
-                          </Badge>
-                        )}
-                      </Table.Td>
-                      <Table.Td>{d.user_key ?? ""}</Table.Td>
-                      <Table.Td>{d.action ?? ""}</Table.Td>
-                      <Table.Td>
-                        {d.resource_type ?? ""}
-                        {d.resource_key ? `:${d.resource_key}` : ""}
-                      </Table.Td>
-                      <Table.Td>{d.tenant ?? ""}</Table.Td>
-                      <Table.Td>
-                        <Button
-                          size="compact-xs"
-                          variant="subtle"
-                          aria-label={`Details of ${d.user_key ?? d.query} ${d.action ?? ""} at ${d.timestamp}`}
-                          onClick={() => setOpenId(d.id)}
-                        >
-                          Details
-                        </Button>
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-              <PageFooter
-                count={`${result.total_count} decisions`}
-                total={result.page_count}
-                page={page}
-                onChange={goTo}
-              />
-            </>
-          )
-        }
-      </QueryState>
-      <Drawer
-        opened={openId !== null}
-        onClose={() => setOpenId(null)}
-        position="right"
-        size="xl"
-        title="Decision details"
-      >
-        {openId && <DecisionDetails path={path} id={openId} />}
-      </Drawer>
+      <PagedTable
+        query={logs}
+        empty="No decision matches these filters in this range."
+        noun="decisions"
+        page={page}
+        onPage={goTo}
+        highlightOnHover
+        label="Decisions"
+        columns={["Time", "Decision", "User", "Action", "Resource", "Tenant", "Details"]}
+        rowKey={(d) => d.id}
+        cells={(d) => [
+          new Date(d.timestamp).toLocaleString(),
+          d.decision === undefined ? <Text size="sm">{d.query}</Text> : <Verdict allow={d.decision} />,
+          d.user_key ?? "",
+          d.action ?? "",
+          `${d.resource_type ?? ""}${d.resource_key ? `:${d.resource_key}` : ""}`,
+          d.tenant ?? "",
+          <RowButton
+            label={`Details of ${d.user_key ?? d.query} ${d.action ?? ""} at ${d.timestamp}`}
+            onClick={() => setOpenId(d.id)}
+          >
+            Details
+          </RowButton>,
+        ]}
+      />
+      <DetailsDrawer title="Decision details" id={openId} onClose={() => setOpenId(null)}>
+        {(id) => <DecisionDetails path={path} id={id} />}
+      </DetailsDrawer>
     </Stack>
   );
 }
@@ -187,11 +132,7 @@ function DecisionDetails({ path, id }: { path: { proj_id: string; env_id: string
     <QueryState query={entry}>
       {(d) => (
         <Stack>
-          {d.decision !== undefined && (
-            <Badge color={d.decision ? "teal" : "red"} size="lg" variant="light">
-              {d.decision ? "Allowed" : "Denied"}
-            </Badge>
-          )}
+          {d.decision !== undefined && <Verdict allow={d.decision} size="lg" />}
           <Text size="sm">
             {new Date(d.timestamp).toLocaleString()} · {d.query} · revision {d.revision} · {d.latency_us} µs
           </Text>
@@ -207,13 +148,13 @@ function DecisionDetails({ path, id }: { path: { proj_id: string; env_id: string
             <Text fw={500} size="sm">
               Input
             </Text>
-            <Code block>{JSON.stringify(d.input ?? null, null, 2)}</Code>
+            <Code block>{jsonText(d.input ?? null, 2)}</Code>
           </Stack>
           <Stack gap={4}>
             <Text fw={500} size="sm">
               Result
             </Text>
-            <Code block>{JSON.stringify(d.result ?? null, null, 2)}</Code>
+            <Code block>{jsonText(d.result ?? null, 2)}</Code>
           </Stack>
         </Stack>
       )}

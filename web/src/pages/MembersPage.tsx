@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Badge, Button, Group, Modal, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Badge, Button, Group, Modal, Select, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useScopeFields, type Level } from "../components/scope-fields";
 import { api, unwrap } from "../api/client";
 import { CopyBlock } from "../components/CopyBlock";
@@ -9,6 +9,8 @@ import { Empty, QueryState } from "../components/states";
 import { useOrg } from "../org";
 import { useMayWrite } from "../session";
 import { notifyError } from "../notify";
+import { named } from "../components/user-text";
+import { DataTable, PageHead, RowButton } from "../components/tables";
 
 type Access = "admin" | "write" | "read" | "no_access";
 type Grant = {
@@ -72,64 +74,38 @@ export default function MembersPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          Members
-        </Title>
-        {canWrite && <Button onClick={() => setInviting(true)}>Invite member</Button>}
-      </Group>
+      <PageHead
+        title="Members"
+        action={canWrite && <Button onClick={() => setInviting(true)}>Invite member</Button>}
+      />
       <QueryState query={members}>
         {(list) => (
-          <Table striped>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>E-mail</Table.Th>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Access</Table.Th>
-                <Table.Th>Actions</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {list.map((member) => (
-                <Table.Tr key={member.id}>
-                  <Table.Td>{member.email}</Table.Td>
-                  <Table.Td>{member.name ?? ""}</Table.Td>
-                  <Table.Td>
-                    <Group gap={4}>
-                      {member.grants.map((g) => (
-                        <Badge key={`${g.object_type}:${grantPlace(g)}`} variant="light" tt="none">
-                          {grantPlace(g)}: {g.access_level}
-                        </Badge>
-                      ))}
-                    </Group>
-                  </Table.Td>
-                  <Table.Td>
-                    {canWrite && (
-                      <Group gap="xs" wrap="nowrap">
-                        <Button
-                          size="compact-xs"
-                          variant="subtle"
-                          aria-label={`Change access of ${member.email}`}
-                          onClick={() => setEditing(member.id)}
-                        >
-                          Change access
-                        </Button>
-                        <Button
-                          size="compact-xs"
-                          variant="subtle"
-                          color="red"
-                          aria-label={`Remove ${member.email}`}
-                          onClick={() => setRemoving(member)}
-                        >
-                          Remove
-                        </Button>
-                      </Group>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
+          <DataTable
+            columns={["E-mail", "Name", "Access", "Actions"]}
+            rows={list}
+            rowKey={(member) => member.id}
+            cells={(member) => [
+              member.email,
+              member.name ?? "",
+              <Group gap={4}>
+                {member.grants.map((g) => (
+                  <Badge key={`${g.object_type}:${grantPlace(g)}`} variant="light" tt="none">
+                    {grantPlace(g)}: {g.access_level}
+                  </Badge>
+                ))}
+              </Group>,
+              canWrite && (
+                <Group gap="xs" wrap="nowrap">
+                  <RowButton label={`Change access of ${member.email}`} onClick={() => setEditing(member.id)}>
+                    Change access
+                  </RowButton>
+                  <RowButton label={`Remove ${member.email}`} danger onClick={() => setRemoving(member)}>
+                    Remove
+                  </RowButton>
+                </Group>
+              ),
+            ]}
+          />
         )}
       </QueryState>
 
@@ -143,53 +119,35 @@ export default function MembersPage() {
               list.length === 0 ? (
                 <Empty>No invite yet.</Empty>
               ) : (
-                <Table striped>
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>E-mail</Table.Th>
-                      <Table.Th>Role</Table.Th>
-                      <Table.Th>Status</Table.Th>
-                      <Table.Th>Actions</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {list.map((invite) => (
-                      <Table.Tr key={invite.id}>
-                        <Table.Td>{invite.email}</Table.Td>
-                        <Table.Td>{invite.role}</Table.Td>
-                        <Table.Td>
-                          {invite.status}
-                          {invite.failed_reason ? ` (${invite.failed_reason})` : ""}
-                        </Table.Td>
-                        <Table.Td>
-                          {invite.status === "pending" && (
-                            <Group gap="xs" wrap="nowrap">
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                aria-label={`Link of the invite for ${invite.email}`}
-                                onClick={() =>
-                                  setLink({ email: invite.email, url: inviteLink(invite.invite_code) })
-                                }
-                              >
-                                Link
-                              </Button>
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                color="red"
-                                aria-label={`Cancel the invite for ${invite.email}`}
-                                onClick={() => void cancelInvite(invite.id)}
-                              >
-                                Cancel
-                              </Button>
-                            </Group>
-                          )}
-                        </Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
+                <DataTable
+                  columns={["E-mail", "Role", "Status", "Actions"]}
+                  rows={list}
+                  rowKey={(invite) => invite.id}
+                  cells={(invite) => [
+                    invite.email,
+                    invite.role,
+                    `${invite.status}${invite.failed_reason ? ` (${invite.failed_reason})` : ""}`,
+                    invite.status === "pending" && (
+                      <Group gap="xs" wrap="nowrap">
+                        <RowButton
+                          label={`Link of the invite for ${invite.email}`}
+                          onClick={() =>
+                            setLink({ email: invite.email, url: inviteLink(invite.invite_code) })
+                          }
+                        >
+                          Link
+                        </RowButton>
+                        <RowButton
+                          label={`Cancel the invite for ${invite.email}`}
+                          danger
+                          onClick={() => void cancelInvite(invite.id)}
+                        >
+                          Cancel
+                        </RowButton>
+                      </Group>
+                    ),
+                  ]}
+                />
               )
             }
           </QueryState>
@@ -224,7 +182,7 @@ export default function MembersPage() {
         <Modal
           opened
           onClose={() => setLink(null)}
-          title={`Invite link for ${link.email}`}
+          title={named`Invite link for ${link.email}`}
           centered
           size="lg"
         >
@@ -249,7 +207,7 @@ export default function MembersPage() {
 
       {removing && (
         <FormModal
-          title={`Remove ${removing.email}`}
+          title={named`Remove ${removing.email}`}
           opened
           onClose={() => setRemoving(null)}
           submitLabel="Remove"
@@ -315,7 +273,7 @@ function GrantsModal({
   };
   return (
     <FormModal
-      title={`Access of ${member.email}`}
+      title={named`Access of ${member.email}`}
       opened
       onClose={onClose}
       submitLabel="Grant"

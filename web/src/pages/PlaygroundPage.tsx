@@ -2,7 +2,6 @@ import { useState, type FormEvent } from "react";
 import { useQuery } from "@tanstack/react-query";
 import {
   Autocomplete,
-  Badge,
   Button,
   Card,
   Group,
@@ -10,7 +9,6 @@ import {
   Select,
   SimpleGrid,
   Stack,
-  Table,
   Text,
   TextInput,
   Title,
@@ -18,7 +16,8 @@ import {
 import { api, unwrap } from "../api/client";
 import { parseAttributes } from "../components/fields";
 import { formText } from "../components/dialogs";
-import { DecisionView, type Reason } from "../components/reason";
+import { DecisionView, Verdict, type Reason } from "../components/reason";
+import { DataTable } from "../components/tables";
 import { ErrorState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 
@@ -201,62 +200,28 @@ function ResultView({ result }: { result: Result }) {
   }
   if (result.kind === "bulk") {
     return (
-      <Table striped aria-label="Decisions">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Action</Table.Th>
-            <Table.Th>Decision</Table.Th>
-            <Table.Th>Why</Table.Th>
-            <Table.Th>Revision</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {result.answers.map((a, i) => (
-            <Table.Tr key={i}>
-              <Table.Td>{result.actions[i]}</Table.Td>
-              <Table.Td>
-                <Badge color={a.allow ? "teal" : "red"} variant="light">
-                  {a.allow ? "Allowed" : "Denied"}
-                </Badge>
-              </Table.Td>
-              <Table.Td>{a.explanation}</Table.Td>
-              <Table.Td>{a.revision}</Table.Td>
-            </Table.Tr>
-          ))}
-        </Table.Tbody>
-      </Table>
+      <DataTable
+        label="Decisions"
+        columns={["Action", "Decision", "Why", "Revision"]}
+        rows={result.answers.map((answer, i) => ({ ...answer, action: result.actions[i] }))}
+        rowKey={(_, i) => String(i)}
+        cells={(a) => [a.action, <Verdict allow={a.allow} />, a.explanation, a.revision]}
+      />
     );
   }
-  const entries = Object.entries(result.permissions);
   return (
     <Stack gap="xs">
       <Text size="sm" c="dimmed">
         At environment revision {result.revision}.
       </Text>
-      <Table striped aria-label="Permissions">
-        <Table.Thead>
-          <Table.Tr>
-            <Table.Th>Where</Table.Th>
-            <Table.Th>Roles</Table.Th>
-            <Table.Th>Permissions</Table.Th>
-          </Table.Tr>
-        </Table.Thead>
-        <Table.Tbody>
-          {entries.length === 0 ? (
-            <Table.Tr>
-              <Table.Td colSpan={3}>No permission.</Table.Td>
-            </Table.Tr>
-          ) : (
-            entries.map(([where, p]) => (
-              <Table.Tr key={where}>
-                <Table.Td>{where}</Table.Td>
-                <Table.Td>{p.roles.join(", ")}</Table.Td>
-                <Table.Td>{p.permissions.join(", ")}</Table.Td>
-              </Table.Tr>
-            ))
-          )}
-        </Table.Tbody>
-      </Table>
+      <DataTable
+        label="Permissions"
+        columns={["Where", "Roles", "Permissions"]}
+        rows={Object.entries(result.permissions)}
+        rowKey={([where]) => where}
+        cells={([where, p]) => [where, p.roles.join(", "), p.permissions.join(", ")]}
+        emptyRow="No permission."
+      />
     </Stack>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { Link } from "react-router";
 import { useQueryClient } from "@tanstack/react-query";
-import { Anchor, Badge, Button, Group, Paper, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { Anchor, Badge, Button, Group, Paper, Stack, Text, TextInput, Title } from "@mantine/core";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
 import { Empty, QueryState } from "../components/states";
@@ -9,6 +9,8 @@ import { envPath, useOrg } from "../org";
 import { useEnvironments, useProjects } from "../queries";
 import { useMayWrite } from "../session";
 import { CopyEnvironmentModal } from "./CopyEnvironment";
+import { named } from "../components/user-text";
+import { DataTable, RowButton } from "../components/tables";
 
 type Project = { id: string; key: string; name: string };
 type Environment = { id: string; key: string; name: string };
@@ -66,7 +68,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "rename-project" && (
         <FormModal
-          title={`Rename ${dialog.project.key}`}
+          title={named`Rename ${dialog.project.key}`}
           opened
           onClose={close}
           submitLabel="Save"
@@ -86,7 +88,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "delete-project" && (
         <TypedConfirmModal
-          title={`Delete project ${dialog.project.key}`}
+          title={named`Delete project ${dialog.project.key}`}
           opened
           onClose={close}
           confirmText={dialog.project.key}
@@ -104,7 +106,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "new-env" && (
         <FormModal
-          title={`New environment in ${dialog.project.key}`}
+          title={named`New environment in ${dialog.project.key}`}
           opened
           onClose={close}
           submitLabel="Create"
@@ -125,7 +127,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "rename-env" && (
         <FormModal
-          title={`Rename ${dialog.project.key} / ${dialog.env.key}`}
+          title={named`Rename ${dialog.project.key} / ${dialog.env.key}`}
           opened
           onClose={close}
           submitLabel="Save"
@@ -145,7 +147,7 @@ export default function ProjectsPage() {
 
       {dialog?.kind === "delete-env" && (
         <TypedConfirmModal
-          title={`Delete environment ${dialog.project.key} / ${dialog.env.key}`}
+          title={named`Delete environment ${dialog.project.key} / ${dialog.env.key}`}
           opened
           onClose={close}
           confirmText={dialog.env.key}
@@ -214,62 +216,42 @@ function ProjectCard({ project, onDialog }: { project: Project; onDialog: (dialo
               No environment yet.
             </Text>
           ) : (
-            <Table striped>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Environment</Table.Th>
-                  <Table.Th>Key</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((env) => (
-                  <Table.Tr key={env.id}>
-                    <Table.Td>
-                      <Anchor component={Link} to={envPath(org.key, project.key, env.key)}>
-                        {env.name}
-                      </Anchor>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text ff="monospace" size="sm">
-                        {env.key}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      {canWrite && (
-                        <Group gap="xs">
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Rename ${env.key}`}
-                            onClick={() => onDialog({ kind: "rename-env", project, env })}
-                          >
-                            Rename
-                          </Button>
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Copy ${env.key}`}
-                            onClick={() => onDialog({ kind: "copy-env", project, env })}
-                          >
-                            Copy
-                          </Button>
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            color="red"
-                            aria-label={`Delete ${env.key}`}
-                            onClick={() => onDialog({ kind: "delete-env", project, env })}
-                          >
-                            Delete
-                          </Button>
-                        </Group>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable
+              columns={["Environment", "Key", "Actions"]}
+              rows={list}
+              rowKey={(env) => env.id}
+              cells={(env) => [
+                <Anchor component={Link} to={envPath(org.key, project.key, env.key)}>
+                  {env.name}
+                </Anchor>,
+                <Text ff="monospace" size="sm">
+                  {env.key}
+                </Text>,
+                canWrite && (
+                  <Group gap="xs">
+                    <RowButton
+                      label={`Rename ${env.key}`}
+                      onClick={() => onDialog({ kind: "rename-env", project, env })}
+                    >
+                      Rename
+                    </RowButton>
+                    <RowButton
+                      label={`Copy ${env.key}`}
+                      onClick={() => onDialog({ kind: "copy-env", project, env })}
+                    >
+                      Copy
+                    </RowButton>
+                    <RowButton
+                      label={`Delete ${env.key}`}
+                      danger
+                      onClick={() => onDialog({ kind: "delete-env", project, env })}
+                    >
+                      Delete
+                    </RowButton>
+                  </Group>
+                ),
+              ]}
+            />
           )
         }
       </QueryState>

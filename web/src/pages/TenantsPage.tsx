@@ -1,14 +1,14 @@
 import { useState } from "react";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, Modal, Stack, Table, Text, TextInput, Textarea, Title } from "@mantine/core";
-import { PageFooter, Pages, SearchInput, usePagedSearch } from "../components/paging";
+import { Button, Modal, Stack, Text, TextInput, Textarea } from "@mantine/core";
+import { Pages, SearchInput, usePagedSearch } from "../components/paging";
+import { DataTable, PagedTable, PageHead, RowActions, RowButton } from "../components/tables";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
 import { asPage, AttributesInput, parseAttributes } from "../components/fields";
 import { Empty, QueryState } from "../components/states";
-import { useOrg, usePlace } from "../org";
-import { usePlaceIds } from "../queries";
-import { useMayWrite } from "../session";
+import { useEnvPath } from "../queries";
+import { named } from "../components/user-text";
 
 const PER_PAGE = 20;
 
@@ -21,18 +21,15 @@ type Tenant = {
 
 /** An environment's tenants: one page at a time from the server, searched there; create, edit, delete. */
 export default function TenantsPage() {
-  const org = useOrg();
-  const { proj = "", env = "" } = usePlace();
+  const { path, base, canWrite } = useEnvPath();
   const paged = usePagedSearch();
   const { page, query, goTo } = paged;
   const [dialog, setDialog] = useState<
     { kind: "new" } | { kind: "edit" | "delete" | "users"; tenant: Tenant } | null
   >(null);
-  const canWrite = useMayWrite(usePlaceIds(proj, env));
   const queryClient = useQueryClient();
-  const path = { proj_id: proj, env_id: env };
   const tenants = useQuery({
-    queryKey: [org.id, proj, env, "tenants", query, page],
+    queryKey: [...base, "tenants", query, page],
     placeholderData: keepPreviousData,
     queryFn: async () =>
       asPage(
@@ -46,7 +43,7 @@ export default function TenantsPage() {
         ),
       ),
   });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, proj, env, "tenants"] });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: [...base, "tenants"] });
   const body = (form: FormData) => ({
     name: formText(form, "name"),
     description: formText(form, "description"),
@@ -55,85 +52,36 @@ export default function TenantsPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          Tenants
-        </Title>
-        {canWrite && <Button onClick={() => setDialog({ kind: "new" })}>New tenant</Button>}
-      </Group>
+      <PageHead
+        title="Tenants"
+        action={canWrite && <Button onClick={() => setDialog({ kind: "new" })}>New tenant</Button>}
+      />
       <SearchInput label="Search tenants" placeholder="key or name" paged={paged} />
-      <QueryState query={tenants}>
-        {(result) =>
-          result.data.length === 0 ? (
-            <Empty>{query ? `No tenant matches “${query}”.` : "No tenant in this environment yet."}</Empty>
-          ) : (
-            <>
-              <Table striped>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Key</Table.Th>
-                    <Table.Th>Name</Table.Th>
-                    <Table.Th>Description</Table.Th>
-                    <Table.Th>Actions</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {result.data.map((tenant) => (
-                    <Table.Tr key={tenant.id}>
-                      <Table.Td>
-                        <Text ff="monospace" size="sm">
-                          {tenant.key}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>{tenant.name}</Table.Td>
-                      <Table.Td>{tenant.description ?? ""}</Table.Td>
-                      <Table.Td>
-                        <Group gap="xs" wrap="nowrap">
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Users of ${tenant.key}`}
-                            onClick={() => setDialog({ kind: "users", tenant })}
-                          >
-                            Users
-                          </Button>
-                          {canWrite && (
-                            <>
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                aria-label={`Edit ${tenant.key}`}
-                                onClick={() => setDialog({ kind: "edit", tenant })}
-                              >
-                                Edit
-                              </Button>
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                color="red"
-                                aria-label={`Delete ${tenant.key}`}
-                                onClick={() => setDialog({ kind: "delete", tenant })}
-                              >
-                                Delete
-                              </Button>
-                            </>
-                          )}
-                        </Group>
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-              <PageFooter
-                count={`${result.total_count} tenants`}
-                total={result.page_count}
-                page={page}
-                onChange={(next) => goTo(next)}
-              />
-            </>
-          )
-        }
-      </QueryState>
+      <PagedTable
+        query={tenants}
+        empty={query ? `No tenant matches “${query}”.` : "No tenant in this environment yet."}
+        noun="tenants"
+        page={page}
+        onPage={goTo}
+        columns={["Key", "Name", "Description", "Actions"]}
+        rowKey={(tenant) => tenant.id}
+        cells={(tenant) => [
+          <Text ff="monospace" size="sm">
+            {tenant.key}
+          </Text>,
+          tenant.name,
+          tenant.description ?? "",
+          <RowActions
+            name={tenant.key}
+            onEdit={canWrite ? () => setDialog({ kind: "edit", tenant }) : undefined}
+            onDelete={canWrite ? () => setDialog({ kind: "delete", tenant }) : undefined}
+          >
+            <RowButton label={`Users of ${tenant.key}`} onClick={() => setDialog({ kind: "users", tenant })}>
+              Users
+            </RowButton>
+          </RowActions>,
+        ]}
+      />
 
       <FormModal
         title="New tenant"
@@ -158,7 +106,7 @@ export default function TenantsPage() {
 
       {dialog?.kind === "edit" && (
         <FormModal
-          title={`Edit tenant ${dialog.tenant.key}`}
+          title={named`Edit tenant ${dialog.tenant.key}`}
           opened
           onClose={() => setDialog(null)}
           submitLabel="Save"
@@ -189,7 +137,7 @@ export default function TenantsPage() {
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete tenant ${dialog.tenant.key}`}
+          title={named`Delete tenant ${dialog.tenant.key}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.tenant.key}
@@ -210,53 +158,44 @@ export default function TenantsPage() {
 
 /** The users of a tenant (those with a role in it), one page at a time. */
 function TenantUsersModal({ tenant, onClose }: { tenant: Tenant; onClose: () => void }) {
-  const org = useOrg();
-  const { proj = "", env = "" } = usePlace();
+  const { path, base } = useEnvPath();
   const [page, setPage] = useState(1);
   const users = useQuery({
-    queryKey: [org.id, proj, env, "tenants", tenant.key, "users", page],
+    queryKey: [...base, "tenants", tenant.key, "users", page],
     placeholderData: keepPreviousData,
     queryFn: async () =>
       unwrap(
         await api.GET("/v2/facts/{proj_id}/{env_id}/tenants/{tenant_id}/users", {
           params: {
-            path: { proj_id: proj, env_id: env, tenant_id: tenant.key },
+            path: { ...path, tenant_id: tenant.key },
             query: { page, per_page: PER_PAGE },
           },
         }),
       ),
   });
   return (
-    <Modal opened onClose={onClose} title={`Users of ${tenant.name}`} centered size="lg">
+    <Modal opened onClose={onClose} title={named`Users of ${tenant.name}`} centered size="lg">
       <QueryState query={users}>
         {(result) =>
           result.data.length === 0 ? (
             <Empty>No user has a role in this tenant.</Empty>
           ) : (
             <Stack>
-              <Table aria-label={`Users of ${tenant.key}`}>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Key</Table.Th>
-                    <Table.Th>E-mail</Table.Th>
-                    <Table.Th>Roles here</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {result.data.map((user) => (
-                    <Table.Tr key={user.id}>
-                      <Table.Td>{user.key}</Table.Td>
-                      <Table.Td>{user.email ?? ""}</Table.Td>
-                      <Table.Td>
-                        {user.roles
-                          .filter((r) => r.tenant === tenant.key)
-                          .map((r) => r.role)
-                          .join(", ")}
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
+              <DataTable
+                label={`Users of ${tenant.key}`}
+                striped={false}
+                columns={["Key", "E-mail", "Roles here"]}
+                rows={result.data}
+                rowKey={(user) => user.id}
+                cells={(user) => [
+                  user.key,
+                  user.email ?? "",
+                  user.roles
+                    .filter((r) => r.tenant === tenant.key)
+                    .map((r) => r.role)
+                    .join(", "),
+                ]}
+              />
               <Pages total={result.page_count} page={page} onChange={setPage} />
             </Stack>
           )

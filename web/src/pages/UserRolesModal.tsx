@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, Select, Stack, Table, Text } from "@mantine/core";
+import { Group, Select, Stack, Text } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText } from "../components/dialogs";
@@ -8,6 +8,8 @@ import { asPage } from "../components/fields";
 import { Empty, QueryState } from "../components/states";
 import { useOrg, usePlace } from "../org";
 import { notifyError } from "../notify";
+import { named } from "../components/user-text";
+import { DataTable, RowButton } from "../components/tables";
 
 const PER_PAGE = 100;
 
@@ -88,7 +90,7 @@ export function UserRolesModal({
   };
   return (
     <FormModal
-      title={`Roles of ${userKey}`}
+      title={named`Roles of ${userKey}`}
       opened
       onClose={onClose}
       submitLabel="Assign"
@@ -109,38 +111,26 @@ export function UserRolesModal({
           list.length === 0 ? (
             <Empty>No role assigned.</Empty>
           ) : (
-            <Table aria-label="Role assignments">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th>Tenant</Table.Th>
-                  <Table.Th>Actions</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((a) => (
-                  <Table.Tr key={a.id}>
-                    <Table.Td>{a.role}</Table.Td>
-                    <Table.Td>
-                      {a.resource_instance ? `${a.tenant} (${a.resource_instance})` : a.tenant}
-                    </Table.Td>
-                    <Table.Td>
-                      {canWrite && !a.resource_instance && (
-                        <Button
-                          size="compact-xs"
-                          variant="subtle"
-                          color="red"
-                          aria-label={`Unassign ${a.role} in ${a.tenant}`}
-                          onClick={() => void unassign(a.role, a.tenant)}
-                        >
-                          Unassign
-                        </Button>
-                      )}
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
+            <DataTable
+              label="Role assignments"
+              striped={false}
+              columns={["Role", "Tenant", "Actions"]}
+              rows={list}
+              rowKey={(a) => a.id}
+              cells={(a) => [
+                a.role,
+                a.resource_instance ? `${a.tenant} (${a.resource_instance})` : a.tenant,
+                canWrite && !a.resource_instance && (
+                  <RowButton
+                    label={`Unassign ${a.role} in ${a.tenant}`}
+                    danger
+                    onClick={() => void unassign(a.role, a.tenant)}
+                  >
+                    Unassign
+                  </RowButton>
+                ),
+              ]}
+            />
           )
         }
       </QueryState>

@@ -1,15 +1,14 @@
 import { useState } from "react";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
-import { PageFooter, SearchInput, usePagedSearch } from "../components/paging";
+import { Button, Stack, Text, TextInput } from "@mantine/core";
+import { SearchInput, usePagedSearch } from "../components/paging";
+import { PagedTable, PageHead, RowActions, RowButton } from "../components/tables";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
 import { AttributesInput, parseAttributes, UserFields } from "../components/fields";
 import { UserRolesModal } from "./UserRolesModal";
-import { Empty, QueryState } from "../components/states";
-import { useOrg, usePlace } from "../org";
-import { usePlaceIds } from "../queries";
-import { useMayWrite } from "../session";
+import { useEnvPath } from "../queries";
+import { named } from "../components/user-text";
 
 const PER_PAGE = 20;
 
@@ -23,18 +22,15 @@ type EditedUser = {
 
 /** An environment's users: one page at a time from the server, searched there too. */
 export default function UsersPage() {
-  const org = useOrg();
-  const { proj = "", env = "" } = usePlace();
+  const { path, base, canWrite } = useEnvPath();
   const paged = usePagedSearch();
   const { page, query, goTo } = paged;
   const [dialog, setDialog] = useState<
     { kind: "new" } | { kind: "delete" | "roles"; key: string } | { kind: "edit"; user: EditedUser } | null
   >(null);
-  const canWrite = useMayWrite(usePlaceIds(proj, env));
   const queryClient = useQueryClient();
-  const path = { proj_id: proj, env_id: env };
   const users = useQuery({
-    queryKey: [org.id, proj, env, "users", query, page],
+    queryKey: [...base, "users", query, page],
     placeholderData: keepPreviousData,
     queryFn: async () =>
       unwrap(
@@ -43,93 +39,46 @@ export default function UsersPage() {
         }),
       ),
   });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, proj, env, "users"] });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: [...base, "users"] });
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          Users
-        </Title>
-        {canWrite && <Button onClick={() => setDialog({ kind: "new" })}>New user</Button>}
-      </Group>
+      <PageHead
+        title="Users"
+        action={canWrite && <Button onClick={() => setDialog({ kind: "new" })}>New user</Button>}
+      />
       <SearchInput label="Search users" placeholder="key, e-mail or name" paged={paged} />
-      <QueryState query={users}>
-        {(result) =>
-          result.data.length === 0 ? (
-            <Empty>{query ? `No user matches “${query}”.` : "No user in this environment yet."}</Empty>
-          ) : (
-            <>
-              <Table striped>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Key</Table.Th>
-                    <Table.Th>E-mail</Table.Th>
-                    <Table.Th>Name</Table.Th>
-                    <Table.Th>Roles</Table.Th>
-                    <Table.Th>Actions</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {result.data.map((user) => (
-                    <Table.Tr key={user.id}>
-                      <Table.Td>
-                        <Text ff="monospace" size="sm">
-                          {user.key}
-                        </Text>
-                      </Table.Td>
-                      <Table.Td>{user.email ?? ""}</Table.Td>
-                      <Table.Td>{[user.first_name, user.last_name].filter(Boolean).join(" ")}</Table.Td>
-                      <Table.Td>
-                        {user.roles.map((r) => `${r.role}${r.tenant ? ` @ ${r.tenant}` : ""}`).join(", ")}
-                      </Table.Td>
-                      <Table.Td>
-                        <Group gap="xs" wrap="nowrap">
-                          <Button
-                            size="compact-xs"
-                            variant="subtle"
-                            aria-label={`Roles of ${user.key}`}
-                            onClick={() => setDialog({ kind: "roles", key: user.key })}
-                          >
-                            Roles
-                          </Button>
-                          {canWrite && (
-                            <>
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                aria-label={`Edit ${user.key}`}
-                                onClick={() => setDialog({ kind: "edit", user })}
-                              >
-                                Edit
-                              </Button>
-                              <Button
-                                size="compact-xs"
-                                variant="subtle"
-                                color="red"
-                                aria-label={`Delete ${user.key}`}
-                                onClick={() => setDialog({ kind: "delete", key: user.key })}
-                              >
-                                Delete
-                              </Button>
-                            </>
-                          )}
-                        </Group>
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-              <PageFooter
-                count={`${result.total_count} users`}
-                total={result.page_count}
-                page={page}
-                onChange={(next) => goTo(next)}
-              />
-            </>
-          )
-        }
-      </QueryState>
+      <PagedTable
+        query={users}
+        empty={query ? `No user matches “${query}”.` : "No user in this environment yet."}
+        noun="users"
+        page={page}
+        onPage={goTo}
+        columns={["Key", "E-mail", "Name", "Roles", "Actions"]}
+        rowKey={(user) => user.id}
+        cells={(user) => [
+          <Text ff="monospace" size="sm">
+            {user.key}
+          </Text>,
+          user.email ?? "",
+          <>
+            <bdi>{user.first_name}</bdi> <bdi>{user.last_name}</bdi>
+          </>,
+          user.roles.map((r) => `${r.role}${r.tenant ? ` @ ${r.tenant}` : ""}`).join(", "),
+          <RowActions
+            name={user.key}
+            onEdit={canWrite ? () => setDialog({ kind: "edit", user }) : undefined}
+            onDelete={canWrite ? () => setDialog({ kind: "delete", key: user.key }) : undefined}
+          >
+            <RowButton
+              label={`Roles of ${user.key}`}
+              onClick={() => setDialog({ kind: "roles", key: user.key })}
+            >
+              Roles
+            </RowButton>
+          </RowActions>,
+        ]}
+      />
 
       <FormModal
         title="New user"
@@ -161,7 +110,7 @@ export default function UsersPage() {
 
       {dialog?.kind === "edit" && (
         <FormModal
-          title={`Edit user ${dialog.user.key}`}
+          title={named`Edit user ${dialog.user.key}`}
           opened
           onClose={() => setDialog(null)}
           submitLabel="Save"
@@ -198,7 +147,7 @@ export default function UsersPage() {
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete user ${dialog.key}`}
+          title={named`Delete user ${dialog.key}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.key}

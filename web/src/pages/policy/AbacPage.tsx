@@ -36,7 +36,8 @@ import {
   treeProblems,
   type Group as Tree,
 } from "./ConditionBuilder";
-import { PageHead, RowActions } from "./parts";
+import { PageHead, RowActions } from "../../components/tables";
+import { named, jsonText } from "../../components/user-text";
 
 type SetType = "userset" | "resourceset";
 
@@ -103,7 +104,7 @@ export default function AbacPage() {
       )}
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete ${dialog.set.key}`}
+          title={named`Delete ${dialog.set.key}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.set.key}
@@ -153,7 +154,7 @@ function SetTable({
             <Table.Td>{set.resource?.key ?? ""}</Table.Td>
             <Table.Td>
               <Text size="xs" ff="monospace">
-                {JSON.stringify(set.conditions ?? {})}
+                {jsonText(set.conditions ?? {})}
               </Text>
             </Table.Td>
             <Table.Td>
@@ -276,7 +277,7 @@ function ConditionSetModal({
           As stored:
         </Text>
         <Text component="pre" size="xs" ff="monospace" bg="gray.0" p="xs" aria-label="Conditions as JSON">
-          {JSON.stringify(conditions, null, 2)}
+          {jsonText(conditions, 2)}
         </Text>
         <Group justify="flex-end">
           <Text size="sm" c={problems > 0 ? "red.8" : "dimmed"}>

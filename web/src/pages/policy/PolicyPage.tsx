@@ -5,7 +5,7 @@ import { Empty, ErrorState, Loading } from "../../components/states";
 import { UnsavedChangesGuard } from "../../components/unsaved";
 import { notifyDone } from "../../notify";
 import { useEnvPlace, useRefreshSchema, useResources, useTenantRoles, type Resource } from "../../policy";
-import { PageHead } from "./parts";
+import { PageHead } from "../../components/tables";
 
 /** A column of the matrix: a tenant role, or a resource role of the table's resource. */
 interface Column {
@@ -173,7 +173,7 @@ export default function PolicyPage() {
             aria-label={`Policy of ${resource.key}`}
           >
             <Title order={2} size="h4" mb="sm">
-              {resource.name}
+              <bdi>{resource.name}</bdi>
             </Title>
             {actions.length === 0 || columns.length === 0 ? (
               <Text c="dimmed">{actions.length === 0 ? "No action yet." : "No role yet."}</Text>

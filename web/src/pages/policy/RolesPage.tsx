@@ -4,7 +4,8 @@ import { api, unwrap } from "../../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../../components/dialogs";
 import { Empty, QueryState } from "../../components/states";
 import { keyList, useEnvPlace, useRefreshSchema, useTenantRoles, type TenantRole } from "../../policy";
-import { PageHead, RowActions } from "./parts";
+import { PageHead, RowActions } from "../../components/tables";
+import { named } from "../../components/user-text";
 
 /** An environment's tenant roles: create, edit (name, description, the roles it extends), delete. */
 export default function RolesPage() {
@@ -91,7 +92,7 @@ export default function RolesPage() {
 
       {dialog?.kind === "edit" && (
         <FormModal
-          title={`Edit role ${dialog.role.key}`}
+          title={named`Edit role ${dialog.role.key}`}
           opened
           onClose={() => setDialog(null)}
           submitLabel="Save"
@@ -111,7 +112,7 @@ export default function RolesPage() {
 
       {dialog?.kind === "delete" && (
         <TypedConfirmModal
-          title={`Delete role ${dialog.role.key}`}
+          title={named`Delete role ${dialog.role.key}`}
           opened
           onClose={() => setDialog(null)}
           confirmText={dialog.role.key}

@@ -1,0 +1,75 @@
+import { lazy, type ReactNode } from "react";
+
+// Each page is its own chunk: the first load fetches the frame and the page it opens only.
+const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
+const UsersPage = lazy(() => import("./pages/UsersPage"));
+const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
+const TenantsPage = lazy(() => import("./pages/TenantsPage"));
+const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
+const MembersPage = lazy(() => import("./pages/MembersPage"));
+const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
+const OverviewPage = lazy(() => import("./pages/OverviewPage"));
+const InstancesPage = lazy(() => import("./pages/InstancesPage"));
+const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
+const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
+// The four policy pages are one chunk.
+const PolicyPages = lazy(() => import("./pages/policy"));
+
+/** A page of an organization: its path below `/o/{org}/` (or `/o/{org}/p/{proj}/e/{env}/`), its link's label. */
+export interface NavPage {
+  path: string;
+  label: string;
+  element: ReactNode;
+}
+
+/**
+ * The pages after login, in the side bar's order and groups; the router makes a route of each. An environment's
+ * groups (`env`) are shown once the URL names a project and an environment; the first names them (`showsPlace`).
+ */
+export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: NavPage[] }[] = [
+  {
+    env: false,
+    pages: [
+      { path: "projects", label: "Projects", element: <ProjectsPage /> },
+      { path: "api-log", label: "API log", element: <ApiLogPage /> },
+    ],
+  },
+  {
+    title: "Directory",
+    env: true,
+    showsPlace: true,
+    pages: [
+      { path: "users", label: "Users", element: <UsersPage /> },
+      { path: "tenants", label: "Tenants", element: <TenantsPage /> },
+    ],
+  },
+  {
+    title: "Authorization",
+    env: true,
+    pages: [
+      { path: "overview", label: "Overview", element: <OverviewPage /> },
+      { path: "instances", label: "Instances", element: <InstancesPage /> },
+      { path: "check", label: "Check playground", element: <PlaygroundPage /> },
+      { path: "decisions", label: "Decision log", element: <DecisionLogPage /> },
+    ],
+  },
+  {
+    title: "Policy",
+    env: true,
+    pages: [
+      { path: "resources", label: "Resources", element: <PolicyPages page="resources" /> },
+      { path: "roles", label: "Tenant roles", element: <PolicyPages page="roles" /> },
+      { path: "policy", label: "Policy editor", element: <PolicyPages page="policy" /> },
+      { path: "abac", label: "ABAC", element: <PolicyPages page="abac" /> },
+    ],
+  },
+  {
+    title: "Settings",
+    env: false,
+    pages: [
+      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage /> },
+      { path: "settings/members", label: "Members", element: <MembersPage /> },
+      { path: "settings/organization", label: "Organization", element: <OrganizationPage /> },
+    ],
+  },
+];
