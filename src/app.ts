@@ -41,6 +41,7 @@ import { apiKeysRoutes } from "./modules/api-keys/api-keys.routes.ts";
 import { historyRoutes } from "./modules/history/history.routes.ts";
 import { tasksPlugin } from "./tasks/tasks.plugin.ts";
 import { environmentCopyRoutes } from "./modules/environment-copy/environment-copy.routes.ts";
+import { policyRoutes } from "./modules/policy/policy.routes.ts";
 import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";
 import { pdpSyncRoutes } from "./modules/pdp-sync/pdp-sync.routes.ts";
 import { usersRoutes } from "./modules/users/users.routes.ts";
@@ -152,6 +153,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   relationsRoutes,
   rolesRoutes,
   conditionSetsRoutes,
+  policyRoutes,
   membersRoutes,
   sessionsRoutes,
 ];

@@ -506,7 +506,12 @@ function checkBootstrapOwner(email: string | undefined, password: string | undef
 }
 
 /** Variables of ours that are not settings: read by one command. */
-const OTHER_VARIABLES = ["GATEHOUSE_MEMBER_PASSWORD"];
+const OTHER_VARIABLES = [
+  "GATEHOUSE_MEMBER_PASSWORD",
+  // the server and key of `gatehouse policy` (src/cli/policy-client.ts)
+  "GATEHOUSE_URL",
+  "GATEHOUSE_API_KEY",
+];
 
 /**
  * A line for each GATEHOUSE_* variable that nothing reads (a typo is otherwise ignored silently), with the

@@ -2,7 +2,7 @@ import { ConfigError, configHelp, loadConfig, unknownVariableWarnings, type Conf
 import type { migrateToLatest, Store } from "./db/store.ts";
 import { takeFlags, UsageError } from "./cli/args.ts";
 import { StartError } from "./lib/start-error.ts";
-import { MEMBERS_USAGE, ORGS_USAGE } from "./cli/usage.ts";
+import { MEMBERS_USAGE, ORGS_USAGE, POLICY_USAGE } from "./cli/usage.ts";
 
 // Each command imports what it runs when it runs: `gatehouse help` or `demo` loads no server.
 
@@ -20,6 +20,7 @@ ${ORGS_USAGE}
             make an API key on the database directly (no key needed) and print its secret once
   keys list [--org ORG]
             list the API keys (never their secrets)
+${POLICY_USAGE}
   demo      [--api-key ORG_ADMIN_KEY] [--url URL]
             create the example project "demo" through the running server's API; prints its environment
             key on standard output and the checks to try on standard error
@@ -68,6 +69,14 @@ async function main(argv: string[]): Promise<number> {
       openStore: openConfiguredStore,
       loadSecretBox,
       print: (line) => console.log(line),
+    });
+  }
+  if (command === "policy") {
+    const { policyCommand } = await import("./cli/policy.ts");
+    return policyCommand(flags, {
+      env: process.env,
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
     });
   }
   if (command === "demo") {

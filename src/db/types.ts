@@ -10,6 +10,11 @@ export interface OrganizationsTable {
   is_enterprise: number;
   created_at: string;
   updated_at: string;
+  /** set while the organization moves between regions: its writes are refused (migration 0019) */
+  frozen_at: string | null;
+  /** when it was last exported, and the digest of what the export held (migration 0019) */
+  exported_at: string | null;
+  exported_digest: string | null;
 }
 
 export interface ProjectsTable {

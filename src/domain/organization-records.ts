@@ -47,7 +47,7 @@ export async function createOrganizationRecords(
   adminSecret?: string,
 ): Promise<CreatedOrganization> {
   const at = now();
-  const organization: OrganizationRow = {
+  const inserted = {
     id: newId(),
     key: input.key,
     name: input.name,
@@ -56,9 +56,15 @@ export async function createOrganizationRecords(
     created_at: at,
     updated_at: at,
   };
+  const organization: OrganizationRow = {
+    ...inserted,
+    frozen_at: null,
+    exported_at: null,
+    exported_digest: null,
+  };
   const key = await db.transaction().execute(async (trx) => {
     try {
-      await trx.insertInto("organizations").values(organization).execute();
+      await trx.insertInto("organizations").values(inserted).execute();
     } catch (e) {
       if (isUniqueViolation(e)) throw duplicate("organization", input.key);
       throw e;

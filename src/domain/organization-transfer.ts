@@ -1,14 +1,15 @@
+import crypto from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import { idOrKey } from "../lib/ids.ts";
-import { displayPrefix, hashSecret, type SecretBox } from "../lib/secrets.ts";
-import { ensureBuiltInResources } from "./built-in-resources.ts";
+import { now } from "../lib/time.ts";
+import { orderOf, type TransferredTable } from "./organization-rows.ts";
 
 /**
  * Moving an organization between regions (docs/regions.md): every row that is the organization's, as lines of
- * JSON (a header, then one `{table, row}` per row), written by one deployment's database and read into another's.
- * API keys are reissued by the importing deployment (their secrets name the region); members keep their password
- * hashes, and one whose e-mail the target already knows is that member there.
+ * JSON (a header, one `{table, row}` per row, a trailer with counts and a checksum), written by one deployment's
+ * database and read into another's (organization-import.ts). While it moves it can be frozen; a delete refuses an
+ * organization whose rows changed since its last export.
  */
 
 /** In the order rows can be inserted (what a row refers to comes first); deleted in the reverse order. */
@@ -56,21 +57,39 @@ export const DEPLOYMENT_TABLES: readonly (keyof Database)[] = ["setup_tokens"];
 export const DERIVED_TABLES: readonly (keyof Database)[] = ["list_counts"];
 
 type Table = (typeof TRANSFERRED_TABLES)[number];
-type Row = Record<string, unknown>;
+export type Row = Record<string, unknown>;
+
+// Every table the export moves has its rules (organization-rows.ts), and every rule is of a moved table.
+const _sameTables: [Exclude<Table, TransferredTable> | Exclude<TransferredTable, Table>] extends [never]
+  ? true
+  : never = true;
+void _sameTables;
 
 export const EXPORT_FORMAT = "gatehouse-organization-export";
+export const EXPORT_VERSION = 2;
 
 export interface ExportHeader {
   format: typeof EXPORT_FORMAT;
-  version: 1;
+  version: typeof EXPORT_VERSION;
   organization: { id: string; key: string; name: string };
+  /** The region the export is for (`orgs export --to`): only a deployment of that region imports it. */
   region: string;
+  /** The region it was exported from. */
+  from_region: string;
   exported_at: string;
 }
 
 export interface ExportLine {
   table: Table;
   row: Row;
+}
+
+/**
+ * The last line of an export: how many lines precede it, the rows per table, and the SHA-256 (hex) of every
+ * preceding line with its newline. A file without it, or whose lines do not match it, is cut short or altered.
+ */
+export interface ExportTrailer {
+  trailer: { lines: number; counts: Record<string, number>; sha256: string };
 }
 
 /** Tables whose rows name only their environment. */
@@ -93,16 +112,73 @@ function belongsTo(table: Table | (typeof LEFT_BEHIND)[number], orgId: string) {
   return sql`organization_id = ${orgId}`;
 }
 
-/** The rows of `table` that are the organization's, read a page at a time. */
+const PAGE = 1000;
+
+/** The rows of `table` that are the organization's, in the order of its key, read a page at a time. */
 async function* rowsOf(db: Kysely<Database>, table: Table, orgId: string): AsyncGenerator<Row> {
   const belongs = belongsTo(table, orgId);
-  const PAGE = 1000;
+  const order = orderOf(table);
+  const orderBy = sql.join(order.map((c) => sql.ref(c)));
+  if (order.length === 1) {
+    // By id, from the last one read: each page is one seek, however deep.
+    let after: unknown = undefined;
+    for (;;) {
+      const from = after === undefined ? sql`` : sql`and id > ${after}`;
+      const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${belongs} ${from}
+        order by ${orderBy} limit ${PAGE}`.execute(db);
+      yield* rows;
+      if (rows.length < PAGE) return;
+      after = rows.at(-1)?.["id"];
+    }
+  }
   for (let offset = 0; ; offset += PAGE) {
     const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${belongs}
-      order by 1 limit ${PAGE} offset ${offset}`.execute(db);
+      order by ${orderBy} limit ${PAGE} offset ${offset}`.execute(db);
     yield* rows;
     if (rows.length < PAGE) return;
   }
+}
+
+/**
+ * Every row of the organization as it travels, table by table in insertion order: keys' secrets stay behind
+ * (keys are reissued where the organization goes), and so does the organization's move state.
+ */
+async function* linesOf(db: Kysely<Database>, orgId: string): AsyncGenerator<ExportLine> {
+  for (const table of TRANSFERRED_TABLES) {
+    for await (const row of rowsOf(db, table, orgId)) {
+      if (table === "api_keys") yield { table, row: { ...row, secret_hash: null, secret_sealed: null } };
+      else if (table === "organizations")
+        yield { table, row: { ...row, frozen_at: null, exported_at: null, exported_digest: null } };
+      else yield { table, row };
+    }
+  }
+}
+
+/**
+ * What a change to the organization changes. The logs (API calls, decisions) grow with reads and are left out,
+ * and so are the columns that reads and logins move (a key's last use, a member's last login).
+ */
+const NOT_CHANGES = new Set<string>(["api_log", "decision_log_chunks"]);
+const VOLATILE: Partial<Record<Table, string[]>> = {
+  api_keys: ["last_used_at"],
+  members: ["last_login", "last_ip", "logins_count", "updated_at"],
+  tasks: ["lease_owner", "lease_expires_at"],
+};
+
+function digestRow(hash: crypto.Hash, { table, row }: ExportLine): void {
+  if (NOT_CHANGES.has(table)) return;
+  const volatile = VOLATILE[table];
+  const kept = volatile
+    ? Object.fromEntries(Object.entries(row).filter(([c]) => !volatile.includes(c)))
+    : row;
+  hash.update(`${table}\t${JSON.stringify(kept)}\n`);
+}
+
+/** The digest of the organization's rows as they are now (what `exported_digest` was at its export). */
+export async function organizationDigest(db: Kysely<Database>, orgId: string): Promise<string> {
+  const hash = crypto.createHash("sha256");
+  for await (const line of linesOf(db, orgId)) digestRow(hash, line);
+  return hash.digest("hex");
 }
 
 /** The organization named by id or key, or undefined. */
@@ -110,129 +186,105 @@ export async function findOrganization(db: Kysely<Database>, ref: string) {
   const { column, value } = idOrKey(ref);
   return db
     .selectFrom("organizations")
-    .select(["id", "key", "name"])
+    .select(["id", "key", "name", "frozen_at", "exported_at", "exported_digest"])
     .where(column, "=", value)
     .executeTakeFirst();
 }
 
-/** The export: its header, then every row of the organization, table by table in insertion order. */
-export async function* exportOrganization(
+/**
+ * Writes the export line by line (each without its newline): the header, every row, then the trailer. Returns
+ * the rows written and the digest to record once the file is safely written (`recordExport`).
+ */
+export async function writeExport(
   db: Kysely<Database>,
   organization: { id: string; key: string; name: string },
-  region: string,
-): AsyncGenerator<ExportHeader | ExportLine> {
-  yield { format: EXPORT_FORMAT, version: 1, organization, region, exported_at: new Date().toISOString() };
-  for (const table of TRANSFERRED_TABLES) {
-    for await (const row of rowsOf(db, table, organization.id)) {
-      // Sessions' and keys' secrets stay behind: keys are reissued where the organization goes.
-      if (table === "api_keys") yield { table, row: { ...row, secret_hash: null, secret_sealed: null } };
-      else yield { table, row };
-    }
+  regions: { from: string; to: string },
+  write: (line: string) => Promise<void>,
+): Promise<{ rows: number; digest: string }> {
+  const checksum = crypto.createHash("sha256");
+  const digest = crypto.createHash("sha256");
+  const counts: Record<string, number> = {};
+  let lines = 0;
+  const put = async (value: unknown) => {
+    const text = JSON.stringify(value);
+    checksum.update(`${text}\n`);
+    lines += 1;
+    await write(text);
+  };
+  const { id, key, name } = organization;
+  const header: ExportHeader = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    organization: { id, key, name },
+    region: regions.to,
+    from_region: regions.from,
+    exported_at: now(),
+  };
+  await put(header);
+  for await (const line of linesOf(db, organization.id)) {
+    digestRow(digest, line);
+    counts[line.table] = (counts[line.table] ?? 0) + 1;
+    await put(line);
   }
+  const trailer: ExportTrailer = { trailer: { lines, counts, sha256: checksum.digest("hex") } };
+  await write(JSON.stringify(trailer));
+  return { rows: lines - 1, digest: digest.digest("hex") };
 }
 
-export interface ImportResult {
-  organizationId: string;
-  counts: Record<string, number>;
-  /** The reissued keys with their new secrets: shown once, to be handed to whoever used the old ones. */
-  keys: { id: string; name: string | null; scope: string; secret: string }[];
+/** Notes the export, so that `orgs delete` can tell whether the organization changed since. */
+export async function recordExport(db: Kysely<Database>, orgId: string, digest: string): Promise<void> {
+  await db
+    .updateTable("organizations")
+    .set({ exported_at: now(), exported_digest: digest })
+    .where("id", "=", orgId)
+    .execute();
+}
+
+/** Freezes (writes refused with 423 while it moves) or thaws the organization; returns its freeze time or null. */
+export async function setFrozen(
+  db: Kysely<Database>,
+  orgId: string,
+  frozen: boolean,
+): Promise<string | null> {
+  const at = frozen ? now() : null;
+  await db.updateTable("organizations").set({ frozen_at: at }).where("id", "=", orgId).execute();
+  return at;
 }
 
 export class TransferError extends Error {}
 
-/**
- * Reads an export into this deployment's database in one transaction: all of it, or nothing. Refused when the
- * organization (its id or key) is already here.
- */
-export async function importOrganization(
+async function assertUnchangedSinceExport(
   db: Kysely<Database>,
-  box: SecretBox,
-  lines: AsyncIterable<unknown>,
-): Promise<ImportResult> {
-  return db.transaction().execute(async (trx) => {
-    let header: ExportHeader | undefined;
-    const counts: Record<string, number> = {};
-    const keys: ImportResult["keys"] = [];
-    /** Members whose e-mail this deployment already knows: their id here. */
-    const memberIds = new Map<string, string>();
-    for await (const line of lines) {
-      if (header === undefined) {
-        header = line as ExportHeader;
-        if (header?.format !== EXPORT_FORMAT || header.version !== 1)
-          throw new TransferError(`not an organization export (expected format ${EXPORT_FORMAT}, version 1)`);
-        const here = await trx
-          .selectFrom("organizations")
-          .select("id")
-          .where((eb) =>
-            eb.or([eb("id", "=", header!.organization.id), eb("key", "=", header!.organization.key)]),
-          )
-          .executeTakeFirst();
-        if (here)
-          throw new TransferError(`organization '${header.organization.key}' is already in this database`);
-        continue;
-      }
-      const { table, row } = line as ExportLine;
-      if (!(TRANSFERRED_TABLES as readonly string[]).includes(table))
-        throw new TransferError(`unknown table '${String(table)}' in the export`);
-      let values: Row = row;
-      if (table === "members") {
-        const known = await trx
-          .selectFrom("members")
-          .select("id")
-          .where("email", "=", String(row["email"]))
-          .executeTakeFirst();
-        if (known) {
-          memberIds.set(String(row["id"]), known.id);
-          continue;
-        }
-      } else if (table === "member_grants") {
-        values = { ...row, member_id: memberIds.get(String(row["member_id"])) ?? row["member_id"] };
-      } else if (table === "api_keys") {
-        const secret = box.newSecret();
-        const creator = row["created_by_member_id"];
-        values = {
-          ...row,
-          secret_hash: hashSecret(secret),
-          secret_prefix: displayPrefix(secret),
-          secret_sealed: box.seal(secret),
-          created_by_member_id: typeof creator === "string" ? (memberIds.get(creator) ?? creator) : null,
-        };
-        keys.push({ id: String(row["id"]), name: row["name"] as string | null, scope: scopeOf(row), secret });
-      }
-      await trx
-        .insertInto(table)
-        .values(values as never)
-        .execute();
-      counts[table] = (counts[table] ?? 0) + 1;
-    }
-    if (header === undefined) throw new TransferError("the export is empty");
-    // An export from a deployment before built-in resources came with every environment lacks them.
-    const environments = await trx
-      .selectFrom("environments")
-      .select(["id", "organization_id", "project_id"])
-      .where("organization_id", "=", header.organization.id)
-      .execute();
-    await ensureBuiltInResources(trx, environments);
-    return { organizationId: header.organization.id, counts, keys };
-  });
+  organization: { id: string; key: string },
+): Promise<void> {
+  const { exported_at: exportedAt, exported_digest: digest } = await db
+    .selectFrom("organizations")
+    .select(["exported_at", "exported_digest"])
+    .where("id", "=", organization.id)
+    .executeTakeFirstOrThrow();
+  const again = `export it again (freeze it first: gatehouse orgs freeze --org ${organization.key}), or add --force`;
+  if (exportedAt === null || digest === null)
+    throw new TransferError(`organization '${organization.key}' was never exported: ${again}`);
+  if ((await organizationDigest(db, organization.id)) !== digest)
+    throw new TransferError(
+      `organization '${organization.key}' changed since its export at ${exportedAt}: deleting it would lose ` +
+        `those changes; ${again}`,
+    );
 }
-
-const scopeOf = (row: Row): string =>
-  row["environment_id"]
-    ? `environment ${String(row["environment_id"])}`
-    : row["project_id"]
-      ? `project ${String(row["project_id"])}`
-      : "organization";
 
 /**
  * Deletes every row of the organization, in the reverse order of insertion, in one transaction; members who hold
- * no grant elsewhere go with it. Returns the rows deleted per table.
+ * no grant elsewhere go with it. Returns the rows deleted per table. Unless `force`, refused when the organization
+ * was never exported or its rows changed since its last export (those writes would be lost with it).
  */
 export async function deleteOrganization(
   db: Kysely<Database>,
-  orgId: string,
+  organization: { id: string; key: string },
+  { force = false } = {},
 ): Promise<Record<string, number>> {
+  const orgId = organization.id;
   return db.transaction().execute(async (trx) => {
+    if (!force) await assertUnchangedSinceExport(trx, organization);
     const counts: Record<string, number> = {};
     const members = (
       await trx.selectFrom("member_grants").select("member_id").where("organization_id", "=", orgId).execute()

@@ -59,6 +59,12 @@ export const ERROR_CODES = {
     title: "The request conflicts with the current state",
     help: "The change cannot be made as things are (for example deleting an organization's last admin key); the message says why.",
   },
+  /** A write to an organization frozen while it moves between regions (docs/operations.md). */
+  ORGANIZATION_FROZEN: {
+    status: 423,
+    title: "The organization is frozen for a move",
+    help: "An operator froze the organization (`gatehouse orgs freeze`) while it moves to another region: writes are refused, reads work. Once the move is done, send writes to the new region (its keys); if the move was called off, the operator unfreezes it.",
+  },
   PAYLOAD_TOO_LARGE: {
     status: 413,
     title: "The request body is too large",

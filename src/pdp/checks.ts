@@ -1,7 +1,6 @@
 // The control plane's view of the embedded PDP: what its check routes ask of it, as types only. The PDP's runtime
 // and routes stay behind this boundary (src/pdp/http/control-checks.ts implements it).
-import type { Decision } from "./engine/types.ts";
-import type { checkOne, planResourcesOf, userPermissionsOf } from "./http/server.ts";
+import type { Decision, ResourcePlan, UserPermissions } from "./engine/types.ts";
 
 /** The environment a check is asked about. */
 export interface CheckedEnvironment {
@@ -10,8 +9,15 @@ export interface CheckedEnvironment {
   environmentId: string;
 }
 
+/** Permit's AuthorizationResult, as the PDP's `/allowed` answers: `result` repeats `allow` for old SDKs. */
+export interface AuthorizationResult {
+  allow: boolean;
+  result: boolean;
+  debug: { reason: Decision["reason"]; revision: number };
+}
+
 /** The PDP's `/allowed` answer with its reason, that reason in words, and the revision it was decided at. */
-export type ExplainedCheck = ReturnType<typeof checkOne> & {
+export type ExplainedCheck = AuthorizationResult & {
   reason: Decision["reason"];
   explanation: string;
   revision: number;
@@ -24,8 +30,8 @@ export interface PdpChecks {
   userPermissions(
     env: CheckedEnvironment,
     body: unknown,
-  ): Promise<{ permissions: ReturnType<typeof userPermissionsOf>; revision: number }>;
-  planResources(env: CheckedEnvironment, body: unknown): Promise<ReturnType<typeof planResourcesOf>>;
+  ): Promise<{ permissions: UserPermissions; revision: number }>;
+  planResources(env: CheckedEnvironment, body: unknown): Promise<ResourcePlan & { revision: number }>;
   /** The revision of the environment the PDP holds, and when its copy last caught up (ms since the epoch). */
   held(env: CheckedEnvironment): Promise<{ revision: number; lastSyncAt: number }>;
 }

@@ -161,6 +161,17 @@ export const authPlugin = fp(
       assertAccess(principal, need);
       if (auth === "session")
         throw forbidden("this operation needs a member's session (POST /v2/auth/login)");
+      if (need.access !== "read") await assertNotFrozen(opts.db, principal.organizationId);
+    });
+    // The writes of an organization can be refused while it moves (423): say so in each write route's document.
+    app.addHook("onRoute", (route) => {
+      const methods = [route.method].flat();
+      const response = route.schema?.response as Record<string, unknown> | undefined;
+      if (!route.url.startsWith("/v2/") || methods.every((m) => READ_METHODS.has(m)) || !response) return;
+      const { auth, need } = (route.config ?? {}) as { auth?: string; need?: Need };
+      if (auth === "public" || auth === "session" || need?.access === "read" || response[401] === undefined)
+        return;
+      response[423] ??= { $ref: "ErrorDetails#" };
     });
     // After validation: a malformed body is a 422 even where the path names nothing (404).
     app.addHook("preHandler", async (request: FastifyRequest) => {
@@ -177,6 +188,24 @@ export const authPlugin = fp(
   },
   { name: "auth" },
 );
+
+/**
+ * A frozen organization (`gatehouse orgs freeze`, or `orgs export --freeze`) is being moved to another region: a
+ * write now would be left behind by the export and lost with the delete, so it is refused; reads go on. Read at
+ * every write, not cached: the freeze holds from the moment the command returns.
+ */
+async function assertNotFrozen(db: Kysely<Database>, organizationId: string): Promise<void> {
+  const org = await db
+    .selectFrom("organizations")
+    .select(["key", "frozen_at"])
+    .where("id", "=", organizationId)
+    .executeTakeFirst();
+  if (org?.frozen_at)
+    throw new AppError(
+      "ORGANIZATION_FROZEN",
+      `organization '${org.key}' is frozen for a move to another region (since ${org.frozen_at}): writes are refused until the move is done or it is unfrozen (gatehouse orgs unfreeze); reads work`,
+    );
+}
 
 function pathRefsOf(request: FastifyRequest): PathRefs | undefined {
   const params = request.params as Record<string, string | undefined>;

@@ -4,11 +4,8 @@ import { sql } from "kysely";
 import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { factsUrl, postTenants, seedStandard } from "../helpers/facts.ts";
 import { COUNTED_LISTS } from "../../src/db/migrations/0013_list_counts.ts";
-import {
-  deleteOrganization,
-  exportOrganization,
-  importOrganization,
-} from "../../src/domain/organization-transfer.ts";
+import { deleteOrganization, writeExport } from "../../src/domain/organization-transfer.ts";
+import { importOrganization } from "../../src/domain/organization-import.ts";
 
 /** For every environment: the counter row next to COUNT(*) of each counted table. */
 async function countersAndCounts(e: TestEnv) {
@@ -170,14 +167,12 @@ describeEachDialect("list counts: kept exact by every kind of write", (env) => {
 
     // An organization moved away (exported, deleted) and back (imported): its counters go and come back.
     const before = (await countersAndCounts(e)).counted[e.acme.envs.production];
-    const lines = [];
-    for await (const line of exportOrganization(
-      e.store.db,
-      { id: e.acme.id, key: "acme", name: "acme inc" },
-      "r1",
-    ))
+    const lines: string[] = [];
+    const acme = { id: e.acme.id, key: "acme", name: "acme inc" };
+    await writeExport(e.store.db, acme, { from: "r1", to: "r1" }, async (line) => {
       lines.push(line);
-    await deleteOrganization(e.store.db, e.acme.id);
+    });
+    await deleteOrganization(e.store.db, acme, { force: true });
     await assertExact(e, "deleting an organization");
     await importOrganization(
       e.store.db,
@@ -185,6 +180,7 @@ describeEachDialect("list counts: kept exact by every kind of write", (env) => {
       (async function* () {
         yield* lines;
       })(),
+      { region: "r1", maxValueBytes: 1024 * 1024 },
     );
     await assertExact(e, "importing an organization");
     assert.deepEqual((await countersAndCounts(e)).counted[e.acme.envs.production], before);

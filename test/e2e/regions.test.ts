@@ -366,7 +366,10 @@ test("regions: an organization moves from one region to another by export and im
     assert.equal((await check(`http://127.0.0.1:${us.pdpPort}`, envKey)).json.allow, true);
     const orgId = (await httpOk(usUrl, US_BOOTSTRAP, "GET", "/v2/orgs/active/org")).json.id as string;
 
-    const exported = await gatehouse(["orgs", "export", "--org", "default", "--file", exportFile], usEnv);
+    const exported = await gatehouse(
+      ["orgs", "export", "--org", "default", "--to", "eu", "--file", exportFile],
+      usEnv,
+    );
     assert.equal(exported.code, 0, exported.out);
     assert.doesNotMatch(
       fs.readFileSync(exportFile, "utf8"),

@@ -3,6 +3,7 @@ import { AppError } from "../../lib/errors.ts";
 import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
+import type { AuthorizationResult } from "../checks.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
 import { decide, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
@@ -11,7 +12,7 @@ import { registerFactsProxy } from "./facts-proxy.ts";
 import { registerHealthRoutes } from "./health.ts";
 
 /** Permit's AuthorizationResult: `result` repeats `allow` for old SDKs; `debug` carries our reason. */
-const authorizationResult = (d: Decision, revision: number) => ({
+const authorizationResult = (d: Decision, revision: number): AuthorizationResult => ({
   allow: d.allow,
   result: d.allow,
   debug: { reason: d.reason, revision },
