@@ -5,7 +5,7 @@ import type { Dialect } from "../../db/store.ts";
 import { isUniqueViolation } from "../../db/errors.ts";
 import type { Database } from "../../db/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { tuplesUsingRelations } from "../../domain/schema/schema.repo.ts";
+import { tuplesUsingRelations } from "../../domain/schema/schema-dependants.repo.ts";
 import { AppError } from "../../lib/errors.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
