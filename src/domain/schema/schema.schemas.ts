@@ -42,6 +42,8 @@ export const AttributeType = Type.Union(
   { description: "supported attribute primitives" },
 );
 
+export const ConditionSetType = Type.Union([Type.Literal("userset"), Type.Literal("resourceset")]);
+
 export const PermissionList = Type.Array(Type.String({ minLength: 1, maxLength: 512 }), { maxItems: 1000 });
 export const RoleKeyList = Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { maxItems: 1000 });
 
