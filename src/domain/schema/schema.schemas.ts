@@ -122,14 +122,12 @@ export const ResourceActionRead = Type.Object({
   resource_id: Uuid,
   ...Stamps,
 });
-
 export type ResourceActionRead = Static<typeof ResourceActionRead>;
 
 /** An action inside a resource body (ResourceCreate.actions): the key is the map key. */
 export const ActionBlockEditable = Type.Object({
   ...NamedUpdate,
 });
-
 export type ActionBlockEditable = Static<typeof ActionBlockEditable>;
 
 export const ActionBlockRead = Type.Object({
@@ -148,7 +146,6 @@ export const ResourceAttributeRead = Type.Object({
   ...Stamps,
   built_in: Type.Boolean(),
 });
-
 export type ResourceAttributeRead = Static<typeof ResourceAttributeRead>;
 
 /** An attribute inside a resource body (ResourceCreate.attributes): the key is the map key. */
@@ -156,7 +153,6 @@ export const AttributeBlockEditable = Type.Object({
   type: AttributeType,
   description: Type.Optional(Description),
 });
-
 export type AttributeBlockEditable = Static<typeof AttributeBlockEditable>;
 
 export const AttributeBlockRead = Type.Object({
@@ -175,7 +171,6 @@ export const RelationRead = Type.Object({
   ...EnvIds,
   ...Stamps,
 });
-
 export type RelationRead = Static<typeof RelationRead>;
 
 /** A relation inside ResourceRead.relations: the key is the map key, `resource` is the subject. */
@@ -199,7 +194,6 @@ export const ResourceRoleRead = Type.Object({
   resource: Type.String({ description: "key of the role's resource" }),
   ...Stamps,
 });
-
 export type ResourceRoleRead = Static<typeof ResourceRoleRead>;
 
 export const RoleCreateBulk = Type.Object({
@@ -209,7 +203,6 @@ export const RoleCreateBulk = Type.Object({
     Type.String({ minLength: 1, maxLength: 512, description: "resource (id or key) for a resource role" }),
   ),
 });
-
 export type RoleCreateBulk = Static<typeof RoleCreateBulk>;
 
 export const ResourceRead = Type.Object({
@@ -231,7 +224,6 @@ export const ResourceRead = Type.Object({
   ...EnvIds,
   ...Stamps,
 });
-
 export type ResourceRead = Static<typeof ResourceRead>;
 
 const ResourceBlocks = {

@@ -17,5 +17,4 @@ export const RelationCreate = Type.Object({
   ...NameInput,
   subject_resource: Type.String({ minLength: 1, maxLength: 512, description: "subject resource id or key" }),
 });
-
 export type RelationCreate = Static<typeof RelationCreate>;

@@ -18,11 +18,9 @@ export const ResourceActionCreate = Type.Object({
   ...NameInput,
   attributes: Type.Optional(JsonObject),
 });
-
 export type ResourceActionCreate = Static<typeof ResourceActionCreate>;
 
 export const ResourceActionUpdate = Type.Object({
   ...NamedUpdate,
 });
-
 export type ResourceActionUpdate = Static<typeof ResourceActionUpdate>;

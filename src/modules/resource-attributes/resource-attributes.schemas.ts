@@ -33,12 +33,10 @@ export const ResourceAttributeCreate = Type.Object({
   type: AttributeType,
   description: Type.Optional(Description),
 });
-
 export type ResourceAttributeCreate = Static<typeof ResourceAttributeCreate>;
 
 export const ResourceAttributeUpdate = Type.Object({
   type: Type.Optional(AttributeType),
   description: Type.Optional(Description),
 });
-
 export type ResourceAttributeUpdate = Static<typeof ResourceAttributeUpdate>;

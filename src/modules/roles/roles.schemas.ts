@@ -34,7 +34,6 @@ export const RoleRead = Type.Object({
   ...EnvIds,
   ...Stamps,
 });
-
 export type RoleRead = Static<typeof RoleRead>;
 
 export const RoleCreate = Type.Object({ key: Key("role key"), ...RoleFields });
@@ -54,14 +53,12 @@ export const RoleList = Type.Object({ roles: Type.Array(RoleRead) });
 export const RoleCreateBulkOperation = Type.Object({
   operations: Type.Array(RoleCreateBulk, { maxItems: 1000 }),
 });
-
 export type RoleCreateBulkOperation = Static<typeof RoleCreateBulkOperation>;
 
 export const RoleCreateBulkOperationResult = Type.Object({
   created: Type.Array(Type.String()),
   updated: Type.Array(Type.String()),
 });
-
 export type RoleCreateBulkOperationResult = Static<typeof RoleCreateBulkOperationResult>;
 
 /** One role's permission changes in `POST /bulk/role_permissions` (a Gatehouse extension). */
@@ -77,7 +74,6 @@ export const RolePermissionChange = Type.Object({
   grant: Type.Optional(PermissionList),
   revoke: Type.Optional(PermissionList),
 });
-
 export type RolePermissionChange = Static<typeof RolePermissionChange>;
 
 export const RolePermissionsBulk = Type.Object({
@@ -89,5 +85,4 @@ export const RolePermissionsBulkResult = Type.Object({
     description: "the roles changed: tenant roles by key, resource roles as `resource:role`",
   }),
 });
-
 export type RolePermissionsBulkResult = Static<typeof RolePermissionsBulkResult>;
