@@ -1,6 +1,7 @@
 /**
  * Import rules of src/ (npm run deps, part of npm run check), as docs/architecture.md draws them: no import cycle,
- * a module's service used by its own routes only, routes registered by the app only, and the PDP's layers.
+ * a module's service used by its own routes only, domain below the modules, routes registered by the app only, and the
+ * PDP's layers.
  */
 export default {
   forbidden: [
@@ -28,6 +29,15 @@ export default {
       severity: "error",
       from: { path: "^src/", pathNot: "^src/modules/" },
       to: { path: "^src/modules/[^/]+/[^/]+[.]service[.]ts$" },
+    },
+    {
+      name: "domain-below-modules",
+      comment:
+        "src/domain is the layer below the modules: what its records use (repositories, schemas) lives in " +
+        "src/domain, and a module imports it from there.",
+      severity: "error",
+      from: { path: "^src/domain/" },
+      to: { path: "^src/modules/" },
     },
     {
       name: "routes-only-in-the-app",

@@ -1,15 +1,16 @@
 import type { Db } from "../db/db.ts";
-import type { Kysely } from "kysely";
-import type { Database } from "../db/types.ts";
+import type { Kysely, Selectable } from "kysely";
+import type { ApiKeysTable, Database } from "../db/types.ts";
 import type { AccessLevel, Principal, ScopeLevel } from "../lib/access.ts";
 import { newId } from "../lib/ids.ts";
 import { displayPrefix, hashSecret, type SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
 import { pathLookup, pathRowsOf, selectPathRows, type PathRefs, type PathRows } from "./path-rows.ts";
 import { QueryShapes } from "../db/query-shapes.ts";
-import { insertApiKey, type ApiKeyRow } from "../modules/api-keys/api-keys.repo.ts";
 
 /** API key records, shared by the modules that create keys: api-keys, environments (each has its own key), organizations. */
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
 
 export interface NewKey {
   organizationId: string;
@@ -53,7 +54,10 @@ export async function createKeyRecord(
   };
   // The creating key's column only when set, so that keys can still be made on a database migrated before 0018.
   const { created_by_key_id: createdByKeyId, ...rest } = row;
-  await insertApiKey(db, createdByKeyId === null ? rest : row);
+  await db
+    .insertInto("api_keys")
+    .values(createdByKeyId === null ? rest : row)
+    .execute();
   return { ...row, secret };
 }
 

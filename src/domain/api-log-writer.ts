@@ -8,7 +8,7 @@ import { createBatcher, type BatchFailure } from "../lib/batcher.ts";
 import { findPrincipal } from "./api-key-records.ts";
 import { findEnvironment } from "./environment-records.ts";
 import { findProject } from "./project-records.ts";
-import { insertEvents, purgeBefore } from "../modules/history/history.repo.ts";
+import { insertEvents, purgeBefore } from "./api-log.repo.ts";
 
 /*
  * The API log's writer: the api-log plugin captures each external call; this redacts, bounds and stores them in

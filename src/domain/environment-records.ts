@@ -8,7 +8,7 @@ import { idOrKey, newId } from "../lib/ids.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
-import type { EnvironmentCreate, EnvironmentRead } from "../modules/environments/environments.schemas.ts";
+import type { EnvironmentCreate, EnvironmentRead } from "./environment.schemas.ts";
 import { createKeyRecord } from "./api-key-records.ts";
 import { builtInResourceChanges, ensureBuiltInResources } from "./built-in-resources.ts";
 

@@ -7,7 +7,7 @@ import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
 import { MIN_RATE_LIMIT_PER_MINUTE } from "../config.ts";
 import { idOrKey, newId } from "../lib/ids.ts";
-import type { OrganizationCreate, OrganizationRead } from "../modules/organizations/organizations.schemas.ts";
+import type { OrganizationCreate, OrganizationRead } from "./organization.schemas.ts";
 import { createKeyRecord } from "./api-key-records.ts";
 import { createProjectRecords } from "./project-records.ts";
 

@@ -2,14 +2,10 @@ import { Type, type TObject, type TSchema } from "typebox";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import { Description, Key, Name, Nullable, Timestamp, Uuid } from "../lib/schemas.ts";
-import { USER_KEY_PATTERN } from "../modules/users/users.schemas.ts";
-import { Email, OnboardingStep } from "../modules/members/members.schemas.ts";
-import {
-  AccessLevelSchema,
-  OwnerTypeSchema,
-  ScopeLevelSchema,
-} from "../modules/api-keys/api-keys.schemas.ts";
-import { ConditionSetType } from "../modules/condition-sets/condition-sets.schemas.ts";
+import { USER_KEY_PATTERN } from "./facts/facts.schemas.ts";
+import { Email, OnboardingStep } from "./member.schemas.ts";
+import { AccessLevelSchema, OwnerTypeSchema, ScopeLevelSchema } from "./api-key.schemas.ts";
+import { ConditionSetType } from "./schema/schema.schemas.ts";
 import type { Database } from "../db/types.ts";
 
 /**

@@ -7,8 +7,8 @@ import { idOrKey, newId } from "../lib/ids.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
-import type { EnvironmentCreate } from "../modules/environments/environments.schemas.ts";
-import type { ProjectCreate, ProjectRead } from "../modules/projects/projects.schemas.ts";
+import type { EnvironmentCreate } from "./environment.schemas.ts";
+import type { ProjectCreate, ProjectRead } from "./project.schemas.ts";
 import { createEnvironmentRecords } from "./environment-records.ts";
 
 /**

@@ -1,5 +1,9 @@
-import type { FastifyInstance } from "fastify";
-import type { DatabaseOutage } from "../db/outage.ts";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+
+/** What reports a failure that a database outage explains (src/db/outage.ts): true when it took the error. */
+export interface FailureReporter {
+  report(error: unknown, log: FastifyBaseLogger): boolean;
+}
 
 /**
  * Runs `job` once when the app is ready and then every `intervalMs`, one run at a time; a failure is logged and
@@ -10,7 +14,7 @@ export function schedulePeriodic(
   name: string,
   intervalMs: number,
   job: () => Promise<number>,
-  outage?: DatabaseOutage,
+  outage?: FailureReporter,
 ): void {
   let running: Promise<void> | null = null;
   const run = () => {

@@ -8,7 +8,7 @@ import {
   assignmentsOfUsersQuery,
   countUsersQuery,
   listUsersQuery,
-} from "../../src/modules/users/users.repo.ts";
+} from "../../src/domain/facts/users.repo.ts";
 import {
   countAssignmentsQuery,
   expiredAssignmentsCountQuery,

@@ -8,7 +8,7 @@ import {
   toLogRow,
   type CapturedCall,
 } from "../../src/domain/api-log-writer.ts";
-import { purgeBefore } from "../../src/modules/history/history.repo.ts";
+import { purgeBefore } from "../../src/domain/api-log.repo.ts";
 import { buildTestApp } from "../helpers/app.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { newId } from "../../src/lib/ids.ts";

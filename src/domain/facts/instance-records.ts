@@ -4,8 +4,8 @@ import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import { findInstanceByKey, type InstanceWithKeys } from "./facts.repo.ts";
 import { instanceChange, instanceDeleteChange, insertInstance, Resolver } from "./facts-write.ts";
-import { deleteInstances, updateInstance } from "../../modules/resource-instances/resource-instances.repo.ts";
-import type { ResourceInstanceCreate } from "../../modules/resource-instances/resource-instances.schemas.ts";
+import { deleteInstances, updateInstance } from "./resource-instances.repo.ts";
+import type { ResourceInstanceCreate } from "./facts.schemas.ts";
 
 /**
  * Resource instance records inside the caller's transaction, shared by the modules that write instances:

@@ -13,8 +13,8 @@ import {
   type AssignmentKey,
   type AssignmentRow,
   type AssignmentWithKeys,
-} from "../../modules/role-assignments/role-assignments.repo.ts";
-import type { RoleAssignmentRead } from "../../modules/role-assignments/role-assignments.schemas.ts";
+} from "./role-assignments.repo.ts";
+import type { RoleAssignmentRead } from "./facts.schemas.ts";
 
 /**
  * Assigning and unassigning roles inside the caller's transaction, shared by the modules that assign roles:

@@ -15,8 +15,8 @@ import {
   updateUser,
   type UserAssignment,
   type UserFilter,
-} from "../../modules/users/users.repo.ts";
-import type { UserCreate, UserRead } from "../../modules/users/users.schemas.ts";
+} from "./users.repo.ts";
+import type { UserCreate, UserRead } from "./facts.schemas.ts";
 
 /**
  * User records inside the caller's transaction and their API shape, shared by the modules that create, replace

@@ -5,13 +5,8 @@ import type { EnvScope } from "../path-scope.ts";
 import type { SchemaChanges } from "./schema.changes.ts";
 import { type RelationRow, type ResourceRow } from "./schema.repo.ts";
 import { assertKeys, insertUnique, scopeColumns, writableResource } from "./schema-rules.ts";
-import {
-  deleteRelations,
-  insertRelation,
-  listRelationsOf,
-  type RelationWithKeys,
-} from "../../modules/relations/relations.repo.ts";
-import type { RelationRead } from "../../modules/relations/relations.schemas.ts";
+import { deleteRelations, insertRelation, listRelationsOf, type RelationWithKeys } from "./relations.repo.ts";
+import type { RelationRead } from "./schema.schemas.ts";
 
 /**
  * Relation records inside the caller's transaction, shared by relations and resources (a resource's

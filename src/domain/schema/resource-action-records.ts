@@ -6,15 +6,8 @@ import type { EnvScope } from "../path-scope.ts";
 import type { SchemaChanges } from "./schema.changes.ts";
 import { listActions, type ActionRow, type ResourceRow } from "./schema.repo.ts";
 import { assertKeys, insertUnique, scopeColumns } from "./schema-rules.ts";
-import {
-  deleteActions,
-  insertAction,
-  updateAction,
-} from "../../modules/resource-actions/resource-actions.repo.ts";
-import type {
-  ActionBlockEditable,
-  ResourceActionRead,
-} from "../../modules/resource-actions/resource-actions.schemas.ts";
+import { deleteActions, insertAction, updateAction } from "./resource-actions.repo.ts";
+import type { ActionBlockEditable, ResourceActionRead } from "./schema.schemas.ts";
 
 /**
  * Resource action records inside the caller's transaction, shared by resource-actions and resources (a

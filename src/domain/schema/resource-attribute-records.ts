@@ -10,11 +10,8 @@ import {
   insertAttribute,
   listAttributes,
   updateAttribute,
-} from "../../modules/resource-attributes/resource-attributes.repo.ts";
-import type {
-  AttributeBlockEditable,
-  ResourceAttributeRead,
-} from "../../modules/resource-attributes/resource-attributes.schemas.ts";
+} from "./resource-attributes.repo.ts";
+import type { AttributeBlockEditable, ResourceAttributeRead } from "./schema.schemas.ts";
 
 /**
  * Resource attribute records inside the caller's transaction, shared by resource-attributes and resources

@@ -10,12 +10,8 @@ import { replaceActions } from "./resource-action-records.ts";
 import { replaceAttributes } from "./resource-attribute-records.ts";
 import { replaceRelations } from "./relation-records.ts";
 import { replaceResourceRoles, resourceRoleRead } from "./resource-role-records.ts";
-import { insertResource } from "../../modules/resources/resources.repo.ts";
-import type {
-  ResourceRead,
-  ResourceReplace,
-  ResourceUpdate,
-} from "../../modules/resources/resources.schemas.ts";
+import { insertResource } from "./resources.repo.ts";
+import type { ResourceRead, ResourceReplace, ResourceUpdate } from "./schema.schemas.ts";
 
 /**
  * Resource records inside the caller's transaction and their API shape, shared by resources and

@@ -16,7 +16,9 @@ import type {
   DerivedRoleBlockEdit,
   DerivedRoleRuleCreate,
   DerivedRoleRuleRead,
+  ResourceRoleRead,
   RoleBlockEditable,
+  RoleCreateBulk,
 } from "./schema.schemas.ts";
 import {
   assertKeys,
@@ -34,9 +36,7 @@ import {
   replaceRolePermissions,
   updateRole,
   type DerivationInput,
-} from "../../modules/roles/roles.repo.ts";
-import type { RoleCreateBulk } from "../../modules/roles/roles.schemas.ts";
-import type { ResourceRoleRead } from "../../modules/resource-roles/resource-roles.schemas.ts";
+} from "./roles.repo.ts";
 
 /**
  * Resource role records inside the caller's transaction, shared by resource-roles, resources (a resource's

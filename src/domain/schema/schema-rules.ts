@@ -6,7 +6,7 @@ import { toJson } from "../../lib/json.ts";
 import { KEY_PATTERN } from "../../lib/schemas.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../path-scope.ts";
-import { insertRole } from "../../modules/roles/roles.repo.ts";
+import { insertRole } from "./roles.repo.ts";
 import {
   findResource,
   findRole,

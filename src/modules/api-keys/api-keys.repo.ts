@@ -1,11 +1,5 @@
-import type { Insertable, Selectable } from "kysely";
 import type { Db } from "../../db/db.ts";
-import type { ApiKeysTable } from "../../db/types.ts";
-
-export type ApiKeyRow = Selectable<ApiKeysTable>;
-
-export const insertApiKey = (db: Db, row: Insertable<ApiKeysTable>) =>
-  db.insertInto("api_keys").values(row).execute();
+import type { ApiKeyRow } from "../../domain/api-key-records.ts";
 
 export const findApiKey = (db: Db, organizationId: string, id: string): Promise<ApiKeyRow | undefined> =>
   db

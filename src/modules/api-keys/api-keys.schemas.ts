@@ -2,23 +2,9 @@ import { Type, type Static } from "typebox";
 import { Name, PageQuery, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
 import { ProjectRead } from "../projects/projects.schemas.ts";
 import { EnvironmentRead } from "../environments/environments.schemas.ts";
+import { AccessLevelSchema, OwnerTypeSchema, ScopeLevelSchema } from "../../domain/api-key.schemas.ts";
 
-export const ScopeLevelSchema = Type.Union([
-  Type.Literal("org"),
-  Type.Literal("project"),
-  Type.Literal("env"),
-]);
-export const AccessLevelSchema = Type.Union([
-  Type.Literal("admin"),
-  Type.Literal("write"),
-  Type.Literal("read"),
-  Type.Literal("no_access"),
-]);
-export const OwnerTypeSchema = Type.Union([
-  Type.Literal("member"),
-  Type.Literal("pdp_config"),
-  Type.Literal("elements"),
-]);
+export { AccessLevelSchema, OwnerTypeSchema, ScopeLevelSchema } from "../../domain/api-key.schemas.ts";
 
 export const APIKeyScopeRead = Type.Object({
   organization_id: Uuid,

@@ -5,7 +5,7 @@ import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { displayPrefix, hashSecret, type SecretBox } from "../../lib/secrets.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { createKeyRecord } from "../../domain/api-key-records.ts";
+import { createKeyRecord, type ApiKeyRow } from "../../domain/api-key-records.ts";
 import { environmentRead, findEnvironment } from "../../domain/environment-records.ts";
 import { findProject, projectRead } from "../../domain/project-records.ts";
 import { findMemberById, lockOrganization } from "../../domain/member-records.ts";
@@ -16,7 +16,6 @@ import {
   findEnvironmentKey,
   listApiKeys,
   replaceSecret,
-  type ApiKeyRow,
 } from "./api-keys.repo.ts";
 import type { APIKeyCreate, APIKeyRead } from "./api-keys.schemas.ts";
 

@@ -12,6 +12,7 @@ import {
 } from "../../lib/schemas.ts";
 import { EnvIds, IncludeTotalCount, NamedHead, NameInput, Stamps } from "../../lib/schema-fields.ts";
 import { ResourceRead } from "../resources/resources.schemas.ts";
+import { ConditionSetType } from "../../domain/schema/schema.schemas.ts";
 
 export const ConditionSetParams = Type.Object({
   ...EnvParams.properties,
@@ -19,7 +20,7 @@ export const ConditionSetParams = Type.Object({
 });
 export type ConditionSetPath = Static<typeof ConditionSetParams>;
 
-export const ConditionSetType = Type.Union([Type.Literal("userset"), Type.Literal("resourceset")]);
+export { ConditionSetType } from "../../domain/schema/schema.schemas.ts";
 
 export const ConditionSetListQuery = Type.Object({
   ...PageQuery,

@@ -1,8 +1,9 @@
-import { sql, type Insertable, type Kysely, type Selectable } from "kysely";
+import { sql, type Kysely, type Selectable } from "kysely";
 import type { ApiLogTable, Database } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
 
 export type ApiLogRow = Selectable<ApiLogTable>;
+
 export type ApiLogSummaryRow = Omit<ApiLogRow, "request_body" | "response_body">;
 
 /** What a history query may filter on; every list is "any of", and lists are never empty. */
@@ -108,25 +109,6 @@ export const findEvent = (
     .where("organization_id", "=", organizationId)
     .where("id", "=", id)
     .executeTakeFirst();
-
-export const insertEvents = (db: Kysely<Database>, rows: Insertable<ApiLogTable>[]) =>
-  db.insertInto("api_log").values(rows).execute();
-
-/** Deletes records older than `cutoff` in chunks, so neither database holds a long write lock. */
-export async function purgeBefore(db: Kysely<Database>, cutoff: string, chunk = 5000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const result = await db
-      .deleteFrom("api_log")
-      .where("id", "in", (eb) =>
-        eb.selectFrom("api_log").select("id").where("timestamp", "<", cutoff).limit(chunk),
-      )
-      .executeTakeFirst();
-    const deleted = Number(result.numDeletedRows);
-    total += deleted;
-    if (deleted < chunk) return total;
-  }
-}
 
 const splitRefs = (refs: string[]) => ({
   ids: refs.filter(isUuid).map((r) => r.toLowerCase()),

@@ -1,27 +1,13 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Name, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import { EMAIL_MAX_LENGTH, EMAIL_MIN_LENGTH } from "../../lib/credential-rules.ts";
+import { Email, OnboardingStep } from "../../domain/member.schemas.ts";
 import { AccessLevelSchema, ScopeLevelSchema } from "../api-keys/api-keys.schemas.ts";
 
 /** Members, grants and invites in Permit's shapes (OrgMemberReadWithGrants, Permission, Invite*). */
 
-export const Email = Type.String({
-  format: "email",
-  minLength: EMAIL_MIN_LENGTH,
-  maxLength: EMAIL_MAX_LENGTH,
-});
-export const Password = Type.String({ minLength: 1, maxLength: 256, description: "12 characters or more" });
+export { Email, OnboardingStep } from "../../domain/member.schemas.ts";
 
-export const OnboardingStep = Type.Union([
-  Type.Literal("create_organization"),
-  Type.Literal("create_project"),
-  Type.Literal("create_resource"),
-  Type.Literal("create_actions"),
-  Type.Literal("assign_permissions"),
-  Type.Literal("assign_user_roles"),
-  Type.Literal("connect_sdk"),
-  Type.Literal("done"),
-]);
+export const Password = Type.String({ minLength: 1, maxLength: 256, description: "12 characters or more" });
 
 export const Permission = Type.Object(
   {

@@ -1,9 +1,5 @@
-import type { Insertable } from "kysely";
 import type { Db } from "../../db/db.ts";
-import type { RelationsTable } from "../../db/types.ts";
-import type { RelationRow } from "../../domain/schema/schema.repo.ts";
-
-export type RelationWithKeys = RelationRow & { subject_key: string; object_key: string };
+import type { RelationWithKeys } from "../../domain/schema/relations.repo.ts";
 
 const relationsWithKeys = (db: Db, envId: string) =>
   db
@@ -43,18 +39,3 @@ export async function listRelationsPage(
     .executeTakeFirstOrThrow();
   return { rows, total: Number(count.n) };
 }
-
-export const listRelationsOf = (db: Db, envId: string, objectResourceId: string): Promise<RelationRow[]> =>
-  db
-    .selectFrom("relations")
-    .selectAll()
-    .where("environment_id", "=", envId)
-    .where("object_resource_id", "=", objectResourceId)
-    .execute();
-
-export const insertRelation = (db: Db, row: Insertable<RelationsTable>) =>
-  db.insertInto("relations").values(row).execute();
-
-export const deleteRelations = async (db: Db, ids: string[]): Promise<void> => {
-  if (ids.length > 0) await db.deleteFrom("relations").where("id", "in", ids).execute();
-};

@@ -9,12 +9,8 @@ import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findRelation, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
-import {
-  deleteRelations,
-  findRelationWithKeys,
-  listRelationsPage,
-  type RelationWithKeys,
-} from "./relations.repo.ts";
+import { findRelationWithKeys, listRelationsPage } from "./relations.repo.ts";
+import { deleteRelations, type RelationWithKeys } from "../../domain/schema/relations.repo.ts";
 import type { RelationCreate, RelationPath, RelationRead } from "./relations.schemas.ts";
 import { relationRead, createRelationRecord } from "../../domain/schema/relation-records.ts";
 export function createRelationsService(deps: { db: Kysely<Database> }) {

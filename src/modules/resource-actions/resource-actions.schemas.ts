@@ -1,20 +1,17 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, Key, Ref, Uuid } from "../../lib/schemas.ts";
-import { EnvIds, NamedHead, NamedUpdate, NameInput, Stamps } from "../../lib/schema-fields.ts";
+import { JsonObject, Key, Ref } from "../../lib/schemas.ts";
+import { NamedUpdate, NameInput } from "../../lib/schema-fields.ts";
 import { ResourceParams } from "../../domain/schema/schema.schemas.ts";
 
-export const ActionParams = Type.Object({ ...ResourceParams.properties, action_id: Ref("action id or key") });
-export type ActionPath = Static<typeof ActionParams>;
+export {
+  ActionBlockEditable,
+  ActionBlockRead,
+  ResourceActionRead,
+} from "../../domain/schema/schema.schemas.ts";
 
-export const ResourceActionRead = Type.Object({
-  ...NamedHead,
-  attributes: Type.Optional(JsonObject),
-  permission_name: Type.String({ description: '"<resource key>:<action key>"' }),
-  ...EnvIds,
-  resource_id: Uuid,
-  ...Stamps,
-});
-export type ResourceActionRead = Static<typeof ResourceActionRead>;
+export const ActionParams = Type.Object({ ...ResourceParams.properties, action_id: Ref("action id or key") });
+
+export type ActionPath = Static<typeof ActionParams>;
 
 export const ResourceActionCreate = Type.Object({
   key: Key("action key"),
@@ -27,14 +24,3 @@ export const ResourceActionUpdate = Type.Object({
   ...NamedUpdate,
 });
 export type ResourceActionUpdate = Static<typeof ResourceActionUpdate>;
-
-/** An action inside a resource body (ResourceCreate.actions): the key is the map key. */
-export const ActionBlockEditable = Type.Object({
-  ...NamedUpdate,
-});
-export type ActionBlockEditable = Static<typeof ActionBlockEditable>;
-
-export const ActionBlockRead = Type.Object({
-  ...NamedHead,
-  attributes: Type.Optional(JsonObject),
-});

@@ -8,7 +8,7 @@ import type { EnvScope } from "../../domain/path-scope.ts";
 import { schemaWrite } from "../../domain/schema/schema.changes.ts";
 import { findAction, type ActionRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
 import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
-import { deleteActions, updateAction } from "./resource-actions.repo.ts";
+import { deleteActions, updateAction } from "../../domain/schema/resource-actions.repo.ts";
 import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import type {
   ActionPath,

@@ -1,7 +1,12 @@
 import { Type, type Static } from "typebox";
-import { Description, EnvParams, Key, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
-import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
+import { Description, EnvParams, Key, PageQuery, Ref } from "../../lib/schemas.ts";
 import { AttributeType, ResourceParams } from "../../domain/schema/schema.schemas.ts";
+
+export {
+  AttributeBlockEditable,
+  AttributeBlockRead,
+  ResourceAttributeRead,
+} from "../../domain/schema/schema.schemas.ts";
 
 export const AttributeParams = Type.Object({
   ...ResourceParams.properties,
@@ -18,21 +23,10 @@ const UserResourceQuery = {
     Type.Literal("__user", { description: "the built-in user resource; the only one supported" }),
   ),
 };
-export const UserAttributeQuery = Type.Object(UserResourceQuery);
-export const UserAttributeListQuery = Type.Object({ ...UserResourceQuery, ...PageQuery });
 
-export const ResourceAttributeRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  type: AttributeType,
-  description: Type.Optional(Type.String()),
-  resource_id: Uuid,
-  resource_key: Type.String(),
-  ...EnvIds,
-  ...Stamps,
-  built_in: Type.Boolean(),
-});
-export type ResourceAttributeRead = Static<typeof ResourceAttributeRead>;
+export const UserAttributeQuery = Type.Object(UserResourceQuery);
+
+export const UserAttributeListQuery = Type.Object({ ...UserResourceQuery, ...PageQuery });
 
 export const ResourceAttributeCreate = Type.Object({
   key: Key("attribute key"),
@@ -46,17 +40,3 @@ export const ResourceAttributeUpdate = Type.Object({
   description: Type.Optional(Description),
 });
 export type ResourceAttributeUpdate = Static<typeof ResourceAttributeUpdate>;
-
-/** An attribute inside a resource body (ResourceCreate.attributes): the key is the map key. */
-export const AttributeBlockEditable = Type.Object({
-  type: AttributeType,
-  description: Type.Optional(Description),
-});
-export type AttributeBlockEditable = Static<typeof AttributeBlockEditable>;
-
-export const AttributeBlockRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  type: AttributeType,
-  description: Type.Optional(Type.String()),
-});

@@ -11,12 +11,12 @@ import type { ResourceRow } from "../../domain/schema/schema.repo.ts";
 import type { EnvPath } from "../../domain/schema/schema.schemas.ts";
 import { USER_RESOURCE_KEY } from "../../domain/built-in-resources.ts";
 import { requireResource } from "../../domain/schema/schema-rules.ts";
+import { findAttribute } from "./resource-attributes.repo.ts";
 import {
   deleteAttributes,
-  findAttribute,
   listAttributes,
   updateAttribute,
-} from "./resource-attributes.repo.ts";
+} from "../../domain/schema/resource-attributes.repo.ts";
 import type {
   ResourceAttributeCreate,
   ResourceAttributeRead,

@@ -1,7 +1,5 @@
-import type { Updateable } from "kysely";
 import type { Db } from "../../db/db.ts";
-import type { ResourceInstancesTable } from "../../db/types.ts";
-import { inChunks, instancesWithKeys, type InstanceRow } from "../../domain/facts/facts.repo.ts";
+import { instancesWithKeys } from "../../domain/facts/facts.repo.ts";
 import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";
 
 export interface InstanceFilter {
@@ -49,30 +47,6 @@ export async function countInstances(db: Db, envId: string, f: InstanceFilter): 
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
-
-export const updateInstance = (
-  db: Db,
-  envId: string,
-  id: string,
-  patch: Updateable<ResourceInstancesTable>,
-): Promise<InstanceRow> =>
-  db
-    .updateTable("resource_instances")
-    .set(patch)
-    .where("environment_id", "=", envId)
-    .where("id", "=", id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-
-/** Tuples and role assignments on the instances go too (foreign keys cascade). */
-export const deleteInstances = (db: Db, envId: string, ids: string[]) =>
-  inChunks(ids, (slice) =>
-    db
-      .deleteFrom("resource_instances")
-      .where("environment_id", "=", envId)
-      .where("id", "in", slice)
-      .execute(),
-  );
 
 export interface TupleOfInstance {
   subject_id: string;

@@ -1,6 +1,8 @@
 import { Type, type Static } from "typebox";
-import { EnvParams, JsonObject, Key, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
+import { EnvParams, JsonObject, PageQuery, Ref, Uuid } from "../../lib/schemas.ts";
 import { ArrayOrPage, EnvIds, ListShapeQuery, Stamps } from "../../lib/schema-fields.ts";
+
+export { ResourceInstanceCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const RelationshipBlock = Type.Object({
   subject: Type.String({ description: "`type:key`" }),
@@ -23,14 +25,6 @@ export const ResourceInstanceRead = Type.Object({
   ...Stamps,
 });
 export type ResourceInstanceRead = Static<typeof ResourceInstanceRead>;
-
-export const ResourceInstanceCreate = Type.Object({
-  key: Key("instance key, unique within its resource type"),
-  tenant: Ref("tenant id or key"),
-  resource: Ref("resource type id or key"),
-  attributes: Type.Optional(JsonObject),
-});
-export type ResourceInstanceCreate = Static<typeof ResourceInstanceCreate>;
 
 export const ResourceInstanceUpdate = Type.Object({ attributes: Type.Optional(JsonObject) });
 export type ResourceInstanceUpdate = Static<typeof ResourceInstanceUpdate>;

@@ -9,12 +9,12 @@ import { filteredPage } from "../../domain/facts/list-pages.repo.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys } from "../../domain/facts/facts.repo.ts";
+import { updateInstance } from "../../domain/facts/resource-instances.repo.ts";
 import { instanceChange, Resolver, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
 import {
   countInstances,
   listInstancesQuery,
   tuplesOfInstances,
-  updateInstance,
   type InstanceFilter,
 } from "./resource-instances.repo.ts";
 import type {

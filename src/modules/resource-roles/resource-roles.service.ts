@@ -27,15 +27,13 @@ import {
   walkRoles,
   writableResource,
 } from "../../domain/schema/schema-rules.ts";
+import { deleteDerivation, findDerivation, removeRolePermissions } from "../roles/roles.repo.ts";
 import {
   addRolePermissions,
-  deleteDerivation,
   deleteRoles,
-  findDerivation,
   insertDerivations,
-  removeRolePermissions,
   updateRole,
-} from "../roles/roles.repo.ts";
+} from "../../domain/schema/roles.repo.ts";
 import { pageOfResource } from "../../db/pages.ts";
 import type {
   ResourceRoleCreate,

@@ -1,4 +1,4 @@
-import type { Insertable, Updateable } from "kysely";
+import type { Updateable } from "kysely";
 import type { Db } from "../../db/db.ts";
 import type { ResourcesTable } from "../../db/types.ts";
 import { matchesSearch, pageOfIds, type ResourceRow } from "../../domain/schema/schema.repo.ts";
@@ -15,9 +15,6 @@ export async function listResourceIdsPage(
   if (filter.search) q = q.where(matchesSearch(["key", "name"], filter.search));
   return pageOfIds(q, offset, limit);
 }
-
-export const insertResource = (db: Db, row: Insertable<ResourcesTable>) =>
-  db.insertInto("resources").values(row).execute();
 
 export const updateResource = (db: Db, id: string, patch: Updateable<ResourcesTable>): Promise<ResourceRow> =>
   db.updateTable("resources").set(patch).where("id", "=", id).returningAll().executeTakeFirstOrThrow();

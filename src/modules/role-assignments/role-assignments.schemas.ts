@@ -1,34 +1,9 @@
 import { Type, type Static } from "typebox";
 import { JsonObject, Paginated, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
 import { EnvIds, ListShapeQuery } from "../../lib/schema-fields.ts";
+import { ExpiresAtRead, RoleAssignmentRead, UserRoleCreate } from "../../domain/facts/facts.schemas.ts";
 
-/** When an assignment stops granting: a future ISO 8601 date-time with an offset. */
-export const ExpiresAt = Type.String({
-  format: "date-time",
-  maxLength: 64,
-  description:
-    "ISO 8601 date-time with an offset, in the future: the assignment stops granting at that instant and is then deleted; absent: it never expires",
-});
-
-const ExpiresAtRead = Type.Optional(
-  Type.String({ format: "date-time", description: "when the assignment stops granting; absent: never" }),
-);
-
-export const RoleAssignmentRead = Type.Object({
-  id: Uuid,
-  user: Type.String({ description: "user key" }),
-  role: Type.String({ description: "role key" }),
-  tenant: Type.String({ description: "tenant key" }),
-  resource_instance: Type.Optional(Type.String({ description: "`type:key`, for an instance role" })),
-  resource_instance_id: Type.Optional(Uuid),
-  user_id: Uuid,
-  role_id: Uuid,
-  tenant_id: Uuid,
-  ...EnvIds,
-  created_at: Timestamp,
-  expires_at: ExpiresAtRead,
-});
-export type RoleAssignmentRead = Static<typeof RoleAssignmentRead>;
+export { ExpiresAt, RoleAssignmentRead, UserRoleCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const RoleAssignmentDetailedRead = Type.Object({
   id: Uuid,
@@ -55,15 +30,6 @@ export const RoleAssignmentDetailedRead = Type.Object({
   expires_at: ExpiresAtRead,
 });
 export type RoleAssignmentDetailedRead = Static<typeof RoleAssignmentDetailedRead>;
-
-/** The bodies of a user's own role routes: an assignment but for its user, whom the path names. */
-export const UserRoleCreate = Type.Object({
-  role: Ref("role id or key"),
-  tenant: Type.Optional(Ref("tenant id or key; taken from the instance for an instance role")),
-  resource_instance: Type.Optional(Ref("instance id or `type:key`")),
-  expires_at: Type.Optional(ExpiresAt),
-});
-export type UserRoleCreate = Static<typeof UserRoleCreate>;
 
 export const UserRoleRemove = Type.Object({
   role: Ref("role id or key"),

@@ -21,8 +21,8 @@ import {
   listAssignments,
   permissionsOfRoles,
   type AssignmentFilter,
-  type AssignmentWithKeys,
 } from "./role-assignments.repo.ts";
+import type { AssignmentWithKeys } from "../../domain/facts/role-assignments.repo.ts";
 import {
   AssignmentBatch,
   assignmentChange,

@@ -1,15 +1,19 @@
 import { Type, type Static } from "typebox";
 import { EnvParams, JsonObject, Key, PageQuery, Ref } from "../../lib/schemas.ts";
 import { EnvIds, IncludeTotalCount, NamedHead, Stamps } from "../../lib/schema-fields.ts";
-import { PermissionList, RoleFields } from "../../domain/schema/schema.schemas.ts";
+import { PermissionList, RoleCreateBulk, RoleFields } from "../../domain/schema/schema.schemas.ts";
+
+export { RoleCreateBulk } from "../../domain/schema/schema.schemas.ts";
 
 export const RoleParams = Type.Object({ ...EnvParams.properties, role_id: Ref("role id or key") });
+
 export type RolePath = Static<typeof RoleParams>;
 
 export const RoleParentParams = Type.Object({
   ...RoleParams.properties,
   parent_role_id: Ref("id or key of the role to extend"),
 });
+
 export type RoleParentPath = Static<typeof RoleParentParams>;
 
 export const RoleListQuery = Type.Object({
@@ -33,24 +37,18 @@ export const RoleRead = Type.Object({
 export type RoleRead = Static<typeof RoleRead>;
 
 export const RoleCreate = Type.Object({ key: Key("role key"), ...RoleFields });
+
 export type RoleCreate = Static<typeof RoleCreate>;
 
 export const RoleUpdate = Type.Partial(Type.Object(RoleFields));
+
 export type RoleUpdate = Static<typeof RoleUpdate>;
 
 export const RolePermissionsBody = Type.Object({ permissions: PermissionList });
+
 export type RolePermissionsBody = Static<typeof RolePermissionsBody>;
 
 export const RoleList = Type.Object({ roles: Type.Array(RoleRead) });
-
-export const RoleCreateBulk = Type.Object({
-  key: Key("role key"),
-  ...RoleFields,
-  resource: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 512, description: "resource (id or key) for a resource role" }),
-  ),
-});
-export type RoleCreateBulk = Static<typeof RoleCreateBulk>;
 
 export const RoleCreateBulkOperation = Type.Object({
   operations: Type.Array(RoleCreateBulk, { maxItems: 1000 }),

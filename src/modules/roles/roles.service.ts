@@ -30,17 +30,19 @@ import { bulkReplaceResourceRoles } from "../../domain/schema/resource-role-reco
 import {
   actionsByIds,
   actionsOfResources,
-  addRoleExtends,
-  addRolePermissions,
-  deleteRoles,
   existingResourceKeys,
   listTenantRolesPage,
   removeRoleExtends,
   removeRolePermissions,
+} from "./roles.repo.ts";
+import {
+  addRoleExtends,
+  addRolePermissions,
+  deleteRoles,
   replaceRoleExtends,
   replaceRolePermissions,
   updateRole,
-} from "./roles.repo.ts";
+} from "../../domain/schema/roles.repo.ts";
 import type {
   RoleCreate,
   RoleCreateBulk,

@@ -1,13 +1,8 @@
 import { Type, type Static } from "typebox";
-import { EnvParams, JsonObject, Key, Nullable, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
-import {
-  ArrayOrPage,
-  EnvIds,
-  IncludeTotalCount,
-  NamedUpdate,
-  NameInput,
-  Stamps,
-} from "../../lib/schema-fields.ts";
+import { EnvParams, JsonObject, Nullable, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { ArrayOrPage, EnvIds, IncludeTotalCount, NamedUpdate, Stamps } from "../../lib/schema-fields.ts";
+
+export { TenantCreate } from "../../domain/facts/facts.schemas.ts";
 
 export const TenantRead = Type.Object(
   {
@@ -23,13 +18,6 @@ export const TenantRead = Type.Object(
   { description: "`attributes` is null for a tenant created without attributes, as Permit's clients expect" },
 );
 export type TenantRead = Static<typeof TenantRead>;
-
-export const TenantCreate = Type.Object({
-  key: Key("URL-friendly tenant key"),
-  ...NameInput,
-  attributes: Type.Optional(JsonObject),
-});
-export type TenantCreate = Static<typeof TenantCreate>;
 
 export const TenantUpdate = Type.Object({
   ...NamedUpdate,

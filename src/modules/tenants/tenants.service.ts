@@ -8,7 +8,8 @@ import type { EnvScope } from "../../domain/path-scope.ts";
 import type { TenantRow } from "../../domain/facts/facts.repo.ts";
 import { attributesOrNull, Resolver, tenantChange, writeFacts } from "../../domain/facts/facts-write.ts";
 import { assignmentChange, assignRoles } from "../../domain/facts/role-assignment-records.ts";
-import { assignmentsOfUserInTenant, deleteAssignments } from "../role-assignments/role-assignments.repo.ts";
+import { assignmentsOfUserInTenant } from "../role-assignments/role-assignments.repo.ts";
+import { deleteAssignments } from "../../domain/facts/role-assignments.repo.ts";
 import {
   insertUserRecord,
   listUserPage,

@@ -1,51 +1,8 @@
 import { Type, type Static } from "typebox";
-import { EnvParams, JsonObject, PageQuery, Paginated, Ref, Uuid } from "../../lib/schemas.ts";
-import { EnvIds, Stamps } from "../../lib/schema-fields.ts";
-import { UserRoleCreate } from "../role-assignments/role-assignments.schemas.ts";
+import { EnvParams, JsonObject, PageQuery, Paginated, Ref } from "../../lib/schemas.ts";
+import { Email, PersonName, UserCreate, UserRead } from "../../domain/facts/facts.schemas.ts";
 
-export const USER_KEY_PATTERN = "^[A-Za-z0-9|@+\\-\\._]+$";
-const Email = Type.String({ format: "email", maxLength: 320 });
-const PersonName = Type.String({ maxLength: 255 });
-
-export const UserInTenant = Type.Object({
-  tenant: Type.String(),
-  roles: Type.Array(Type.String(), { description: "tenant-level roles of the user in the tenant" }),
-  status: Type.Union([Type.Literal("active"), Type.Literal("pending")]),
-  resource_instance_roles: Type.Optional(
-    Type.Array(
-      Type.Object({ resource_instance: Type.String(), resource: Type.String(), role: Type.String() }),
-      {
-        description: "with include_resource_instance_roles=true",
-      },
-    ),
-  ),
-});
-
-export const UserRead = Type.Object({
-  id: Uuid,
-  key: Type.String(),
-  ...EnvIds,
-  email: Type.Optional(Type.String({ description: "absent when never set" })),
-  first_name: Type.Optional(Type.String({ description: "absent when never set" })),
-  last_name: Type.Optional(Type.String({ description: "absent when never set" })),
-  attributes: JsonObject,
-  associated_tenants: Type.Array(UserInTenant),
-  roles: Type.Array(Type.Object({ role: Type.String(), tenant: Type.String() }), {
-    description: "deprecated: the user's tenant-level roles",
-  }),
-  ...Stamps,
-});
-export type UserRead = Static<typeof UserRead>;
-
-export const UserCreate = Type.Object({
-  key: Type.String({ pattern: USER_KEY_PATTERN, minLength: 1, maxLength: 255 }),
-  email: Type.Optional(Email),
-  first_name: Type.Optional(PersonName),
-  last_name: Type.Optional(PersonName),
-  attributes: Type.Optional(JsonObject),
-  role_assignments: Type.Optional(Type.Array(UserRoleCreate, { maxItems: 1000 })),
-});
-export type UserCreate = Static<typeof UserCreate>;
+export { USER_KEY_PATTERN, UserCreate, UserRead } from "../../domain/facts/facts.schemas.ts";
 
 export const UserUpdate = Type.Object({
   email: Type.Optional(Email),

@@ -1,7 +1,9 @@
 import type { Insertable, Updateable } from "kysely";
 import type { Db } from "../../db/db.ts";
 import type { ResourceActionsTable } from "../../db/types.ts";
-import type { ActionRow } from "../../domain/schema/schema.repo.ts";
+import type { ActionRow } from "./schema.repo.ts";
+
+/** The action writes of resource-action-records.ts; the resource-actions module uses them too. */
 
 export const insertAction = (db: Db, row: Insertable<ResourceActionsTable>) =>
   db.insertInto("resource_actions").values(row).execute();
