@@ -79,7 +79,7 @@ export default {
         "The control plane uses the PDP's engine (pure) and its boundary types (storage.ts, checks.ts), never its runtime or routes.",
       severity: "error",
       from: { path: "^src/(modules|domain|changes|plugins|tasks|lib|db)/" },
-      to: { path: "^src/pdp/", pathNot: "^src/pdp/(engine/|storage[.]ts$|checks[.]ts$)" },
+      to: { path: "^src/pdp/", pathNot: "^src/pdp/(engine/|storage[.]ts$|decision-port[.]ts$)" },
     },
   ],
   options: {

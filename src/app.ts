@@ -38,11 +38,11 @@ import { organizationsRoutes } from "./modules/organizations/organizations.route
 import { projectsRoutes } from "./modules/projects/projects.routes.ts";
 import { environmentsRoutes } from "./modules/environments/environments.routes.ts";
 import { apiKeysRoutes } from "./modules/api-keys/api-keys.routes.ts";
-import { historyRoutes } from "./modules/history/history.routes.ts";
+import { apiLogRoutes } from "./modules/api-log/api-log.routes.ts";
 import { tasksPlugin } from "./tasks/tasks.plugin.ts";
 import { environmentCopyRoutes } from "./modules/environment-copy/environment-copy.routes.ts";
 import { policyRoutes } from "./modules/policy/policy.routes.ts";
-import { auditLogsRoutes } from "./modules/audit-logs/audit-logs.routes.ts";
+import { decisionLogRoutes } from "./modules/decision-log/decision-log.routes.ts";
 import { pdpSyncRoutes } from "./modules/pdp-sync/pdp-sync.routes.ts";
 import { usersRoutes } from "./modules/users/users.routes.ts";
 import { tenantsRoutes } from "./modules/tenants/tenants.routes.ts";
@@ -62,8 +62,8 @@ import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.rou
 import { proxyConfigsRoutes } from "./modules/proxy-configs/proxy-configs.routes.ts";
 import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
-import { checksRoutes } from "./modules/checks/checks.routes.ts";
-import type { PdpSlot } from "./pdp/checks.ts";
+import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
+import type { PdpSlot } from "./pdp/decision-port.ts";
 
 /** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
 export type AppConfig = Pick<
@@ -131,11 +131,11 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   projectsRoutes,
   environmentsRoutes,
   apiKeysRoutes,
-  historyRoutes,
+  apiLogRoutes,
   tasksPlugin,
   environmentCopyRoutes,
-  auditLogsRoutes,
-  checksRoutes,
+  decisionLogRoutes,
+  decisionsRoutes,
   pdpSyncRoutes,
   usersRoutes,
   tenantsRoutes,

@@ -27,7 +27,7 @@ import { createEmbeddedPdp, type EmbeddedPdp } from "./pdp/embedded.ts";
 import { databasePdpStorage } from "./domain/pdp-storage.ts";
 import { disabledDecisionLogger } from "./pdp/runtime/decision-log.ts";
 import { buildOpaApp, buildPdpApp } from "./pdp/http/server.ts";
-import { controlPlaneChecks } from "./pdp/http/control-checks.ts";
+import { embeddedDecisions } from "./pdp/http/embedded-decisions.ts";
 
 export function openConfiguredStore(config: Config): Store {
   return openStore({
@@ -138,7 +138,7 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config): Embedd
   });
   app.events.on("keysChanged", () => pdp.invalidateKeys());
   app.events.on("environmentDeleted", (environmentId) => pdp.dropEnvironment(environmentId));
-  app.pdpSlot.current = controlPlaneChecks(pdp);
+  app.pdpSlot.current = embeddedDecisions(pdp);
   return pdp;
 }
 

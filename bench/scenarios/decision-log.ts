@@ -10,7 +10,7 @@ import {
   listDecisionLogs,
   timeOfId,
   type DecisionLogFilter,
-} from "../../src/modules/audit-logs/audit-logs.repo.ts";
+} from "../../src/modules/decision-log/decision-log.repo.ts";
 import { insertDecisionLogChunk } from "../../src/domain/decision-log/database-sink.ts";
 import {
   openSqliteDecisionLogWriter,

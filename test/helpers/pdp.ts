@@ -3,7 +3,7 @@ import type { DecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
 import { createEmbeddedPdp, type EmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
 import { buildOpaApp, buildPdpApp } from "../../src/pdp/http/server.ts";
-import { controlPlaneChecks } from "../../src/pdp/http/control-checks.ts";
+import { embeddedDecisions } from "../../src/pdp/http/embedded-decisions.ts";
 import { PUBLIC_URL, type Reply, type TestEnv } from "./app.ts";
 
 export interface TestPdp {
@@ -63,7 +63,7 @@ export async function startTestPdp(
     controlPlane: () => env.app,
     ...options,
   });
-  const checks = controlPlaneChecks(pdp);
+  const checks = embeddedDecisions(pdp);
   env.app.pdpSlot.current = checks;
   const app = await buildPdpApp(pdp);
   const opa = await buildOpaApp(pdp);

@@ -14,7 +14,7 @@ import { prepare } from "../../src/pdp/http/decide.ts";
 import { buildPdpApp } from "../../src/pdp/http/server.ts";
 import type { AddressInfo } from "node:net";
 import type { AppError } from "../../src/lib/errors.ts";
-import { purgeDecisionLogsOlderThan } from "../../src/modules/audit-logs/audit-logs.service.ts";
+import { purgeDecisionLogsOlderThan } from "../../src/modules/decision-log/decision-log.service.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

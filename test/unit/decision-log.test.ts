@@ -22,7 +22,7 @@ import {
   listDecisionLogs,
   purgeDecisionLogs,
   type DecisionLogFilter,
-} from "../../src/modules/audit-logs/audit-logs.repo.ts";
+} from "../../src/modules/decision-log/decision-log.repo.ts";
 import { up as createOldTable } from "../../src/db/migrations/0007_decision_log.ts";
 import { up as dropOldTimeIndex } from "../../src/db/migrations/0008_decision_log_time_index.ts";
 import { migrateToLatest } from "../../src/db/store.ts";

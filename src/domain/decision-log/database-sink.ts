@@ -7,7 +7,7 @@ import { openSqliteDecisionLogWriter } from "./sqlite-threads.ts";
 
 /*
  * Where decision-log chunks are stored: the embedded PDP's sink (through PdpStorage) and the ingest route of
- * standalone PDPs (modules/audit-logs) both write through `insertDecisionLogChunk`. The standalone PDP's own sink,
+ * standalone PDPs (modules/decision-log) both write through `insertDecisionLogChunk`. The standalone PDP's own sink,
  * its spool on disk, is src/pdp/runtime/decision-spool.ts (the PDP reaches no domain code).
  */
 

@@ -3,7 +3,7 @@ import { AppError } from "../../lib/errors.ts";
 import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
-import type { AuthorizationResult } from "../checks.ts";
+import type { AuthorizationResult } from "../decision-port.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
 import { decide, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";

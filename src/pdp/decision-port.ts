@@ -1,9 +1,9 @@
 // The control plane's view of the embedded PDP: what its check routes ask of it, as types only. The PDP's runtime
-// and routes stay behind this boundary (src/pdp/http/control-checks.ts implements it).
+// and routes stay behind this boundary (src/pdp/http/embedded-decisions.ts implements it).
 import type { Decision, ResourcePlan, UserPermissions } from "./engine/types.ts";
 
 /** The environment a check is asked about. */
-export interface CheckedEnvironment {
+export interface DecidedEnvironment {
   organizationId: string;
   projectId: string;
   environmentId: string;
@@ -23,20 +23,20 @@ export type ExplainedCheck = AuthorizationResult & {
   revision: number;
 };
 
-export interface PdpChecks {
+export interface DecisionPort {
   readonly pdpId: string;
-  check(env: CheckedEnvironment, body: unknown): Promise<ExplainedCheck>;
-  bulk(env: CheckedEnvironment, body: unknown): Promise<{ allow: ExplainedCheck[] }>;
+  check(env: DecidedEnvironment, body: unknown): Promise<ExplainedCheck>;
+  bulk(env: DecidedEnvironment, body: unknown): Promise<{ allow: ExplainedCheck[] }>;
   userPermissions(
-    env: CheckedEnvironment,
+    env: DecidedEnvironment,
     body: unknown,
   ): Promise<{ permissions: UserPermissions; revision: number }>;
-  planResources(env: CheckedEnvironment, body: unknown): Promise<ResourcePlan & { revision: number }>;
+  planResources(env: DecidedEnvironment, body: unknown): Promise<ResourcePlan & { revision: number }>;
   /** The revision of the environment the PDP holds, and when its copy last caught up (ms since the epoch). */
-  held(env: CheckedEnvironment): Promise<{ revision: number; lastSyncAt: number }>;
+  held(env: DecidedEnvironment): Promise<{ revision: number; lastSyncAt: number }>;
 }
 
 /** Where the control plane finds the embedded PDP built over it (none while the PDP is off). */
 export interface PdpSlot {
-  current: PdpChecks | undefined;
+  current: DecisionPort | undefined;
 }

@@ -15,17 +15,17 @@ import {
   DecisionLogIngestQuery,
   DecisionStats,
   DecisionStatsQuery,
-} from "./audit-logs.schemas.ts";
-import { createAuditLogsService, purgeDecisionLogsOlderThan } from "./audit-logs.service.ts";
+} from "./decision-log.schemas.ts";
+import { createDecisionLogService, purgeDecisionLogsOlderThan } from "./decision-log.service.ts";
 import { openSqliteDecisionLogReader } from "../../domain/decision-log/sqlite-threads.ts";
 
-export const auditLogsRoutes: FastifyPluginAsyncTypebox<{
+export const decisionLogRoutes: FastifyPluginAsyncTypebox<{
   store: Store;
   config: Pick<Config, "decisionLogRetentionDays">;
 }> = async (app, { store, config }) => {
   const reader = store.sqliteFile === undefined ? undefined : openSqliteDecisionLogReader(store.sqliteFile);
   if (reader) app.addHook("onClose", () => reader.destroy());
-  const auditLogs = createAuditLogsService({
+  const auditLogs = createDecisionLogService({
     db: store.db,
     readDb: reader ?? store.db,
     dialect: store.dialect,

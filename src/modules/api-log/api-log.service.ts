@@ -15,8 +15,8 @@ import {
   projectIdsOf,
   type ApiLogRow,
   type ApiLogSummaryRow,
-  type HistoryFilter,
-} from "./history.repo.ts";
+  type ApiLogFilter,
+} from "./api-log.repo.ts";
 import {
   STATS_MAX_MINUTES,
   type APIHistoryEventFullRead,
@@ -25,7 +25,7 @@ import {
   type HistoryQuery,
   type HistoryStats,
   type HistoryStatsQuery,
-} from "./history.schemas.ts";
+} from "./api-log.schemas.ts";
 
 const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 
@@ -55,7 +55,7 @@ export function eventRead(row: ApiLogSummaryRow): APIHistoryEventRead {
 /** The part of the organization's log a key may read: all of it, or the calls under its project/environment. */
 function scopeOf(
   principal: Principal,
-): Pick<HistoryFilter, "organizationId" | "scopeProjectId" | "scopeEnvironmentId"> {
+): Pick<ApiLogFilter, "organizationId" | "scopeProjectId" | "scopeEnvironmentId"> {
   return {
     organizationId: principal.organizationId,
     ...(principal.level === "project" &&
@@ -71,7 +71,7 @@ function inScope(principal: Principal, row: ApiLogRow): boolean {
   return true;
 }
 
-export function createHistoryService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
+export function createApiLogService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
   const { db, readDb } = deps;
 
   async function event(principal: Principal, id: string): Promise<ApiLogRow> {
@@ -82,8 +82,8 @@ export function createHistoryService(deps: { db: Kysely<Database>; readDb: Kysel
   }
 
   /** The query's filters within the principal's scope; null when a named project or environment does not exist. */
-  async function filterOf(principal: Principal, query: HistoryStatsQuery): Promise<HistoryFilter | null> {
-    const filter: HistoryFilter = {
+  async function filterOf(principal: Principal, query: HistoryStatsQuery): Promise<ApiLogFilter | null> {
+    const filter: ApiLogFilter = {
       ...scopeOf(principal),
       methods: query.method?.map((m) => m.toUpperCase()),
       paths: query.path,
@@ -168,4 +168,4 @@ export function createHistoryService(deps: { db: Kysely<Database>; readDb: Kysel
   };
 }
 
-export type HistoryService = ReturnType<typeof createHistoryService>;
+export type ApiLogService = ReturnType<typeof createApiLogService>;

@@ -6,7 +6,7 @@ import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now, toTimestamp } from "../../lib/time.ts";
 import type { DecisionLogEntry } from "../../pdp/storage.ts";
-import { DECISION_STATS_MAX_MINUTES, type ShippedDecision } from "./audit-logs.schemas.ts";
+import { DECISION_STATS_MAX_MINUTES, type ShippedDecision } from "./decision-log.schemas.ts";
 import { describeReason } from "../../pdp/engine/describe.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import {
@@ -16,7 +16,7 @@ import {
   listDecisionLogs,
   type DecisionLogFilter,
   type StoredDecision,
-} from "./audit-logs.repo.ts";
+} from "./decision-log.repo.ts";
 import { insertDecisionLogChunk } from "../../domain/decision-log/database-sink.ts";
 
 /** The input of a check stored without one: the PDP leaves out what the entry's fields already say. */
@@ -107,7 +107,7 @@ export interface AuditLogQueryInput {
   query?: string;
 }
 
-export function createAuditLogsService(deps: {
+export function createDecisionLogService(deps: {
   db: Kysely<Database>;
   /** Where lists and lookups run: on SQLite a connection on its own thread, else `db`. */
   readDb: Kysely<Database>;
@@ -209,4 +209,4 @@ export function createAuditLogsService(deps: {
   };
 }
 
-export type AuditLogsService = ReturnType<typeof createAuditLogsService>;
+export type DecisionLogService = ReturnType<typeof createDecisionLogService>;

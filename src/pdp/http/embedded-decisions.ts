@@ -1,6 +1,6 @@
 import { describeReason } from "../engine/describe.ts";
 import type { Decision } from "../engine/types.ts";
-import type { CheckedEnvironment, ExplainedCheck, PdpChecks } from "../checks.ts";
+import type { DecidedEnvironment, ExplainedCheck, DecisionPort } from "../decision-port.ts";
 import type { EmbeddedPdp } from "../embedded.ts";
 import { checkBulk, checkOne, planResourcesOf, userPermissionsOf } from "./server.ts";
 
@@ -15,8 +15,8 @@ const explained = (r: ReturnType<typeof checkOne>): ExplainedCheck => ({
  * The control plane's checks (a session or an API key with read access), decided by the embedded PDP's copy of
  * the environment with its own routes' functions, so they are logged to the decision log the same way.
  */
-export function controlPlaneChecks(pdp: EmbeddedPdp): PdpChecks {
-  const target = (env: CheckedEnvironment) => pdp.environmentTarget(env);
+export function embeddedDecisions(pdp: EmbeddedPdp): DecisionPort {
+  const target = (env: DecidedEnvironment) => pdp.environmentTarget(env);
   return {
     pdpId: pdp.pdpId,
     check: async (env, body) => explained(checkOne(pdp, await target(env), body)),

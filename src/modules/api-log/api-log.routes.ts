@@ -10,18 +10,18 @@ import {
   HistoryQuery,
   HistoryStats,
   HistoryStatsQuery,
-} from "./history.schemas.ts";
-import { createHistoryService } from "./history.service.ts";
+} from "./api-log.schemas.ts";
+import { createApiLogService } from "./api-log.service.ts";
 
 /** A bare string answered as JSON (`"..."`), as Permit does; Fastify would otherwise send it as text/plain. */
 const jsonString = (reply: FastifyReply, body: string) =>
   reply.type("application/json").send(JSON.stringify(body));
 
-export const historyRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createHistoryService>[0]> = async (
+export const apiLogRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createApiLogService>[0]> = async (
   app,
   deps,
 ) => {
-  const history = createHistoryService(deps);
+  const history = createApiLogService(deps);
   const tags = ["history"];
   app.get(
     "/v2/history",

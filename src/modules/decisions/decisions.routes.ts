@@ -12,18 +12,17 @@ import {
   PlanResult,
   UserPermissionsRequest,
   UserPermissionsResult,
-} from "./checks.schemas.ts";
-import { createChecksService } from "./checks.service.ts";
+} from "./decisions.schemas.ts";
+import { createDecisionsService } from "./decisions.service.ts";
 
 /** Checks are reads: a key or member with read access may ask them (their body makes them POSTs). */
 const config = { need: { access: "read" as const } };
 
 /** Gatehouse's own: the PDP's checks on the control plane's port, with its session or key auth. */
-export const checksRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createChecksService>[0]> = async (
-  app,
-  deps,
-) => {
-  const checks = createChecksService(deps);
+export const decisionsRoutes: FastifyPluginAsyncTypebox<
+  Parameters<typeof createDecisionsService>[0]
+> = async (app, deps) => {
+  const checks = createDecisionsService(deps);
   const tags = ["checks"];
   app.post(
     "/v2/pdps/:proj_id/:env_id/allowed",

@@ -7,7 +7,7 @@ export type ApiLogRow = Selectable<ApiLogTable>;
 export type ApiLogSummaryRow = Omit<ApiLogRow, "request_body" | "response_body">;
 
 /** What a history query may filter on; every list is "any of", and lists are never empty. */
-export interface HistoryFilter {
+export interface ApiLogFilter {
   organizationId: string;
   /** The reading key's own scope: a project or environment key sees only calls under it. */
   scopeProjectId?: string | undefined;
@@ -48,7 +48,7 @@ const SUMMARY_COLUMNS = [
   "actor_display_name",
 ] as const;
 
-function filtered(db: Kysely<Database>, f: HistoryFilter) {
+function filtered(db: Kysely<Database>, f: ApiLogFilter) {
   // The organization first, then the key's scope: the (organization_id, [project_id|environment_id], timestamp,
   // id) indexes serve both the filter and the newest-first order.
   let q = db.selectFrom("api_log").where("organization_id", "=", f.organizationId);
@@ -71,7 +71,7 @@ function filtered(db: Kysely<Database>, f: HistoryFilter) {
 
 export async function listEvents(
   db: Kysely<Database>,
-  filter: HistoryFilter,
+  filter: ApiLogFilter,
   offset: number,
   limit: number,
 ): Promise<{ rows: ApiLogSummaryRow[]; total: number }> {
@@ -88,7 +88,7 @@ export async function listEvents(
 }
 
 /** Calls per minute and status class (1 … 5): timestamps are ISO text, so a minute is their first 16 characters. */
-export function countPerMinute(db: Kysely<Database>, filter: HistoryFilter) {
+export function countPerMinute(db: Kysely<Database>, filter: ApiLogFilter) {
   const minute = sql<string>`substr(timestamp, 1, 16)`;
   const statusClass = sql<number>`status / 100`;
   return filtered(db, filter)

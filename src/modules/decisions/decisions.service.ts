@@ -1,14 +1,14 @@
 import { AppError } from "../../lib/errors.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { Store } from "../../db/store.ts";
-import type { CheckedEnvironment, PdpChecks, PdpSlot } from "../../pdp/checks.ts";
+import type { DecidedEnvironment, DecisionPort, PdpSlot } from "../../pdp/decision-port.ts";
 
 /**
  * Checks asked of the control plane (a session or an API key with read access): decided by the embedded PDP's
  * copy of the environment, as its own routes decide them, and logged to the decision log the same way.
  */
-export function createChecksService(deps: { store: Store; pdpSlot: PdpSlot }) {
-  function pdpOf({ environment }: EnvScope): { pdp: PdpChecks; env: CheckedEnvironment } {
+export function createDecisionsService(deps: { store: Store; pdpSlot: PdpSlot }) {
+  function pdpOf({ environment }: EnvScope): { pdp: DecisionPort; env: DecidedEnvironment } {
     const pdp = deps.pdpSlot.current;
     if (!pdp)
       throw new AppError("SERVICE_UNAVAILABLE", "the embedded PDP is off (--pdp-port 0): no checks here");
