@@ -64,6 +64,7 @@ import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
 import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
 import type { PdpSlot } from "./pdp/decision-port.ts";
+import { negotiate } from "@fastify/accept-negotiator";
 
 /** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
 export type AppConfig = Pick<
@@ -377,19 +378,9 @@ const opsRoutes: FastifyPluginAsyncTypebox<{ store: Store }> = async (app, { sto
   });
 };
 
-/** Whether an Accept header ranks text/html above JSON (a browser's does; curl's and clients' do not). */
-function prefersHtml(accept: string | undefined): boolean {
-  const rank = (type: string) => {
-    for (const part of (accept ?? "").split(",")) {
-      const [name, ...params] = part.trim().split(";");
-      if (name?.trim() !== type) continue;
-      const q = params.map((p) => /^\s*q=([\d.]+)/.exec(p)?.[1]).find(Boolean);
-      return q === undefined ? 1 : Number(q);
-    }
-    return 0;
-  };
-  return rank("text/html") > rank("application/json");
-}
+/** Whether an Accept header ranks text/html above JSON (a browser's does; curl's and clients' do not; a tie is JSON). */
+const prefersHtml = (accept: string | undefined): boolean =>
+  negotiate(accept ?? "", ["application/json", "text/html"]) === "text/html";
 
 declare module "fastify" {
   interface FastifyInstance {
