@@ -1,5 +1,5 @@
-import { randomFillSync, randomInt } from "node:crypto";
 import { createBatcher } from "../../lib/batcher.ts";
+import { UuidV7Writer } from "../../lib/ids.ts";
 import type { DecisionLogChunk, DecisionRecord } from "../storage.ts";
 
 /** The environment a decision was made in. */
@@ -49,56 +49,6 @@ export interface DecisionLoggerOptions {
   onError?: (error: unknown) => void;
 }
 
-const HEX = Buffer.from("0123456789abcdef", "latin1");
-
-/** `value`'s lowest `digits` hex digits, as text into `buf` at `pos`. */
-function hex(buf: Buffer, pos: number, value: number, digits: number): void {
-  for (let i = pos + digits - 1; i >= pos; i--) {
-    buf[i] = HEX[value & 15] as number;
-    value >>>= 4;
-  }
-}
-
-/**
- * Time-ordered UUIDv7 ids for entries recorded at `now`, in the order recorded, written as text straight into the
- * chunk's bytes: an id allocates nothing (as a string, made by concatenation, it was the largest share of the
- * garbage a check left behind). The state is the logger's own: a clock that never goes back, and within one
- * millisecond a 26-bit counter from a random start (in `rand_a` and the top of `rand_b`), so ids only grow; the
- * last 48 bits are random, from a pool.
- */
-class DecisionIds {
-  #ms = -1;
-  #seq = 0;
-  readonly #pool = new Uint8Array(6 * 512);
-  #used = this.#pool.length;
-
-  /** The 36 characters of the next id into `buf` at `pos`. */
-  write(now: number, buf: Buffer, pos: number): void {
-    if (now > this.#ms) {
-      this.#ms = now;
-      this.#seq = randomInt(2 ** 25);
-    } else if (++this.#seq >= 2 ** 26) {
-      this.#ms += 1;
-      this.#seq = 0;
-    }
-    if (this.#used === this.#pool.length) {
-      randomFillSync(this.#pool);
-      this.#used = 0;
-    }
-    const ms = this.#ms;
-    const seq = this.#seq;
-    hex(buf, pos, Math.floor(ms / 0x10000), 8);
-    buf[pos + 8] = 0x2d; // -
-    hex(buf, pos + 9, ms, 4);
-    buf[pos + 13] = 0x2d;
-    hex(buf, pos + 14, 0x7000 | (seq >>> 14), 4); // version 7, 12 bits of the counter
-    buf[pos + 18] = 0x2d;
-    hex(buf, pos + 19, 0x8000 | (seq & 0x3fff), 4); // variant 10, 14 bits of the counter
-    buf[pos + 23] = 0x2d;
-    for (let i = pos + 24; i < pos + 36; i += 2) hex(buf, i, this.#pool[this.#used++] as number, 2);
-  }
-}
-
 /** An entry's text up to its id, and after it: `{"id":"` id `"`, then the record's JSON with its `{` as a comma. */
 const ID_OPEN = Buffer.from('{"id":"', "latin1");
 const ENTRY_OVERHEAD = ID_OPEN.length + 36 + 1;
@@ -123,7 +73,7 @@ class Queue {
     this.buf[0] = 0x5b; // [
   }
 
-  add(ids: DecisionIds, now: number, json: string): void {
+  add(ids: UuidV7Writer, now: number, json: string): void {
     // A comma, the id, and three bytes of UTF-8 at most for each UTF-16 unit of the record.
     const need = this.pos + 1 + ENTRY_OVERHEAD + json.length * 3;
     if (need > this.buf.length) {
@@ -188,7 +138,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   let held: { environmentId: string; entry: DecisionRecord; now: number }[] = [];
   /** Entries recorded and not yet in a chunk (held, or in the queues). */
   let open = 0;
-  const ids = new DecisionIds();
+  const ids = new UuidV7Writer();
 
   function seal(q: Queue): void {
     open -= q.count;
