@@ -148,6 +148,50 @@ describeEachDialect("PDP: the paths Permit's SDKs send", (env) => {
     );
   });
 
+  test("wrong credentials on the facts proxy's climbing paths: refused, whatever the key, and nothing reaches the control plane", async () => {
+    const { acme, call } = env();
+    const readKey = (
+      await call(acme.adminKey, "POST", "/v2/api-key", {
+        name: "read-only",
+        object_type: "env",
+        project_id: acme.projectId,
+        environment_id: acme.envs.production,
+        access_level: "read",
+      })
+    ).json.secret as string;
+    const keysBefore = (await call(acme.adminKey, "GET", "/v2/api-key?per_page=100")).json;
+    const credentials: [string, string][] = [
+      ["no key", ""],
+      ["an unknown key", "gh_not_a_key_at_all"],
+      ["another organization's environment key", otherKey],
+      ["a read-only environment key", readKey],
+      ["an organization key naming no environment", acme.adminKey],
+    ];
+    const paths = [
+      ["POST", "/v2/facts/a/b/%2e%2e/%2e%2e/%2e%2e/api-key"],
+      ["GET", "/v2/facts/a/b/%2e%2e/%2e%2e/projects"],
+      ["POST", "/facts/..%2f..%2fapi-key"],
+      ["DELETE", "/facts/users/%2e%2e/%2e%2e/%2e%2e/projects/default"],
+    ];
+    const unexpected: string[] = [];
+    for (const [name, credential] of credentials) {
+      for (const [method, path] of paths) {
+        const answer = await raw(
+          pdp.url,
+          method!,
+          path!,
+          credential,
+          method === "GET" ? undefined : { name: "x" },
+        );
+        if (![400, 401, 403].includes(answer.status))
+          unexpected.push(`${name}: ${method} ${path} -> ${answer.status} ${JSON.stringify(answer.json)}`);
+      }
+    }
+    assert.deepEqual(unexpected, []);
+    assert.deepEqual((await call(acme.adminKey, "GET", "/v2/api-key?per_page=100")).json, keysBefore);
+    assert.equal((await call(acme.adminKey, "GET", "/v2/projects/default")).status, 200);
+  });
+
   test("GET /local/role_assignments: the PDP's own assignments, filtered and paged like Permit's", async () => {
     const { call } = env();
     const F = "/v2/facts/default/production";
