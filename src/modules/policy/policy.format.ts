@@ -39,11 +39,14 @@ export interface DerivationDoc {
   linked_by_relation: string;
   no_direct_roles_on_object?: boolean;
 }
-export interface ResourceRoleDoc {
+/** What resource roles and tenant roles share. */
+interface RoleDocBase {
   name: string;
   description?: string;
   attributes?: Json;
   no_direct_roles_on_object?: boolean;
+}
+export interface ResourceRoleDoc extends RoleDocBase {
   /** action keys of this resource */
   permissions: string[];
   /** role keys of this resource */
@@ -66,11 +69,7 @@ export interface ResourceDoc {
   roles: Record<string, ResourceRoleDoc>;
   relations: Record<string, RelationDoc>;
 }
-export interface TenantRoleDoc {
-  name: string;
-  description?: string;
-  attributes?: Json;
-  no_direct_roles_on_object?: boolean;
+export interface TenantRoleDoc extends RoleDocBase {
   /** "resource:action" */
   permissions: string[];
   /** tenant role keys */

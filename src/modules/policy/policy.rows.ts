@@ -2,6 +2,7 @@ import { BUILT_IN_RESOURCES, USER_RESOURCE_KEY } from "../../domain/built-in-res
 import { newId } from "../../lib/ids.ts";
 import { fromJson, toJson } from "../../lib/json.ts";
 import type { PolicyRows } from "../environment-copy/environment-copy.repo.ts";
+import { emptyPolicy } from "./policy.format.ts";
 import type { AttributeDoc, ConditionSetDoc, Json, PolicyDoc, ResourceDoc } from "./policy.format.ts";
 
 /** Turns stored rows into the document and back; the environment copy's planner does the writing. */
@@ -27,15 +28,7 @@ export function policyFromRows(rows: PolicyRows): PolicyDoc {
         .filter((a) => a.resource_id === resourceId)
         .map((a) => [a.key, { type: a.type, ...some("description", a.description) }]),
     );
-  const doc: PolicyDoc = {
-    resources: {},
-    roles: {},
-    user_attributes: {},
-    tenant_attributes: {},
-    user_sets: {},
-    resource_sets: {},
-    set_rules: [],
-  };
+  const doc: PolicyDoc = emptyPolicy();
   const byResource = new Map<string, ResourceDoc>();
   for (const r of rows.resources) {
     if (r.built_in === 1) {
