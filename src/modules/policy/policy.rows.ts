@@ -1,4 +1,5 @@
 import { BUILT_IN_RESOURCES, USER_RESOURCE_KEY } from "../../domain/built-in-resources.ts";
+import { resourceColumns } from "../../domain/schema/resource-records.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJson, toJson } from "../../lib/json.ts";
 import type { PolicyRows } from "../environment-copy/environment-copy.repo.ts";
@@ -219,12 +220,7 @@ export function rowsFromPolicy(
       ...scoped,
       ...stamp,
       id,
-      key,
-      name: r.name,
-      description: r.description ?? null,
-      urn: r.urn ?? null,
-      type_attributes: toJson(r.type_attributes),
-      built_in: 0,
+      ...resourceColumns(key, r),
     });
     addAttributes(id, r.attributes);
     for (const [ak, a] of Object.entries(r.actions)) {
