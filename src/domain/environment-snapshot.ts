@@ -340,6 +340,17 @@ export async function readEnvironmentData(db: Db, environmentId: string): Promis
   };
 }
 
+/** The environment's revision; a deleted environment is a 404. */
+export async function environmentRevision(db: Kysely<Database>, environmentId: string): Promise<number> {
+  const env = await db
+    .selectFrom("environments")
+    .select("revision")
+    .where("id", "=", environmentId)
+    .executeTakeFirst();
+  if (!env) throw new AppError("NOT_FOUND", "the environment does not exist (it was deleted)");
+  return Number(env.revision);
+}
+
 /**
  * The environment's data and the revision it is at, read whole in one transaction so the two agree
  * (PostgreSQL: repeatable read; SQLite: a transaction is a snapshot). The PDPs read pages instead
@@ -353,14 +364,9 @@ export async function readSnapshot(
   const tx =
     dialect === "postgres" ? db.transaction().setIsolationLevel("repeatable read") : db.transaction();
   return tx.execute(async (trx) => {
-    const env = await trx
-      .selectFrom("environments")
-      .select("revision")
-      .where("id", "=", environmentId)
-      .executeTakeFirst();
-    if (!env) throw new AppError("NOT_FOUND", "the environment does not exist (it was deleted)");
+    const revision = await environmentRevision(trx, environmentId);
     // Sequential inside the transaction: one connection.
     const data = await readEnvironmentData(trx, environmentId);
-    return { revision: Number(env.revision), data };
+    return { revision, data };
   });
 }

@@ -4,6 +4,7 @@ import type { Database } from "../db/types.ts";
 import { idOrKey } from "../lib/ids.ts";
 import { now } from "../lib/time.ts";
 import { orderOf, type TransferredTable } from "./organization-rows.ts";
+import { SCHEMA_TABLES } from "./schema/schema-tables.ts";
 
 /**
  * Moving an organization between regions (docs/regions.md): every row that is the organization's, as lines of
@@ -22,16 +23,7 @@ export const TRANSFERRED_TABLES = [
   "api_keys",
   "tenants",
   "changes",
-  "resources",
-  "resource_actions",
-  "resource_attributes",
-  "action_groups",
-  "action_group_actions",
-  "roles",
-  "role_permissions",
-  "role_extends",
-  "relations",
-  "role_derivations",
+  ...SCHEMA_TABLES,
   "users",
   "resource_instances",
   "role_assignments",

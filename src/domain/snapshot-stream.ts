@@ -3,9 +3,8 @@ import Sqlite from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import type { Database } from "../db/types.ts";
 import type { Store } from "../db/store.ts";
-import { AppError } from "../lib/errors.ts";
 import { fromJsonObject } from "../lib/json.ts";
-import { readPolicy } from "./environment-snapshot.ts";
+import { environmentRevision, readPolicy } from "./environment-snapshot.ts";
 import { afterKey, type ListKey } from "./facts/list-pages.repo.ts";
 import type { EnvironmentData } from "../pdp/engine/types.ts";
 import type { SnapshotHeader } from "../pdp/storage.ts";
@@ -209,13 +208,7 @@ export async function snapshotPages(
   const release = () => (released ??= read.release());
   let revision: number;
   try {
-    const env = await trx
-      .selectFrom("environments")
-      .select("revision")
-      .where("id", "=", environmentId)
-      .executeTakeFirst();
-    if (!env) throw new AppError("NOT_FOUND", "the environment does not exist (it was deleted)");
-    revision = Number(env.revision);
+    revision = await environmentRevision(trx, environmentId);
   } catch (error) {
     await release();
     throw error;

@@ -15,3 +15,21 @@ export const namedPatch = (input: {
   ...(input.attributes !== undefined && { attributes: toJson(input.attributes) }),
   updated_at: now(),
 });
+
+/** The columns a new named object with attributes starts with: description and attributes null when left out. */
+export const namedColumns = (
+  input: {
+    key: string;
+    name: string;
+    description?: string | undefined;
+    attributes?: Record<string, unknown> | undefined;
+  },
+  at: string,
+) => ({
+  key: input.key,
+  name: input.name,
+  description: input.description ?? null,
+  attributes: toJson(input.attributes),
+  created_at: at,
+  updated_at: at,
+});

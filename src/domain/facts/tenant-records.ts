@@ -1,7 +1,7 @@
 import { isUniqueViolation } from "../../db/errors.ts";
 import { duplicate } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
-import { toJson } from "../../lib/json.ts";
+import { namedColumns } from "../../lib/patch.ts";
 import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { TenantRow } from "./facts.repo.ts";
@@ -19,12 +19,7 @@ export function newTenantRow(env: Env, input: TenantCreate): TenantRow {
   return {
     id: newId(),
     ...scopedIds(env),
-    key: input.key,
-    name: input.name,
-    description: input.description ?? null,
-    attributes: toJson(input.attributes),
-    created_at: at,
-    updated_at: at,
+    ...namedColumns(input, at),
     last_action_at: at,
   };
 }

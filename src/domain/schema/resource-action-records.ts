@@ -5,7 +5,7 @@ import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../path-scope.ts";
 import type { SchemaChanges } from "./schema.changes.ts";
 import { listActions, type ActionRow, type ResourceRow } from "./schema.repo.ts";
-import { assertKeys, insertUnique, scopeColumns } from "./schema-rules.ts";
+import { assertKeys, insertUnique, resourceScopedRead, scopeColumns } from "./schema-rules.ts";
 import { deleteActions, insertAction, updateAction } from "./resource-actions.repo.ts";
 import type { ActionBlockEditable, ResourceActionRead } from "./schema.schemas.ts";
 
@@ -21,12 +21,7 @@ export const actionRead = (row: ActionRow, resourceKey: string): ResourceActionR
   ...(row.description !== null && { description: row.description }),
   ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
   permission_name: `${resourceKey}:${row.key}`,
-  organization_id: row.organization_id,
-  project_id: row.project_id,
-  environment_id: row.environment_id,
-  resource_id: row.resource_id,
-  created_at: row.created_at,
-  updated_at: row.updated_at,
+  ...resourceScopedRead(row),
 });
 
 export async function createActionRecord(

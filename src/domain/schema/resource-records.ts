@@ -89,6 +89,24 @@ export async function replaceBlocks(
   changes.resource(resource.id);
 }
 
+/** The columns a new (not built-in) resource row starts with, from its key and fields. */
+export const resourceColumns = (
+  key: string,
+  input: {
+    name: string;
+    description?: string | undefined;
+    urn?: string | undefined;
+    type_attributes?: unknown;
+  },
+) => ({
+  key,
+  name: input.name,
+  description: input.description ?? null,
+  urn: input.urn ?? null,
+  type_attributes: toJson(input.type_attributes),
+  built_in: 0,
+});
+
 export async function createResourceRecords(
   trx: Db,
   scope: EnvScope,
@@ -101,12 +119,7 @@ export async function createResourceRecords(
   const row: ResourceRow = {
     id: newId(),
     ...scopeColumns(scope),
-    key,
-    name: input.name,
-    description: input.description ?? null,
-    urn: input.urn ?? null,
-    type_attributes: toJson(input.type_attributes),
-    built_in: 0,
+    ...resourceColumns(key, input),
     created_at: at,
     updated_at: at,
   };

@@ -43,16 +43,27 @@ import {
  * roles are written with it) and roles.
  */
 
-export const resourceRoleRead = (graph: RoleGraph): ResourceRoleRead => {
+/** The fields every role read starts with (resource roles and tenant roles), permissions as the caller names them. */
+export const roleReadHead = (graph: RoleGraph, permissions: string[]) => {
   const { row } = graph;
   return {
     id: row.id,
     key: row.key,
     name: row.name,
     ...(row.description !== null && { description: row.description }),
-    permissions: graph.permissions.map((p) => p.actionKey),
+    permissions,
     ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
     extends: graph.extends.map((e) => e.key),
+  };
+};
+
+export const resourceRoleRead = (graph: RoleGraph): ResourceRoleRead => {
+  const { row } = graph;
+  return {
+    ...roleReadHead(
+      graph,
+      graph.permissions.map((p) => p.actionKey),
+    ),
     // The derivation block has no row of its own; it is the role's, so it carries the role's id.
     granted_to: {
       id: row.id,

@@ -47,6 +47,23 @@ export const scopeColumns = (scope: EnvScope) => ({
   environment_id: scope.environment.id,
 });
 
+/** The last fields of a read of a row that belongs to a resource: where it lives and when it changed. */
+export const resourceScopedRead = (row: {
+  organization_id: string;
+  project_id: string;
+  environment_id: string;
+  resource_id: string;
+  created_at: string;
+  updated_at: string;
+}) => ({
+  organization_id: row.organization_id,
+  project_id: row.project_id,
+  environment_id: row.environment_id,
+  resource_id: row.resource_id,
+  created_at: row.created_at,
+  updated_at: row.updated_at,
+});
+
 export async function requireResource(db: Db, envId: string, ref: string): Promise<ResourceRow> {
   const row = await findResource(db, envId, ref);
   if (!row) throw notFound("resource", ref);

@@ -4,7 +4,7 @@ import type { Database } from "../../db/types.ts";
 
 import { notFound } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
-import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { fromJsonObject } from "../../lib/json.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -15,6 +15,7 @@ import {
   insertUnique,
   requireResource,
   resolveResourceActions,
+  resourceScopedRead,
   scopeColumns,
   writableResource,
 } from "../../domain/schema/schema-rules.ts";
@@ -33,7 +34,7 @@ import type {
   ResourceActionGroupUpdate,
 } from "./action-groups.schemas.ts";
 import { pageOfResource } from "../../db/pages.ts";
-import { namedPatch } from "../../lib/patch.ts";
+import { namedColumns, namedPatch } from "../../lib/patch.ts";
 
 const actionGroupRead = (row: ActionGroupRow, actions: string[]): ResourceActionGroupRead => ({
   id: row.id,
@@ -42,12 +43,7 @@ const actionGroupRead = (row: ActionGroupRow, actions: string[]): ResourceAction
   ...(row.description !== null && { description: row.description }),
   ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
   actions,
-  organization_id: row.organization_id,
-  project_id: row.project_id,
-  environment_id: row.environment_id,
-  resource_id: row.resource_id,
-  created_at: row.created_at,
-  updated_at: row.updated_at,
+  ...resourceScopedRead(row),
 });
 
 export function createActionGroupsService(deps: { db: Kysely<Database> }) {
@@ -102,12 +98,7 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
           id: newId(),
           ...scopeColumns(env),
           resource_id: resource.id,
-          key: input.key,
-          name: input.name,
-          description: input.description ?? null,
-          attributes: toJson(input.attributes),
-          created_at: at,
-          updated_at: at,
+          ...namedColumns(input, at),
         };
         await insertUnique("action group", `${resource.key}:${input.key}`, () => insertActionGroup(trx, row));
         await replaceActionGroupMembers(trx, envId, row.id, actionIds);

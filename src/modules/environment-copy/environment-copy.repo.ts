@@ -2,6 +2,7 @@ import { sql, type Insertable, type Selectable } from "kysely";
 import type { Dialect } from "../../db/store.ts";
 import type { Db } from "../../db/db.ts";
 import { setRuleKeysQuery, toSetRuleRef, type SetRuleRef } from "../../domain/schema/schema.repo.ts";
+import { SCHEMA_TABLES } from "../../domain/schema/schema-tables.ts";
 import type {
   ActionGroupActionsTable,
   ActionGroupsTable,
@@ -36,16 +37,7 @@ export interface PolicyRows {
 
 /** The policy tables, in an order where every row's references come before it. */
 export const POLICY_TABLES = [
-  "resources",
-  "resource_actions",
-  "resource_attributes",
-  "action_groups",
-  "action_group_actions",
-  "roles",
-  "role_permissions",
-  "role_extends",
-  "relations",
-  "role_derivations",
+  ...SCHEMA_TABLES,
   "condition_sets",
   "condition_set_rules",
 ] as const satisfies readonly (keyof Database)[];

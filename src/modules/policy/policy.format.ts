@@ -39,11 +39,14 @@ export interface DerivationDoc {
   linked_by_relation: string;
   no_direct_roles_on_object?: boolean;
 }
-export interface ResourceRoleDoc {
+/** What resource roles and tenant roles share. */
+interface RoleDocBase {
   name: string;
   description?: string;
   attributes?: Json;
   no_direct_roles_on_object?: boolean;
+}
+export interface ResourceRoleDoc extends RoleDocBase {
   /** action keys of this resource */
   permissions: string[];
   /** role keys of this resource */
@@ -66,11 +69,7 @@ export interface ResourceDoc {
   roles: Record<string, ResourceRoleDoc>;
   relations: Record<string, RelationDoc>;
 }
-export interface TenantRoleDoc {
-  name: string;
-  description?: string;
-  attributes?: Json;
-  no_direct_roles_on_object?: boolean;
+export interface TenantRoleDoc extends RoleDocBase {
   /** "resource:action" */
   permissions: string[];
   /** tenant role keys */
@@ -386,13 +385,23 @@ class Reader {
     return value;
   }
 
-  bool(value: unknown, path: (string | number)[]): boolean | undefined {
+  /** The value when it has the type; undefined when it is absent or (a problem) has another type. */
+  private ofType(
+    value: unknown,
+    path: (string | number)[],
+    type: "boolean" | "object",
+    message: string,
+  ): unknown {
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== "boolean") {
-      this.problem(path, "must be true or false");
+    if (typeof value !== type) {
+      this.problem(path, message);
       return undefined;
     }
-    return value || undefined;
+    return value;
+  }
+
+  bool(value: unknown, path: (string | number)[]): boolean | undefined {
+    return (this.ofType(value, path, "boolean", "must be true or false") as boolean | undefined) || undefined;
   }
 
   strings(value: unknown, path: (string | number)[]): string[] {
@@ -410,12 +419,7 @@ class Reader {
   }
 
   json(value: unknown, path: (string | number)[]): Json | undefined {
-    if (value === undefined || value === null) return undefined;
-    if (typeof value !== "object") {
-      this.problem(path, "must be a map");
-      return undefined;
-    }
-    return value as Json;
+    return this.ofType(value, path, "object", "must be a map") as Json | undefined;
   }
 }
 

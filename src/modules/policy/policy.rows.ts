@@ -1,7 +1,9 @@
 import { BUILT_IN_RESOURCES, USER_RESOURCE_KEY } from "../../domain/built-in-resources.ts";
+import { resourceColumns } from "../../domain/schema/resource-records.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJson, toJson } from "../../lib/json.ts";
 import type { PolicyRows } from "../environment-copy/environment-copy.repo.ts";
+import { emptyPolicy } from "./policy.format.ts";
 import type { AttributeDoc, ConditionSetDoc, Json, PolicyDoc, ResourceDoc } from "./policy.format.ts";
 
 /** Turns stored rows into the document and back; the environment copy's planner does the writing. */
@@ -27,15 +29,7 @@ export function policyFromRows(rows: PolicyRows): PolicyDoc {
         .filter((a) => a.resource_id === resourceId)
         .map((a) => [a.key, { type: a.type, ...some("description", a.description) }]),
     );
-  const doc: PolicyDoc = {
-    resources: {},
-    roles: {},
-    user_attributes: {},
-    tenant_attributes: {},
-    user_sets: {},
-    resource_sets: {},
-    set_rules: [],
-  };
+  const doc: PolicyDoc = emptyPolicy();
   const byResource = new Map<string, ResourceDoc>();
   for (const r of rows.resources) {
     if (r.built_in === 1) {
@@ -226,12 +220,7 @@ export function rowsFromPolicy(
       ...scoped,
       ...stamp,
       id,
-      key,
-      name: r.name,
-      description: r.description ?? null,
-      urn: r.urn ?? null,
-      type_attributes: toJson(r.type_attributes),
-      built_in: 0,
+      ...resourceColumns(key, r),
     });
     addAttributes(id, r.attributes);
     for (const [ak, a] of Object.entries(r.actions)) {

@@ -93,55 +93,36 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createRole
       return reply.code(204).send(null);
     },
   );
+  /** A change to the role's permissions or parents: the role as it is after. */
+  const permissionsChange = (summary: string) => ({
+    schema: {
+      tags,
+      summary,
+      params: RoleParams,
+      body: RolePermissionsBody,
+      response: { 200: RoleRead, ...errorResponses(404) },
+    },
+  });
+  const parentChange = (summary: string) => ({
+    schema: { tags, summary, params: RoleParentParams, response: { 200: RoleRead, ...errorResponses(404) } },
+  });
   app.post(
     `${one}/permissions`,
-    {
-      schema: {
-        tags,
-        summary: 'Grant "resource:action" permissions (already granted ones are skipped)',
-        params: RoleParams,
-        body: RolePermissionsBody,
-        response: { 200: RoleRead, ...errorResponses(404) },
-      },
-    },
+    permissionsChange('Grant "resource:action" permissions (already granted ones are skipped)'),
     (req) => roles.assignPermissions(envOf(req), req.params, req.body.permissions),
   );
   app.delete(
     `${one}/permissions`,
-    {
-      schema: {
-        tags,
-        summary: 'Revoke "resource:action" permissions (ones not granted are skipped)',
-        params: RoleParams,
-        body: RolePermissionsBody,
-        response: { 200: RoleRead, ...errorResponses(404) },
-      },
-    },
+    permissionsChange('Revoke "resource:action" permissions (ones not granted are skipped)'),
     (req) => roles.removePermissions(envOf(req), req.params, req.body.permissions),
   );
   app.put(
     `${one}/parents/:parent_role_id`,
-    {
-      schema: {
-        tags,
-        summary: "Make the role extend a parent role (inherit its permissions)",
-        params: RoleParentParams,
-        response: { 200: RoleRead, ...errorResponses(404) },
-      },
-    },
+    parentChange("Make the role extend a parent role (inherit its permissions)"),
     (req) => roles.addParent(envOf(req), req.params),
   );
-  app.delete(
-    `${one}/parents/:parent_role_id`,
-    {
-      schema: {
-        tags,
-        summary: "Stop the role extending a parent role",
-        params: RoleParentParams,
-        response: { 200: RoleRead, ...errorResponses(404) },
-      },
-    },
-    (req) => roles.removeParent(envOf(req), req.params),
+  app.delete(`${one}/parents/:parent_role_id`, parentChange("Stop the role extending a parent role"), (req) =>
+    roles.removeParent(envOf(req), req.params),
   );
   const walks = {
     ancestors: "The roles this role extends, directly or through others",

@@ -4,7 +4,7 @@ import type { Database } from "../../db/types.ts";
 
 import { invalid, notFound } from "../../lib/errors.ts";
 import { isUuid } from "../../lib/ids.ts";
-import { fromJsonObject, toJson } from "../../lib/json.ts";
+import { toJson } from "../../lib/json.ts";
 import { envelope, offsetOf, type Page, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -26,7 +26,7 @@ import {
   walkRoles,
   writableResource,
 } from "../../domain/schema/schema-rules.ts";
-import { bulkReplaceResourceRoles } from "../../domain/schema/resource-role-records.ts";
+import { bulkReplaceResourceRoles, roleReadHead } from "../../domain/schema/resource-role-records.ts";
 import {
   actionsByIds,
   actionsOfResources,
@@ -60,13 +60,10 @@ import { namedPatch } from "../../lib/patch.ts";
 export const roleRead = (graph: RoleGraph): RoleRead => {
   const { row } = graph;
   return {
-    id: row.id,
-    key: row.key,
-    name: row.name,
-    ...(row.description !== null && { description: row.description }),
-    permissions: graph.permissions.map((p) => `${p.resourceKey}:${p.actionKey}`),
-    ...(row.attributes !== null && { attributes: fromJsonObject(row.attributes) }),
-    extends: graph.extends.map((e) => e.key),
+    ...roleReadHead(
+      graph,
+      graph.permissions.map((p) => `${p.resourceKey}:${p.actionKey}`),
+    ),
     organization_id: row.organization_id,
     project_id: row.project_id,
     environment_id: row.environment_id,

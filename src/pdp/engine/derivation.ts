@@ -136,7 +136,8 @@ export class DerivationSearch {
     return next;
   }
 
-  private beginSearch(): void {
+  /** Starts a new search from (instance, start): nothing visited yet, then that pair as the first node. */
+  private beginSearch(instance: number, start: number): void {
     const instances = this.facts.instanceCount;
     if (this.visitGeneration.length < instances) {
       const capacity = Math.max(1024, instances * 2);
@@ -153,6 +154,8 @@ export class DerivationSearch {
     this.nodeCount = 0;
     this.foundNode = -1;
     this.foundRole = -1;
+    this.visit(instance, start);
+    this.addNode(instance, start, -1, -1);
   }
 
   /** Marks (instance, state) visited; returns whether it already was. */
@@ -214,9 +217,7 @@ export class DerivationSearch {
    * the path found (the shortest, as the search is breadth-first).
    */
   holds(user: number, instance: number, tenant: number, start: number): boolean {
-    this.beginSearch();
-    this.visit(instance, start);
-    this.addNode(instance, start, -1, -1);
+    this.beginSearch(instance, start);
     const { facts } = this;
     for (let head = 0; head < this.nodeCount; head++) {
       const current = this.nodeInstance[head] as number;
@@ -302,9 +303,7 @@ export class DerivationSearch {
 
   /** Instances whose direct assignees could hold a role of `start` on the instance, the instance included. */
   candidateSources(instance: number, tenant: number, start: number): number[] {
-    this.beginSearch();
-    this.visit(instance, start);
-    this.addNode(instance, start, -1, -1);
+    this.beginSearch(instance, start);
     const { facts } = this;
     for (let head = 0; head < this.nodeCount; head++) {
       const current = this.nodeInstance[head] as number;

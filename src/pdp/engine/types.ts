@@ -162,25 +162,23 @@ export interface RelationshipTupleRef {
  * One incremental change. Upserts carry the whole object (a resource upsert replaces its actions, groups, roles
  * and relations). Deletes cascade inside the engine the way the API cascades them (docs/api.md).
  */
+/** A change to an object named by its key: its new data, or its key when it is deleted. */
+type KeyedChange<K extends string, D> =
+  { kind: K; op: "upsert"; data: D } | { kind: K; op: "delete"; data: KeyRef };
+
 export type Change =
-  | { kind: "resource"; op: "upsert"; data: ResourceData }
-  | { kind: "resource"; op: "delete"; data: KeyRef }
-  | { kind: "role"; op: "upsert"; data: TenantRoleData }
-  | { kind: "role"; op: "delete"; data: KeyRef }
-  | { kind: "user"; op: "upsert"; data: UserData }
-  | { kind: "user"; op: "delete"; data: KeyRef }
-  | { kind: "tenant"; op: "upsert"; data: TenantData }
-  | { kind: "tenant"; op: "delete"; data: KeyRef }
+  | KeyedChange<"resource", ResourceData>
+  | KeyedChange<"role", TenantRoleData>
+  | KeyedChange<"user", UserData>
+  | KeyedChange<"tenant", TenantData>
   | { kind: "role_assignment"; op: "upsert" | "delete"; data: RoleAssignmentData }
   | { kind: "resource_instance"; op: "upsert"; data: ResourceInstanceData }
   | { kind: "resource_instance"; op: "delete"; data: ResourceInstanceRef }
   | { kind: "relationship_tuple"; op: "upsert"; data: RelationshipTupleData }
   | { kind: "relationship_tuple"; op: "delete"; data: RelationshipTupleRef }
-  | { kind: "condition_set"; op: "upsert"; data: ConditionSetData }
-  | { kind: "condition_set"; op: "delete"; data: KeyRef }
+  | KeyedChange<"condition_set", ConditionSetData>
   | { kind: "condition_set_rule"; op: "upsert" | "delete"; data: ConditionSetRuleData }
-  | { kind: "proxy_config"; op: "upsert"; data: ProxyConfigData }
-  | { kind: "proxy_config"; op: "delete"; data: KeyRef };
+  | KeyedChange<"proxy_config", ProxyConfigData>;
 
 // ---- Queries ----
 
