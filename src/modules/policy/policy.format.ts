@@ -1,3 +1,5 @@
+// Over 500 lines on purpose: the policy file's one format, read top to bottom as the document is: its types, the
+// writer (sorted, empty parts left out) and the reader (each field checked where it stands, naming line and field).
 import {
   isMap,
   isScalar,
