@@ -90,6 +90,29 @@ export interface DecisionLogEntry {
   latency_us: number;
 }
 
+/** The fields a record may leave out, in the order entries hold them. */
+const OPTIONAL_DECISION_FIELDS = [
+  "user_key",
+  "action",
+  "resource_type",
+  "resource_key",
+  "tenant",
+  "decision",
+  "reason",
+  "input",
+  "result",
+] as const;
+type OptionalDecisionFields = Pick<DecisionRecord, (typeof OPTIONAL_DECISION_FIELDS)[number]>;
+
+/** The optional fields of a record or an entry, `missing` (null to read, undefined to store) where one is absent. */
+export const optionalDecisionFields = <M extends null | undefined>(
+  e: { [K in keyof OptionalDecisionFields]?: OptionalDecisionFields[K] | null },
+  missing: M,
+) =>
+  Object.fromEntries(OPTIONAL_DECISION_FIELDS.map((k) => [k, e[k] ?? missing])) as {
+    [K in keyof OptionalDecisionFields]-?: Exclude<OptionalDecisionFields[K], undefined | null> | M;
+  };
+
 /**
  * Decisions of one environment made by one PDP, as the log stores them: a JSON array of `{id, ...DecisionRecord}`
  * objects as UTF-8 bytes, neither parsed nor decoded on the way to the database, which keeps the text as one row.

@@ -35,6 +35,7 @@ import {
   tenantRolesUsingActions,
   tuplesUsingRelations,
 } from "./schema-dependants.repo.ts";
+import { writableResource } from "./schema-rules.ts";
 
 /** The engine's view of a resource: every key, no ids. The one place a resource becomes a change record. */
 export function resourceData(graph: ResourceGraph): ResourceData {
@@ -229,6 +230,24 @@ export function schemaWrite<T>(
     const changes = new SchemaChanges(trx, envId);
     const result = await fn(trx, changes);
     await changes.commit();
+    return result;
+  });
+}
+
+/**
+ * A schema write on one resource the caller may change (`ref` its id or key), which it marks changed: an action, an
+ * attribute, an action group or a role of that resource.
+ */
+export function resourceWrite<T>(
+  db: Kysely<Database>,
+  envId: string,
+  ref: string,
+  fn: (trx: Db, resource: ResourceRow, changes: SchemaChanges) => Promise<T>,
+): Promise<T> {
+  return schemaWrite(db, envId, async (trx, changes) => {
+    const resource = await writableResource(trx, envId, ref);
+    const result = await fn(trx, resource, changes);
+    changes.resource(resource.id);
     return result;
   });
 }

@@ -8,7 +8,7 @@ import { fromJsonObject } from "../../lib/json.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { schemaWrite } from "../../domain/schema/schema.changes.ts";
+import { resourceWrite } from "../../domain/schema/schema.changes.ts";
 import type { ActionGroupRow, ResourceRow } from "../../domain/schema/schema.repo.ts";
 import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import {
@@ -17,7 +17,6 @@ import {
   resolveResourceActions,
   resourceScopedRead,
   scopeColumns,
-  writableResource,
 } from "../../domain/schema/schema-rules.ts";
 import {
   actionGroupMembers,
@@ -55,6 +54,10 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
     return row;
   }
 
+  /** The ids of the resource's actions named in the body's `actions`. */
+  const actionIdsOf = (db: Db, envId: string, resource: ResourceRow, actions: string[]) =>
+    resolveResourceActions(db, envId, resource, actions, ["body", "actions"]);
+
   async function read(db: Db, envId: string, row: ActionGroupRow): Promise<ResourceActionGroupRead> {
     const members = await actionGroupMembers(db, envId, [row.id]);
     return actionGroupRead(row, members.get(row.id) ?? []);
@@ -87,12 +90,8 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
       input: ResourceActionGroupCreate,
     ): Promise<ResourceActionGroupRead> {
       const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const resource = await writableResource(trx, envId, path.resource_id);
-        const actionIds = await resolveResourceActions(trx, envId, resource, input.actions ?? [], [
-          "body",
-          "actions",
-        ]);
+      return resourceWrite(db, envId, path.resource_id, async (trx, resource) => {
+        const actionIds = await actionIdsOf(trx, envId, resource, input.actions ?? []);
         const at = now();
         const row: ActionGroupRow = {
           id: newId(),
@@ -102,7 +101,6 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
         };
         await insertUnique("action group", `${resource.key}:${input.key}`, () => insertActionGroup(trx, row));
         await replaceActionGroupMembers(trx, envId, row.id, actionIds);
-        changes.resource(resource.id);
         return read(trx, envId, row);
       });
     },
@@ -113,29 +111,26 @@ export function createActionGroupsService(deps: { db: Kysely<Database> }) {
       input: ResourceActionGroupUpdate,
     ): Promise<ResourceActionGroupRead> {
       const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const resource = await writableResource(trx, envId, path.resource_id);
+      return resourceWrite(db, envId, path.resource_id, async (trx, resource) => {
         const group = await requireGroup(trx, envId, resource, path.action_group_id);
         if (input.actions !== undefined) {
-          const actionIds = await resolveResourceActions(trx, envId, resource, input.actions, [
-            "body",
-            "actions",
-          ]);
-          await replaceActionGroupMembers(trx, envId, group.id, actionIds);
+          await replaceActionGroupMembers(
+            trx,
+            envId,
+            group.id,
+            await actionIdsOf(trx, envId, resource, input.actions),
+          );
         }
         const row = await updateActionGroup(trx, group.id, namedPatch(input));
-        changes.resource(resource.id);
         return read(trx, envId, row);
       });
     },
 
     async remove(env: EnvScope, path: ActionGroupPath): Promise<void> {
       const envId = env.environment.id;
-      await schemaWrite(db, envId, async (trx, changes) => {
-        const resource = await writableResource(trx, envId, path.resource_id);
+      await resourceWrite(db, envId, path.resource_id, async (trx, resource) => {
         const group = await requireGroup(trx, envId, resource, path.action_group_id);
         await deleteActionGroup(trx, group.id);
-        changes.resource(resource.id);
       });
     },
   };

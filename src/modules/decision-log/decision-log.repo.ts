@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from "kysely";
 import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
 import { toTimestamp } from "../../lib/time.ts";
-import type { DecisionLogEntry, DecisionRecord } from "../../pdp/storage.ts";
+import { optionalDecisionFields, type DecisionLogEntry, type DecisionRecord } from "../../pdp/storage.ts";
 
 /**
  * The first 48 bits of a UUIDv7 are its time in milliseconds: the text every id made at `ms` or later is at
@@ -177,15 +177,7 @@ const stored = (row: StoredRow): StoredDecision => {
       timestamp: e.timestamp ?? toTimestamp(new Date(timeOfId(e.id))),
       pdp_id: e.pdp_id ?? row.pdp_id ?? "",
       query: e.query,
-      user_key: e.user_key ?? null,
-      action: e.action ?? null,
-      resource_type: e.resource_type ?? null,
-      resource_key: e.resource_key ?? null,
-      tenant: e.tenant ?? null,
-      decision: e.decision ?? null,
-      reason: e.reason ?? null,
-      input: e.input ?? null,
-      result: e.result ?? null,
+      ...optionalDecisionFields(e, null),
       revision: e.revision,
       latency_us: e.latency_us,
     },

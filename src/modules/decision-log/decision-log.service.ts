@@ -5,7 +5,7 @@ import type { Database } from "../../db/types.ts";
 import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now, toTimestamp } from "../../lib/time.ts";
-import type { DecisionLogEntry } from "../../pdp/storage.ts";
+import { optionalDecisionFields, type DecisionLogEntry } from "../../pdp/storage.ts";
 import { DECISION_STATS_MAX_MINUTES, type ShippedDecision } from "./decision-log.schemas.ts";
 import { describeReason } from "../../pdp/engine/describe.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -39,15 +39,7 @@ const asStored = (e: ShippedDecision, chunkPdp: string) => ({
   id: e.id,
   ...(e.pdp_id !== undefined && e.pdp_id !== chunkPdp && { pdp_id: e.pdp_id }),
   query: e.query,
-  user_key: e.user_key ?? undefined,
-  action: e.action ?? undefined,
-  resource_type: e.resource_type ?? undefined,
-  resource_key: e.resource_key ?? undefined,
-  tenant: e.tenant ?? undefined,
-  decision: e.decision ?? undefined,
-  reason: e.reason ?? undefined,
-  input: e.input ?? undefined,
-  result: e.result ?? undefined,
+  ...optionalDecisionFields(e, undefined),
   revision: e.revision,
   latency_us: e.latency_us,
 });

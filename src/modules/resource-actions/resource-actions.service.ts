@@ -5,9 +5,9 @@ import type { Database } from "../../db/types.ts";
 import { notFound } from "../../lib/errors.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { schemaWrite } from "../../domain/schema/schema.changes.ts";
+import { resourceWrite } from "../../domain/schema/schema.changes.ts";
 import { findAction, type ActionRow, type ResourceRow } from "../../domain/schema/schema.repo.ts";
-import { requireResource, writableResource } from "../../domain/schema/schema-rules.ts";
+import { requireResource } from "../../domain/schema/schema-rules.ts";
 import { deleteActions, updateAction } from "../../domain/schema/resource-actions.repo.ts";
 import type { ResourcePath } from "../../domain/schema/schema.schemas.ts";
 import type {
@@ -54,32 +54,26 @@ export function createResourceActionsService(deps: { db: Kysely<Database> }) {
       path: ResourcePath,
       input: ResourceActionCreate,
     ): Promise<ResourceActionRead> {
-      return schemaWrite(db, env.environment.id, async (trx, changes) => {
-        const resource = await writableResource(trx, env.environment.id, path.resource_id);
+      return resourceWrite(db, env.environment.id, path.resource_id, async (trx, resource) => {
         const row = await createActionRecord(trx, env, resource, input.key, input);
-        changes.resource(resource.id);
         return actionRead(row, resource.key);
       });
     },
 
     async update(env: EnvScope, path: ActionPath, input: ResourceActionUpdate): Promise<ResourceActionRead> {
-      return schemaWrite(db, env.environment.id, async (trx, changes) => {
-        const resource = await writableResource(trx, env.environment.id, path.resource_id);
+      return resourceWrite(db, env.environment.id, path.resource_id, async (trx, resource) => {
         const action = await requireAction(trx, env.environment.id, resource, path.action_id);
         const row = await updateAction(trx, action.id, namedPatch(input));
-        changes.resource(resource.id);
         return actionRead(row, resource.key);
       });
     },
 
     /** Removes the action with the permissions granting it, its place in action groups and set rules on it. */
     async remove(env: EnvScope, path: ActionPath): Promise<void> {
-      await schemaWrite(db, env.environment.id, async (trx, changes) => {
-        const resource = await writableResource(trx, env.environment.id, path.resource_id);
+      await resourceWrite(db, env.environment.id, path.resource_id, async (trx, resource, changes) => {
         const action = await requireAction(trx, env.environment.id, resource, path.action_id);
         await changes.actionsRemoved([action.id]);
         await deleteActions(trx, [action.id]);
-        changes.resource(resource.id);
       });
     },
   };

@@ -6,7 +6,7 @@ import { duplicate, notFound } from "../../lib/errors.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
-import { schemaWrite } from "../../domain/schema/schema.changes.ts";
+import { resourceWrite } from "../../domain/schema/schema.changes.ts";
 import {
   findRole,
   listExtendsEdges,
@@ -25,7 +25,6 @@ import {
   requireResource,
   resolveResourceActions,
   walkRoles,
-  writableResource,
 } from "../../domain/schema/schema-rules.ts";
 import { deleteDerivation, findDerivation, removeRolePermissions } from "../roles/roles.repo.ts";
 import {
@@ -68,13 +67,9 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
     fn: (trx: Db, envId: string, resource: ResourceRow, role: RoleRow) => Promise<T>,
   ): Promise<T> {
     const envId = env.environment.id;
-    return schemaWrite(db, envId, async (trx, changes) => {
-      const resource = await writableResource(trx, envId, path.resource_id);
-      const role = await requireRole(trx, envId, resource, path.role_id);
-      const result = await fn(trx, envId, resource, role);
-      changes.resource(resource.id);
-      return result;
-    });
+    return resourceWrite(db, envId, path.resource_id, async (trx, resource) =>
+      fn(trx, envId, resource, await requireRole(trx, envId, resource, path.role_id)),
+    );
   }
 
   async function related(
@@ -107,11 +102,9 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
 
     async create(env: EnvScope, path: ResourcePath, input: ResourceRoleCreate): Promise<ResourceRoleRead> {
       const envId = env.environment.id;
-      return schemaWrite(db, envId, async (trx, changes) => {
-        const resource = await writableResource(trx, envId, path.resource_id);
+      return resourceWrite(db, envId, path.resource_id, async (trx, resource) => {
         const role = await createRoleRecord(trx, env, resource, input.key, input);
         await writeResourceRoleLinks(trx, envId, resource, role, input, ["body"]);
-        changes.resource(resource.id);
         return read(trx, envId, role.id);
       });
     },
@@ -126,12 +119,10 @@ export function createResourceRolesService(deps: { db: Kysely<Database> }) {
     /** Removes the role with its assignments and the derivations from or to it. */
     async remove(env: EnvScope, path: ResourceRolePath): Promise<void> {
       const envId = env.environment.id;
-      await schemaWrite(db, envId, async (trx, changes) => {
-        const resource = await writableResource(trx, envId, path.resource_id);
+      await resourceWrite(db, envId, path.resource_id, async (trx, resource, changes) => {
         const role = await requireRole(trx, envId, resource, path.role_id);
         await changes.resourceRolesRemoved([role.id]);
         await deleteRoles(trx, [role.id]);
-        changes.resource(resource.id);
       });
     },
 
