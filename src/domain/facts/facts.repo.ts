@@ -1,15 +1,7 @@
 import { sql, type Expression, type Selectable, type SqlBool } from "kysely";
 import type { Db } from "../../db/db.ts";
-import type {
-  ConditionSetsTable,
-  RelationsTable,
-  ResourceActionsTable,
-  ResourceInstancesTable,
-  ResourcesTable,
-  RolesTable,
-  TenantsTable,
-  UsersTable,
-} from "../../db/types.ts";
+import type { ActionRow, ConditionSetRow, RelationRow, ResourceRow, RoleRow } from "../../db/rows.ts";
+import type { ResourceInstancesTable, TenantsTable, UsersTable } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
 
 /**
@@ -19,11 +11,7 @@ import { isUuid } from "../../lib/ids.ts";
  */
 export type TenantRow = Selectable<TenantsTable>;
 export type UserRow = Selectable<UsersTable>;
-export type ResourceRow = Selectable<ResourcesTable>;
-export type RoleRow = Selectable<RolesTable>;
-export type ActionRow = Selectable<ResourceActionsTable>;
-export type RelationRow = Selectable<RelationsTable>;
-export type ConditionSetRow = Selectable<ConditionSetsTable>;
+export type { ActionRow, ConditionSetRow, RelationRow, ResourceRow, RoleRow };
 export type InstanceRow = Selectable<ResourceInstancesTable>;
 /** An instance with the keys of its resource and tenant, as every read shows them. */
 export type InstanceWithKeys = InstanceRow & { resource_key: string; tenant_key: string };

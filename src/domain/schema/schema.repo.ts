@@ -1,15 +1,7 @@
 import { sql, type Expression, type Selectable, type SelectQueryBuilder, type SqlBool } from "kysely";
 import type { Db } from "../../db/db.ts";
-import type {
-  Database,
-  ActionGroupsTable,
-  ConditionSetsTable,
-  RelationsTable,
-  ResourceActionsTable,
-  ResourceAttributesTable,
-  ResourcesTable,
-  RolesTable,
-} from "../../db/types.ts";
+import type { ActionRow, ConditionSetRow, RelationRow, ResourceRow, RoleRow } from "../../db/rows.ts";
+import type { Database, ActionGroupsTable, ResourceAttributesTable } from "../../db/types.ts";
 import { idOrKey } from "../../lib/ids.ts";
 
 /**
@@ -18,13 +10,9 @@ import { idOrKey } from "../../lib/ids.ts";
  * everything inside it in a fixed number of queries, whatever the number of objects. What a delete takes with it is
  * read in schema-dependants.repo.ts.
  */
-export type ResourceRow = Selectable<ResourcesTable>;
-export type ActionRow = Selectable<ResourceActionsTable>;
+export type { ActionRow, ConditionSetRow, RelationRow, ResourceRow, RoleRow };
 export type AttributeRow = Selectable<ResourceAttributesTable>;
 export type ActionGroupRow = Selectable<ActionGroupsTable>;
-export type RoleRow = Selectable<RolesTable>;
-export type RelationRow = Selectable<RelationsTable>;
-export type ConditionSetRow = Selectable<ConditionSetsTable>;
 
 /** `search` matches key or name, case-insensitively, with LIKE wildcards in the search text taken literally. */
 export function matchesSearch(columns: string[], search: string): Expression<SqlBool> {
