@@ -6,6 +6,7 @@ import type { Store } from "../db/store.ts";
 import { fromJsonObject } from "../lib/json.ts";
 import { environmentRevision, readPolicy } from "./environment-snapshot.ts";
 import { afterKey, type ListKey } from "./facts/list-pages.repo.ts";
+import { assignmentsJoined } from "./facts/role-assignments.repo.ts";
 import type { EnvironmentData } from "../pdp/engine/types.ts";
 import type { SnapshotHeader } from "../pdp/storage.ts";
 
@@ -116,27 +117,22 @@ const FACT_PAGES = {
         })),
       ),
   role_assignments: (trx: Trx, env: string, after: ListKey | undefined, limit: number) =>
-    trx
-      .selectFrom("role_assignments as a")
-      .innerJoin("users as u", "u.id", "a.user_id")
-      .innerJoin("roles as r", "r.id", "a.role_id")
-      .innerJoin("tenants as t", "t.id", "a.tenant_id")
-      .leftJoin("resource_instances as i", "i.id", "a.resource_instance_id")
-      .leftJoin("resources as ir", "ir.id", "i.resource_id")
+    assignmentsJoined(trx)
+      .innerJoin("users as u", "u.id", "ra.user_id")
       .select([
-        "a.id",
-        "a.created_at",
+        "ra.id",
+        "ra.created_at",
         "u.key as user",
         "r.key as role",
         "t.key as tenant",
-        "i.key as instance",
-        "ir.key as instance_resource",
-        "a.expires_at",
+        "ri.key as instance",
+        "res.key as instance_resource",
+        "ra.expires_at",
       ])
-      .where("a.environment_id", "=", env)
-      .$if(after !== undefined, (q) => q.where(afterKey("a", after!)))
-      .orderBy("a.created_at")
-      .orderBy("a.id")
+      .where("ra.environment_id", "=", env)
+      .$if(after !== undefined, (q) => q.where(afterKey("ra", after!)))
+      .orderBy("ra.created_at")
+      .orderBy("ra.id")
       .limit(limit)
       .execute()
       .then((rows) =>

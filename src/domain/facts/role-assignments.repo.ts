@@ -25,6 +25,15 @@ export interface AssignmentWithKeys extends AssignmentRow {
   instance_attributes: string | null;
 }
 
+/** Assignments joined to their role, tenant and instance (with its resource), whose keys reads show. */
+export const assignmentsJoined = (db: Db) =>
+  db
+    .selectFrom("role_assignments as ra")
+    .innerJoin("roles as r", "r.id", "ra.role_id")
+    .innerJoin("tenants as t", "t.id", "ra.tenant_id")
+    .leftJoin("resource_instances as ri", "ri.id", "ra.resource_instance_id")
+    .leftJoin("resources as res", "res.id", "ri.resource_id");
+
 export interface AssignmentKey {
   userId: string;
   roleId: string;

@@ -5,6 +5,7 @@ import { isUuid } from "../../lib/ids.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
 import { afterKey, listPage, type ListKey } from "./list-pages.repo.ts";
 import { searchAny, type SearchOperator, type UserRow } from "./facts.repo.ts";
+import { assignmentsJoined } from "./role-assignments.repo.ts";
 
 /** The user list, reads and writes of user-records.ts. */
 
@@ -107,12 +108,7 @@ export interface UserAssignment {
 
 /** The query behind assignmentsOfUsers (exported so that its plan can be checked). */
 export const assignmentsOfUsersQuery = (db: Db, envId: string, userIds: string[]) =>
-  db
-    .selectFrom("role_assignments as ra")
-    .innerJoin("roles as r", "r.id", "ra.role_id")
-    .innerJoin("tenants as t", "t.id", "ra.tenant_id")
-    .leftJoin("resource_instances as ri", "ri.id", "ra.resource_instance_id")
-    .leftJoin("resources as res", "res.id", "ri.resource_id")
+  assignmentsJoined(db)
     .select([
       "ra.id",
       "ra.created_at",
