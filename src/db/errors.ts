@@ -8,6 +8,15 @@ export function isUniqueViolation(error: unknown): boolean {
   );
 }
 
+/**
+ * PostgreSQL's deadlock and serialization failure: the transaction collided with a concurrent one and was rolled
+ * back whole, so the same request may succeed when sent again.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
 /** PostgreSQL SQLSTATEs of a server that is away, shutting down, starting up or out of connections. */
 const PG_UNAVAILABLE_CODES = new Set(["57P01", "57P02", "57P03", "53300"]);
 /** Socket errors of a database host that cannot be reached. */

@@ -11,7 +11,7 @@ import type {
 } from "fastify";
 import FindMyWay, { type HTTPMethod } from "find-my-way";
 import { AppError, errorBody, type ErrorBody, type ErrorCode, type ValidationDetail } from "../lib/errors.ts";
-import { isDatabaseUnavailable, isUniqueViolation } from "../db/errors.ts";
+import { isDatabaseUnavailable, isTransactionConflict, isUniqueViolation } from "../db/errors.ts";
 import { RETRY_AFTER_SECONDS, type DatabaseOutage } from "../db/outage.ts";
 
 const METHODS: HTTPMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -76,6 +76,13 @@ export function toAppError(error: unknown): AppError {
     return new AppError("INVALID_INPUT", "the request is invalid", undefined, [
       { loc: ["request"], msg: "the request is invalid", type: "value_error" },
     ]);
+  }
+  if (isTransactionConflict(error)) {
+    return new AppError(
+      "SERVICE_UNAVAILABLE",
+      `the write collided with a concurrent write and nothing of it was kept; retry in ${RETRY_AFTER_SECONDS} seconds`,
+      { retry_after_seconds: RETRY_AFTER_SECONDS },
+    );
   }
   // The database being away is the service's state, not the request's fault nor a bug: retry later.
   if (isDatabaseUnavailable(error)) {

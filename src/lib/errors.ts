@@ -114,7 +114,7 @@ export const ERROR_CODES = {
   SERVICE_UNAVAILABLE: {
     status: 503,
     title: "The service is not ready",
-    help: "The database cannot be reached for now, or the service is starting or stopping. Try again shortly; /readyz says when it is ready.",
+    help: "The database cannot be reached for now, the service is starting or stopping, or the write collided with a concurrent one and was rolled back. Try again shortly; /readyz says when it is ready.",
   },
 } as const satisfies Record<string, { status: number; title: string; help: string }>;
 

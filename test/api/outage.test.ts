@@ -3,13 +3,16 @@ import assert from "node:assert/strict";
 import Sqlite from "better-sqlite3";
 import { sql } from "kysely";
 import { openStore, type Store } from "../../src/db/store.ts";
-import { isDatabaseUnavailable } from "../../src/db/errors.ts";
-import { toAppError } from "../../src/http/errors.ts";
+import { isDatabaseUnavailable, isTransactionConflict } from "../../src/db/errors.ts";
+import { errorAnswer, toAppError } from "../../src/http/errors.ts";
 import { createSecretBox } from "../../src/lib/secrets.ts";
 import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
 import { buildTestApp } from "../helpers/app.ts";
 import { DIALECTS, freshStore, type TestStore } from "../helpers/stores.ts";
 import { pgRelay } from "../helpers/pg-relay.ts";
+import pino from "pino";
+
+const silentLog = pino({ level: "silent" });
 
 /** The database made unavailable for real, and given back: PostgreSQL behind a cut relay, SQLite locked by another connection. */
 interface Outage {
@@ -163,6 +166,44 @@ for (const { dialect, skip } of DIALECTS) {
         await outage.close();
       }
     });
+
+    if (dialect === "postgres") {
+      test("a deadlock between two writers is 503 with Retry-After to the one PostgreSQL rolled back, not a 500", async () => {
+        const store = await freshStore(dialect);
+        try {
+          await sql`create table locks (id int primary key)`.execute(store.db);
+          await sql`insert into locks values (1), (2)`.execute(store.db);
+          let firstLocked!: () => void;
+          const locked = new Promise<void>((resolve) => (firstLocked = resolve));
+          const writer = (mine: number, theirs: number, signal: boolean) =>
+            store.db
+              .transaction()
+              .execute(async (trx) => {
+                await sql`update locks set id = id where id = ${mine}`.execute(trx);
+                if (signal) firstLocked();
+                else await locked;
+                await sql`select pg_sleep(0.2)`.execute(trx);
+                await sql`update locks set id = id where id = ${theirs}`.execute(trx);
+              })
+              .then(
+                () => undefined,
+                (e: unknown) => e,
+              );
+          const outcomes = await Promise.all([writer(1, 2, true), writer(2, 1, false)]);
+          const failed = outcomes.filter((e) => e !== undefined);
+          assert.equal(failed.length, 1, "PostgreSQL rolls one of the two back");
+          assert.equal(isTransactionConflict(failed[0]), true, String(failed[0]));
+          assert.equal(isDatabaseUnavailable(failed[0]), false, "not an outage: nothing to log as one");
+          const answer = errorAnswer(failed[0], { publicUrl: "http://x" }, silentLog);
+          assert.equal(answer.status, 503);
+          assert.equal(answer.headers["retry-after"], "5");
+          assert.match(answer.body.message, /concurrent write/);
+          assert.doesNotMatch(JSON.stringify(answer.body), /deadlock detected|locks|Process \d+/);
+        } finally {
+          await store.close();
+        }
+      });
+    }
 
     test("only unavailability is 503: a bad query or a constraint violation of the same database stays what it was", async () => {
       const outage = await outageOf(dialect);
