@@ -1304,3 +1304,25 @@ describe("incremental changes give the same answers as a fresh engine over the r
     assert.equal(firstDifference(twice, engine, allQueries(fixture)), undefined);
   });
 });
+
+describe("URL mapping rules", () => {
+  test("a rule whose regex nests repetition never runs, so a crafted URL cannot stall the PDP", async () => {
+    const { matchUrl } = await import("../../src/pdp/engine/url-mapping.ts");
+    const rule = (url: string) => ({
+      url,
+      url_type: "regex" as const,
+      http_method: "get",
+      resource: "doc",
+      action: "read",
+    });
+    const crafted = `https://api.example.com/${"a".repeat(40)}!`;
+    // Run as written, this pattern backtracks 2^40 times on the crafted URL; the engine refuses to run it.
+    assert.equal(matchUrl([rule("^https://api\\.example\\.com/(a+)+$")], "GET", crafted), undefined);
+    const safe = matchUrl(
+      [rule("^https://api\\.example\\.com/(?P<id>a+)$")],
+      "GET",
+      "https://api.example.com/aaa",
+    );
+    assert.deepEqual(safe?.attributes, { id: "aaa" }, "a pattern without nesting still matches");
+  });
+});

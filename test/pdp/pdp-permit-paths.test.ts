@@ -449,6 +449,7 @@ describeEachDialect("proxy configs and POST /allowed_url (Permit's URL mapping r
       [{ ...rule, url: "/relative/{id}" }, 422],
       [{ ...rule, url: "ftp://host/x" }, 422],
       [{ ...rule, url: "(unclosed", url_type: "regex" }, 422],
+      [{ ...rule, url: "^https://api\\.example\\.com/(a+)+$", url_type: "regex" }, 422],
       [{ ...rule, http_method: "fetch" }, 422],
       [{ ...rule, resource: "nope" }, 404],
       [{ ...rule, action: "fly" }, 404],

@@ -34,7 +34,14 @@ const PLACEHOLDER = /^\{[A-Za-z0-9_\-.]+\}$/;
 /** 422 for a URL pattern the PDP could not match as written: a bad regex, a brace that is not a whole placeholder. */
 function assertPattern(rule: MappingRule, loc: (string | number)[]): void {
   if (rule.url_type === "regex") {
-    if (compileRuleRegex(rule.url) === null) throw invalid(`url '${rule.url}' is not a valid regex`, loc);
+    const re = compileRuleRegex(rule.url);
+    if (re === null) throw invalid(`url '${rule.url}' is not a valid regex`, loc);
+    if (re === "unsafe") {
+      throw invalid(
+        `url '${rule.url}' repeats a repetition (such as (a+)+), which can take minutes on some URLs; write it without nesting`,
+        loc,
+      );
+    }
     return;
   }
   const [path = "", query] = rule.url.split("?", 2) as [string, string | undefined];

@@ -2,6 +2,7 @@
 // names the resource type and action a check is then made on; `{placeholders}` and a regex's named groups become
 // the resource's attributes.
 
+import safeRegex from "safe-regex2";
 import type { MappingRuleData } from "./types.ts";
 
 export interface UrlMatch {
@@ -14,20 +15,25 @@ const compiled = new WeakMap<MappingRuleData, RegExp | null>();
 
 /**
  * A rule's regex as JavaScript reads it: Python's `(?P<name>` is `(?<name>`; sticky, so it matches from the
- * URL's start as Python's `re.match` does. Null for a pattern that does not compile.
+ * URL's start as Python's `re.match` does. Null for a pattern that does not compile, "unsafe" for one whose
+ * nested repetition (such as `(a+)+`) can backtrack for minutes on a crafted URL: the API refuses those, and a PDP
+ * never runs one that came another way.
  */
-export function compileRuleRegex(pattern: string): RegExp | null {
+export function compileRuleRegex(pattern: string): RegExp | "unsafe" | null {
+  let re: RegExp;
   try {
-    return new RegExp(pattern.replace(/\(\?P</g, "(?<"), "y");
+    re = new RegExp(pattern.replace(/\(\?P</g, "(?<"), "y");
   } catch {
     return null;
   }
+  return safeRegex(re) ? re : "unsafe";
 }
 
 function regexOf(rule: MappingRuleData): RegExp | null {
   let re = compiled.get(rule);
   if (re === undefined) {
-    re = compileRuleRegex(rule.url);
+    const compiledRe = compileRuleRegex(rule.url);
+    re = compiledRe instanceof RegExp ? compiledRe : null;
     compiled.set(rule, re);
   }
   return re;
