@@ -48,10 +48,12 @@ export default {
     },
     {
       name: "engine-is-pure",
-      comment: "The PDP's engine decides from data in memory: it imports nothing outside src/pdp/engine/.",
+      comment:
+        "The PDP's engine decides from data in memory: it imports nothing outside src/pdp/engine/ but pure " +
+        "libraries without I/O (safe-regex2, which vets URL-mapping regexes).",
       severity: "error",
       from: { path: "^src/pdp/engine/" },
-      to: { pathNot: "^src/pdp/engine/" },
+      to: { pathNot: "^(src/pdp/engine/|node_modules/safe-regex2/)" },
     },
     {
       name: "pdp-runtime-below-http",
