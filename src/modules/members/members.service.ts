@@ -42,6 +42,7 @@ import type {
   OrgMemberReadWithGrants,
   OrgMemberRemovePermissions,
   OrgMemberUpdate,
+  OwnProfileUpdate,
   Permission,
   PermissionInput,
 } from "./members.schemas.ts";
@@ -230,6 +231,20 @@ export function createMembersService(deps: {
       const row = await findMemberById(db, principal.member.id);
       if (!row) throw new AppError("UNAUTHORIZED", "the session is not valid or has ended; log in again");
       return read(principal, row);
+    },
+
+    /** A member's own names: any member, whatever its grants. */
+    async updateMe(principal: Principal & { member: { id: string } }, body: OwnProfileUpdate) {
+      await db
+        .updateTable("members")
+        .set({
+          ...(body.given_name !== undefined && { first_name: body.given_name }),
+          ...(body.family_name !== undefined && { last_name: body.family_name }),
+          updated_at: now(),
+        })
+        .where("id", "=", principal.member.id)
+        .execute();
+      return this.me(principal);
     },
 
     async get(principal: Principal, ref: string) {
