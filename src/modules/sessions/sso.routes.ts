@@ -18,7 +18,7 @@ const PUBLIC = { auth: "public" } as const;
 const STATE_COOKIE = "gatehouse_sso";
 const STATE_PATH = "/v2/auth/sso";
 const publicErrors = (...codes: number[]) =>
-  Object.fromEntries([422, 429, ...codes].map((code) => [code, { $ref: "ErrorDetails#" }]));
+  Object.fromEntries([401, 422, 429, ...codes].map((code) => [code, { $ref: "ErrorDetails#" }]));
 
 const Redirect = (description: string) => Type.Null({ description: `${description} (the Location header)` });
 
@@ -105,7 +105,6 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
           302: Redirect(
             "to the dashboard, logged in (or, for a browser that was refused, to the login page)",
           ),
-          401: { $ref: "ErrorDetails#" },
           ...publicErrors(503),
         },
       },
