@@ -100,7 +100,15 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<{
         summary:
           "The OpenID provider's redirect back: checks the answer and the ID token, logs in, goes to the dashboard",
         security: [],
-        querystring: Type.Record(Type.String(), Type.String({ maxLength: 4096 })),
+        querystring: Type.Object(
+          Object.fromEntries(
+            ["code", "state", "iss", "error", "error_description", "session_state", "scope"].map((name) => [
+              name,
+              Type.Optional(Type.String({ maxLength: 4096 })),
+            ]),
+          ),
+          { description: "the provider's authorization response (RFC 6749 section 4.1.2; RFC 9207 iss)" },
+        ),
         response: {
           302: Redirect(
             "to the dashboard, logged in (or, for a browser that was refused, to the login page)",
