@@ -6,7 +6,13 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { freePort, httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import { browserUnavailable, ensureDashboardBuilt, launchChromium, SCREENSHOTS } from "../helpers/browser.ts";
+import {
+  assertAccessible,
+  browserUnavailable,
+  ensureDashboardBuilt,
+  launchChromium,
+  SCREENSHOTS,
+} from "../helpers/browser.ts";
 import { CLIENT, startOidcProvider, type RunningProvider } from "../helpers/oidc.ts";
 import { totpOf } from "../../src/domain/two-factor-records.ts";
 
@@ -174,6 +180,22 @@ test(
       await page.getByRole("button", { name: "Turn on" }).click();
       const codes = ((await page.getByLabel("Recovery codes").textContent()) ?? "").split("\n");
       assert.equal(codes.length, 10);
+      await assertAccessible(page, "profile with recovery codes");
+
+      // The organization's policy: the provider of the first test is shown; two-step verification is required.
+      await page.getByRole("link", { name: "Login and SSO" }).click();
+      await page.getByRole("heading", { name: "Login and SSO" }).waitFor();
+      assert.equal(await page.getByLabel("Provider name").inputValue(), "Example ID");
+      await assertAccessible(page, "login settings");
+      await page.getByLabel("Require two-step verification for password logins").check();
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.getByText("Login settings saved").waitFor();
+      const saved = (await api("GET", "/v2/orgs/default/login-settings")).json as {
+        require_two_factor: boolean;
+        sso: { issuer: string };
+      };
+      assert.equal(saved.require_two_factor, true);
+      assert.equal(saved.sso.issuer, provider.issuer, "the stored client secret was kept");
       await logOut();
 
       // The password, then the app's code (of the next step: the current one confirmed the enrolment).
