@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
+import { ownOrganizationId } from "../../domain/organization-records.ts";
 import type { Principal } from "../../lib/access.ts";
-import { invalid, notFound } from "../../lib/errors.ts";
-import { idOrKey } from "../../lib/ids.ts";
+import { invalid } from "../../lib/errors.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
 import {
@@ -21,17 +21,8 @@ type Db = Kysely<Database>;
 export function createLoginSettingsService(deps: { db: Db; box: SecretBox; publicUrl: string }) {
   const { db, box } = deps;
 
-  async function ownOrganization(principal: Principal, ref: string): Promise<string> {
-    const { column, value } = idOrKey(ref);
-    const row = await db
-      .selectFrom("organizations")
-      .select("id")
-      .where("id", "=", principal.organizationId)
-      .where(column, "=", value)
-      .executeTakeFirst();
-    if (!row) throw notFound("organization", ref);
-    return row.id;
-  }
+  /** The organization a path names, which must be the caller's. */
+  const ownOrganization = (principal: Principal, ref: string) => ownOrganizationId(db, principal, ref);
 
   async function read(row: LoginSettingsRow | undefined): Promise<LoginSettingsRead> {
     if (!row?.sso_issuer) return { require_two_factor: row?.require_two_factor === 1, sso: null };

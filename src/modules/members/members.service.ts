@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
+import { ownOrganizationId } from "../../domain/organization-records.ts";
 import type { Principal } from "../../lib/access.ts";
 import { AppError, forbidden, notFound } from "../../lib/errors.ts";
-import { idOrKey, isUuid } from "../../lib/ids.ts";
+import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import type { Mailer } from "../../lib/mailer.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
@@ -159,17 +160,7 @@ export function createMembersService(deps: {
   }
 
   /** The organization a path names, which must be the caller's. */
-  async function ownOrganization(principal: Principal, ref: string): Promise<string> {
-    const { column, value } = idOrKey(ref);
-    const row = await db
-      .selectFrom("organizations")
-      .select("id")
-      .where("id", "=", principal.organizationId)
-      .where(column, "=", value)
-      .executeTakeFirst();
-    if (!row) throw notFound("organization", ref);
-    return row.id;
-  }
+  const ownOrganization = (principal: Principal, ref: string) => ownOrganizationId(db, principal, ref);
 
   async function mailInvite(invite: InviteRow, code: string, inviter: string | undefined) {
     if (!deps.mailer) return undefined;

@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { Type } from "typebox";
 import type { Kysely } from "kysely";
-import type { Config } from "../../config.ts";
-import type { Database } from "../../db/types.ts";
-import { AppError } from "../../lib/errors.ts";
-import type { SecretBox } from "../../lib/secrets.ts";
-import { ssoRedirectUri } from "../../lib/oidc-issuer.ts";
-import { cookieValue } from "../../plugins/auth.ts";
+import { Type } from "typebox";
 import { sessionPrincipal } from "../../domain/session-records.ts";
+import type { Database } from "../../db/types.ts";
+import type { Config } from "../../config.ts";
+import { AppError } from "../../lib/errors.ts";
+import { ssoRedirectUri } from "../../lib/oidc-issuer.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { cookieValue } from "../../plugins/auth.ts";
 import { createOidcClients } from "./oidc-client.ts";
 import { createSsoService } from "./sso.service.ts";
 
