@@ -62,6 +62,9 @@ import { conditionSetsRoutes } from "./modules/condition-sets/condition-sets.rou
 import { proxyConfigsRoutes } from "./modules/proxy-configs/proxy-configs.routes.ts";
 import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
+import { ssoRoutes } from "./modules/sessions/sso.routes.ts";
+import { twoFactorRoutes } from "./modules/sessions/two-factor.routes.ts";
+import { loginSettingsRoutes } from "./modules/login-settings/login-settings.routes.ts";
 import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
 import type { PdpSlot } from "./pdp/decision-port.ts";
 import { negotiate } from "@fastify/accept-negotiator";
@@ -157,6 +160,9 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   policyRoutes,
   membersRoutes,
   sessionsRoutes,
+  ssoRoutes,
+  twoFactorRoutes,
+  loginSettingsRoutes,
 ];
 
 export const OPENAPI_INFO = {

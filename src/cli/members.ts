@@ -13,8 +13,10 @@ import {
   setPasswordHash,
 } from "../domain/member-records.ts";
 import { deleteMemberSessions } from "../domain/session-records.ts";
+import { deleteTwoFactor } from "../domain/two-factor-records.ts";
 
 const ROLES = new Set(["admin", "write", "read", "no_access"]);
+const SUBCOMMANDS = new Set(["add", "reset-password", "reset-2fa"]);
 
 async function readPassword(env: NodeJS.ProcessEnv, stdin: NodeJS.ReadableStream): Promise<string> {
   const fromEnv = env["GATEHOUSE_MEMBER_PASSWORD"];
@@ -38,7 +40,7 @@ export async function membersCommand(
   const [sub, ...rest] = argv;
   const { values, rest: configFlags } = takeFlags(rest, ["email", "role", "org"]);
   const email = values.email;
-  if ((sub !== "add" && sub !== "reset-password") || !email) {
+  if (!SUBCOMMANDS.has(sub ?? "") || !email) {
     throw new ConfigError(`usage:\n${MEMBERS_USAGE}`);
   }
   const role = values.role ?? "admin";
@@ -48,6 +50,15 @@ export async function membersCommand(
   try {
     await migrateToLatest(store);
     const existing = await findMemberByEmail(store.db, email);
+    if (sub === "reset-2fa") {
+      if (!existing) throw new ConfigError(`no member with the e-mail ${email}`);
+      await store.db.transaction().execute(async (trx) => {
+        await deleteTwoFactor(trx, existing.id);
+        await deleteMemberSessions(trx, existing.id);
+      });
+      io.print(`Second factor removed for ${existing.email}; its sessions have ended. It may enrol again.`);
+      return 0;
+    }
     if (sub === "reset-password") {
       if (!existing) throw new ConfigError(`no member with the e-mail ${email}`);
       const password = await readPassword(io.env, io.stdin);

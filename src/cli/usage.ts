@@ -3,6 +3,7 @@
 export const MEMBERS_USAGE = `  members   manage members from the shell (on the database, like migrate):
             gatehouse members add --email E [--role admin|write|read] [--org KEY]
             gatehouse members reset-password --email E
+            gatehouse members reset-2fa --email E           removes the second factor and recovery codes
             the password comes from GATEHOUSE_MEMBER_PASSWORD or the first line of stdin, never from flags`;
 
 export const ORGS_USAGE = `  orgs      organizations on the database, like migrate (moves between regions: docs/regions.md):

@@ -1,3 +1,5 @@
+import type { Generated } from "kysely";
+
 /**
  * Column conventions shared by both dialects: ids are UUID text, timestamps are ISO 8601 text with an offset,
  * JSON is text, booleans are 0/1 integers. One shape, so every query is the same on SQLite and PostgreSQL.
@@ -352,6 +354,10 @@ export interface Database {
   sessions: SessionsTable;
   invites: InvitesTable;
   setup_tokens: SetupTokensTable;
+  org_login_settings: OrgLoginSettingsTable;
+  sso_logins: SsoLoginsTable;
+  member_totp: MemberTotpTable;
+  member_recovery_codes: MemberRecoveryCodesTable;
 }
 
 /** People who log in (migration 0012). `email` is lower-cased; `password_hash` is Argon2id. */
@@ -392,6 +398,8 @@ export interface SessionsTable {
   last_seen_at: string;
   idle_expires_at: string;
   expires_at: string;
+  /** `password` or `sso` (migration 0021) */
+  auth_method: Generated<string>;
 }
 
 export interface InvitesTable {
@@ -416,5 +424,49 @@ export interface SetupTokensTable {
   token_hash: string;
   created_at: string;
   expires_at: string;
+  used_at: string | null;
+}
+
+/** An organization's login settings (migration 0021): its OpenID Connect provider, SSO and second-factor policy. */
+export interface OrgLoginSettingsTable {
+  organization_id: string;
+  require_two_factor: number;
+  require_sso: number;
+  sso_provider_name: string | null;
+  sso_issuer: string | null;
+  sso_client_id: string | null;
+  sso_client_secret_sealed: string | null;
+  sso_allowed_domains: string | null;
+  sso_new_member_access: string | null;
+  break_glass_member_id: string | null;
+  updated_at: string;
+}
+
+/** A sign-in with an OpenID provider under way: found by its state's SHA-256, used once. */
+export interface SsoLoginsTable {
+  id: string;
+  state_hash: string;
+  organization_id: string;
+  nonce: string;
+  code_verifier: string;
+  next_path: string | null;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A member's TOTP secret (sealed); a code is accepted once (`last_step`). */
+export interface MemberTotpTable {
+  member_id: string;
+  secret_sealed: string;
+  confirmed_at: string | null;
+  last_step: number | null;
+  created_at: string;
+}
+
+export interface MemberRecoveryCodesTable {
+  id: string;
+  member_id: string;
+  code_hash: string;
   used_at: string | null;
 }

@@ -25,7 +25,8 @@ export const findMemberById = (db: Db, id: string): Promise<MemberRow | undefine
 
 export interface NewMember {
   email: string;
-  passwordHash: string;
+  /** null: the member signs in with single sign-on only */
+  passwordHash: string | null;
   firstName?: string | undefined;
   lastName?: string | undefined;
 }

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from "kysely";
 import type { Database, OrganizationsTable } from "../db/types.ts";
 import { isUniqueViolation } from "../db/errors.ts";
-import { duplicate } from "../lib/errors.ts";
+import { duplicate, notFound } from "../lib/errors.ts";
 import { fromJsonObject, toJson } from "../lib/json.ts";
 import type { SecretBox } from "../lib/secrets.ts";
 import { now } from "../lib/time.ts";
@@ -87,6 +87,23 @@ export const findOrganization = (db: Kysely<Database>, ref: string): Promise<Org
 };
 
 /** The organization's own rate limit (settings.rate_limit_per_minute), when it has a valid one. */
+/** The organization a path names, which must be the caller's own (404 otherwise). */
+export async function ownOrganizationId(
+  db: Kysely<Database>,
+  principal: { organizationId: string },
+  ref: string,
+): Promise<string> {
+  const { column, value } = idOrKey(ref);
+  const row = await db
+    .selectFrom("organizations")
+    .select("id")
+    .where("id", "=", principal.organizationId)
+    .where(column, "=", value)
+    .executeTakeFirst();
+  if (!row) throw notFound("organization", ref);
+  return row.id;
+}
+
 export async function organizationRateLimit(
   db: Kysely<Database>,
   organizationId: string,

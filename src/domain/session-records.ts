@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Db } from "../db/db.ts";
 import type { Database } from "../db/types.ts";
-import type { Principal } from "../lib/access.ts";
+import type { MemberIdentity, Principal } from "../lib/access.ts";
 import { NO_GRANT } from "../lib/access.ts";
 import { newId } from "../lib/ids.ts";
 import { hashSecret } from "../lib/secrets.ts";
@@ -37,6 +37,7 @@ export async function createSession(
   organizationId: string | null,
   lifetime: SessionLifetime,
   at = Date.now(),
+  method: "password" | "sso" = "password",
 ): Promise<{ id: string; token: string; expiresAt: string }> {
   const token = `ghs_${randomBytes(32).toString("base64url")}`;
   const id = newId();
@@ -52,6 +53,7 @@ export async function createSession(
       last_seen_at: toTimestamp(new Date(at)),
       idle_expires_at: toTimestamp(new Date(at + Math.min(lifetime.idleMs, lifetime.maxMs))),
       expires_at: expiresAt,
+      auth_method: method,
     })
     .execute();
   return { id, token, expiresAt };
@@ -78,7 +80,21 @@ export async function sessionPrincipal(
   const row = await db
     .selectFrom("sessions as s")
     .innerJoin("members as m", "m.id", "s.member_id")
-    .select(["s.id", "s.member_id", "s.organization_id", "s.last_seen_at", "s.expires_at", "m.email"])
+    .leftJoin("org_login_settings as ls", "ls.organization_id", "s.organization_id")
+    .leftJoin("member_totp as t", "t.member_id", "s.member_id")
+    .select([
+      "s.id",
+      "s.member_id",
+      "s.organization_id",
+      "s.last_seen_at",
+      "s.expires_at",
+      "s.auth_method",
+      "m.email",
+      "ls.require_sso",
+      "ls.require_two_factor",
+      "ls.break_glass_member_id",
+      "t.confirmed_at as two_factor_confirmed_at",
+    ])
     .where("s.token_hash", "=", hashSecret(token))
     .where("s.idle_expires_at", ">", stamp)
     .where("s.expires_at", ">", stamp)
@@ -104,8 +120,33 @@ export async function sessionPrincipal(
     environmentKey: first.environmentKey,
     level: first.level,
     access: first.access,
-    member: { id: row.member_id, email: row.email, sessionId: row.id, grants },
+    member: {
+      id: row.member_id,
+      email: row.email,
+      sessionId: row.id,
+      grants,
+      restricted: restrictionOf(row),
+    },
   };
+}
+
+/**
+ * What a password session may not do in its active organization: anything, where the organization requires SSO
+ * (but for its break-glass admin); anything but its own session's routes, where it requires a second factor the
+ * member has not enrolled yet. A session opened by SSO answers to its identity provider for both.
+ */
+function restrictionOf(row: {
+  auth_method: string;
+  member_id: string;
+  require_sso: number | null;
+  require_two_factor: number | null;
+  break_glass_member_id: string | null;
+  two_factor_confirmed_at: string | null;
+}): MemberIdentity["restricted"] {
+  if (row.auth_method !== "password") return undefined;
+  if (row.require_sso === 1 && row.break_glass_member_id !== row.member_id) return "sso";
+  if (row.require_two_factor === 1 && row.two_factor_confirmed_at === null) return "two_factor";
+  return undefined;
 }
 
 export const deleteSession = (db: Db, sessionId: string) =>

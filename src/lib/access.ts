@@ -25,6 +25,11 @@ export interface MemberIdentity {
   email: string;
   sessionId: string;
   grants: Grant[];
+  /**
+   * A password session in an organization that requires SSO (`sso`), or a second factor the member has not
+   * enrolled (`two_factor`): it reaches only its own session's routes (`auth: "session"`).
+   */
+  restricted?: "sso" | "two_factor" | undefined;
 }
 
 /** One of a member's grants, with the keys of its project and environment (paths name either id or key). */

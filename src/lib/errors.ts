@@ -34,6 +34,36 @@ export const ERROR_CODES = {
     title: "The e-mail or password is wrong",
     help: "Check both and try again; repeated failures are limited per account and per address (429).",
   },
+  /** A password login whose member has a second factor, sent without its code (the login page asks for it). */
+  TWO_FACTOR_REQUIRED: {
+    status: 401,
+    title: "A second factor is needed",
+    help: "The e-mail and password are right and the member has a second factor: send the login again with `totp_code` (the authenticator app's 6 digits) or a `recovery_code`.",
+  },
+  /** A wrong or used TOTP or recovery code: counted as a failed login. */
+  INVALID_TWO_FACTOR_CODE: {
+    status: 401,
+    title: "The code is wrong",
+    help: "The authenticator code is wrong, expired or already used, or the recovery code is unknown or used. Failures count as failed logins (429 after too many).",
+  },
+  /** A password login (or a password session's call) in an organization that requires single sign-on. */
+  SSO_REQUIRED: {
+    status: 403,
+    title: "The organization requires single sign-on",
+    help: "Sign in with the organization's identity provider (the login page's \"Sign in with …\" button, GET /v2/auth/sso/{org}/login). Only the break-glass admin an organization admin named may use a password.",
+  },
+  /** A password session in an organization that requires a second factor, before the member enrolled one. */
+  TWO_FACTOR_ENROLMENT_REQUIRED: {
+    status: 403,
+    title: "Enrol a second factor first",
+    help: "The organization requires a second factor: enrol one (POST /v2/auth/two-factor/enrol, then confirm) on the profile page; until then the session reaches only its own routes.",
+  },
+  /** The OpenID provider's answer was refused (state, token, claims or domain). Nothing was created. */
+  SSO_FAILED: {
+    status: 401,
+    title: "Single sign-on failed",
+    help: "The sign-in with the identity provider was refused: an unknown, used or expired sign-in (start again from the login page), an ID token that failed its checks (signature, issuer, audience, nonce, expiry), an unverified e-mail or a domain the organization does not allow. The message says which.",
+  },
   NOT_FOUND: {
     status: 404,
     title: "Not found",

@@ -2,7 +2,8 @@
  * Secret redaction and size bounds for text that is stored (the API log). Two rules, applied to JSON bodies,
  * query strings and paths:
  * - by name: the value of any field whose name looks like a secret (`secret`, `api_key_secret`, `password`,
- *   `client_secret`, `access_token`, `csrf_token`, `private_key`, `authorization`, `invite_code`, ...) is
+ *   `client_secret`, `access_token`, `csrf_token`, `private_key`, `authorization`, `invite_code`, `totp_code`,
+ *   `recovery_codes`, `otpauth_url`, `qr_code`, ...) is
  *   replaced, whatever its type;
  * - by value: any string that contains the caller's own bearer key, or something shaped like a Gatehouse key
  *   (`gh_`, maybe a region and `_`, then 43 base64url characters), has that part replaced, wherever it appears.
@@ -10,12 +11,12 @@
 export const REDACTED = "[REDACTED]";
 
 const SENSITIVE_NAME =
-  /(^|_)(secret|password|passwd|passphrase|token|private_key|credentials?|authorization|cookie|api_?key|invite_code)(_|$)/;
+  /(^|_)(secret|password|passwd|passphrase|token|private_key|credentials?|authorization|cookie|api_?key|invite_code|recovery_codes?|totp_code|otpauth_url|qr_code|code_verifier|nonce)(_|$)/;
 // Identifiers and descriptions of secrets are not secrets: `api_key_id`, `token_type`, `secret_prefix`.
 const HARMLESS_SUFFIX = /_(id|ids|type|prefix|name|expires_at|created_at)$/;
 /** What a secret field's name contains, in any case and with `_` or `-` between its words. */
 const SENSITIVE_WORDS =
-  "secret|passw|passphrase|token|private[_-]?key|credential|authorization|cookie|api[_-]?key|invite[_-]?code";
+  "secret|passw|passphrase|token|private[_-]?key|credential|authorization|cookie|api[_-]?key|invite[_-]?code|recovery[_-]?code|totp[_-]?code|otpauth|qr[_-]?code|code[_-]?verifier|nonce";
 /**
  * A cheap first pass on raw JSON text: only text that may hold a secret is parsed and walked. The words alone are
  * tried first: a scan for them is about 5 times as fast as the pattern of a name, which backtracks through every

@@ -18,6 +18,8 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** false: the request body carries a credential (a password, a setup or invite code): never stored */
     apiLogBody?: false;
+    /** false: the query string carries a credential (an OpenID provider's code and state): the path alone is kept */
+    apiLogQuery?: false;
   }
   interface FastifyInstance {
     apiLog: { flush(): Promise<void>; stats(): { queued: number; dropped: number } };
@@ -58,7 +60,7 @@ function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
     requestId: request.id,
     timestamp: toTimestamp(new Date(Date.now() - durationMs)),
     method: request.method,
-    url: request.url,
+    url: request.routeOptions.config.apiLogQuery === false ? request.url.split("?")[0]! : request.url,
     status: reply.statusCode,
     durationMs,
     clientIp: request.ip,

@@ -60,7 +60,7 @@ export interface AuthOptions {
 export const sessionCookieName = (publicUrl: string): string =>
   publicUrl.startsWith("https:") ? "__Host-gatehouse_session" : "gatehouse_session";
 
-function cookieValue(header: string | undefined, name: string): string | undefined {
+export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (header === undefined) return undefined;
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
@@ -147,6 +147,8 @@ export const authPlugin = fp(
       const principal = request.principal;
       if (!principal) return;
       const { auth, need: routeNeed } = request.routeOptions.config;
+      const restricted = principal.member?.restricted;
+      if (restricted && auth !== "session") throw restrictedSession(restricted);
       if (principal.member && (auth === "session" || auth === "any")) return;
       const params = request.params as Record<string, string | undefined>;
       const project = params["proj_id"];
@@ -206,6 +208,17 @@ async function assertNotFrozen(db: Kysely<Database>, organizationId: string): Pr
       `organization '${org.key}' is frozen for a move to another region (since ${org.frozen_at}): writes are refused until the move is done or it is unfrozen (gatehouse orgs unfreeze); reads work`,
     );
 }
+
+const restrictedSession = (why: "sso" | "two_factor") =>
+  why === "sso"
+    ? new AppError(
+        "SSO_REQUIRED",
+        "this organization requires single sign-on: log out and sign in with its identity provider",
+      )
+    : new AppError(
+        "TWO_FACTOR_ENROLMENT_REQUIRED",
+        "this organization requires a second factor: enrol one on your profile page (POST /v2/auth/two-factor/enrol)",
+      );
 
 function pathRefsOf(request: FastifyRequest): PathRefs | undefined {
   const params = request.params as Record<string, string | undefined>;

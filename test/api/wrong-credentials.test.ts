@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import type { InjectOptions } from "fastify";
 import { sql } from "kysely";
 import { describeEachDialect, PUBLIC_URL, type TestEnv } from "../helpers/app.ts";
-import { addMember, login } from "../helpers/members.ts";
+import { addMember, anonymous, login, PASSWORD } from "../helpers/members.ts";
 
 // Every /v2 operation of docs/openapi.json × every wrong credential, as Unkey's API tests do. What each operation
 // needs is read from the document: the project and environment it names ({proj_id}, {env_id}), whether it
@@ -123,6 +123,8 @@ const ORGANIZATION_LEVEL = new Set([
   "GET /v2/orgs/{org_id}/invites",
   "POST /v2/orgs/{org_id}/invites",
   "DELETE /v2/orgs/{org_id}/invites/{invite_id}",
+  "GET /v2/orgs/{org_id}/login-settings",
+  "PUT /v2/orgs/{org_id}/login-settings",
 ]);
 
 /** POSTs that only read (checks carry a body): a read key may call them (the route config's `need.access`). */
@@ -486,5 +488,61 @@ describeEachDialect("wrong credentials on every /v2 operation", (env) => {
         `${entry} is not in the document`,
       );
     }
+  });
+
+  test("an SSO-only organization: password logins and password sessions are refused and change nothing, but for the break-glass admin", async () => {
+    const { app, globex, call, store } = env();
+    await addMember(store, "staff@globex.test", [{ organizationId: globex.id, access: "write" }]);
+    const opened = await login(app, "staff@globex.test");
+    const saved = await call(globex.adminKey, "PUT", "/v2/orgs/globex/login-settings", {
+      require_two_factor: false,
+      sso: {
+        provider_name: "Globex ID",
+        issuer: "https://id.globex.test",
+        client_id: "gatehouse",
+        client_secret: "client-secret",
+        allowed_domains: ["globex.test"],
+        new_member_access: "read",
+        require_sso: true,
+        break_glass_email: "admin@globex.test",
+      },
+    });
+    assert.equal(saved.status, 200, saved.body);
+    const before = await snapshot(env());
+    const unexpected: string[] = [];
+    const refused = await anonymous(app, "POST", "/v2/auth/login", {
+      email: "staff@globex.test",
+      password: PASSWORD,
+    });
+    if (refused.status !== 403 || refused.json.error_code !== "SSO_REQUIRED")
+      unexpected.push(`password login -> ${refused.status} ${refused.body}`);
+    // a wrong password is told as any wrong password: the answer says nothing of SSO
+    const wrong = await anonymous(app, "POST", "/v2/auth/login", {
+      email: "staff@globex.test",
+      password: "wrong password!!",
+    });
+    if (wrong.json.error_code !== "INVALID_CREDENTIALS") unexpected.push(`wrong password -> ${wrong.body}`);
+    // the session opened with a password before SSO was required reaches nothing but its own session routes
+    for (const op of operations.filter(
+      (o) => !o.path.startsWith("/v2/auth/") && !o.path.startsWith("/v2/members/me"),
+    )) {
+      const url = op.path.replace(/\{(\w+)\}/g, (_, p: string) => ids[p] ?? `missing-${p}`);
+      const res = await app.inject({
+        method: op.method,
+        url,
+        query: op.query,
+        headers: { cookie: opened.cookie, "x-csrf-token": opened.csrf, origin: PUBLIC_URL },
+        ...(op.body !== undefined && { payload: op.body as InjectOptions["payload"] }),
+      });
+      if (res.statusCode !== 403 || res.json().error_code !== "SSO_REQUIRED")
+        unexpected.push(`${op.method} ${op.path} -> ${res.statusCode} ${res.body.slice(0, 160)}`);
+    }
+    assert.deepEqual(unexpected, []);
+    const after = await snapshot(env());
+    // failed logins write nothing; only the refused login's counters live in the rate limiter, not the database
+    assert.deepEqual(after, before, "a refused request changed the database");
+    const breakGlass = await login(app, "admin@globex.test");
+    const projects = await app.inject({ url: "/v2/projects", headers: { cookie: breakGlass.cookie } });
+    assert.equal(projects.statusCode, 200, projects.body);
   });
 });

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { TOTP } from "otpauth";
 import { REPO_ROOT, startServerProcess } from "../helpers/process.ts";
 
 const json = { "content-type": "application/json" };
@@ -87,7 +88,27 @@ test("first start: a one-time setup link creates the owner, who logs in over HTT
       email: "owner@example.test",
       password: "the owner's passphrase",
     });
-    await sessionOf(login);
+    // the owner turns on a second factor: then the password alone is not enough
+    const withPassword = await sessionOf(login);
+    const asOwner = {
+      cookie: withPassword.cookie,
+      "x-csrf-token": withPassword.csrf,
+      origin: second.baseUrl,
+    };
+    const enrol = await post(second.baseUrl, "/v2/auth/two-factor/enrol", {}, asOwner);
+    const { secret } = (await enrol.json()) as { secret: string };
+    const confirm = await post(
+      second.baseUrl,
+      "/v2/auth/two-factor/confirm",
+      { totp_code: new TOTP({ secret }).generate() },
+      asOwner,
+    );
+    assert.equal(confirm.status, 200, await confirm.text());
+    const needsCode = await post(second.baseUrl, "/v2/auth/login", {
+      email: "owner@example.test",
+      password: "the owner's passphrase",
+    });
+    assert.equal(needsCode.status, 401);
     assert.equal(await second.stop("SIGTERM"), 0);
 
     // the command line, on the database: a new admin (password from the environment), then a reset (from stdin)
@@ -106,6 +127,10 @@ test("first start: a one-time setup link creates the owner, who logs in over HTT
     assert.equal(reset.code, 0, reset.out);
     const weak = await cli(["reset-password", "--email", "owner@example.test"], env, "short\n");
     assert.equal(weak.code, 2, weak.out);
+    // the owner lost the authenticator app and the recovery codes: the operator removes the factor
+    const reset2fa = await cli(["reset-2fa", "--email", "owner@example.test"], env);
+    assert.equal(reset2fa.code, 0, reset2fa.out);
+    assert.match(reset2fa.out, /Second factor removed for owner@example\.test/);
     const third = await startServerProcess({ GATEHOUSE_DATA_DIR: dataDir });
     await sessionOf(
       await post(third.baseUrl, "/v2/auth/login", {

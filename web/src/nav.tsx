@@ -8,6 +8,8 @@ const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
+const LoginSettingsPage = lazy(() => import("./pages/LoginSettingsPage"));
+const ProfilePage = lazy(() => import("./pages/ProfilePage"));
 const OverviewPage = lazy(() => import("./pages/OverviewPage"));
 const InstancesPage = lazy(() => import("./pages/InstancesPage"));
 const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
@@ -70,6 +72,8 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
       { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage /> },
       { path: "settings/members", label: "Members", element: <MembersPage /> },
       { path: "settings/organization", label: "Organization", element: <OrganizationPage /> },
+      { path: "settings/login", label: "Login and SSO", element: <LoginSettingsPage /> },
+      { path: "settings/profile", label: "Your profile", element: <ProfilePage /> },
     ],
   },
 ];

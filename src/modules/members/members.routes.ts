@@ -21,6 +21,7 @@ import {
   OrgMemberRemovePermissions,
   OrgMemberUpdate,
   OrgRefParams,
+  OwnProfileUpdate,
 } from "./members.schemas.ts";
 import { createMembersService } from "./members.service.ts";
 
@@ -111,6 +112,19 @@ export const membersRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     (req) => members.me(memberOf(req)),
+  );
+  app.patch(
+    "/v2/members/me",
+    {
+      config: { auth: "session" },
+      schema: {
+        tags,
+        summary: "Change the calling member's own names (any member, whatever its grants)",
+        body: OwnProfileUpdate,
+        response: { 200: OrgMemberReadWithGrants, ...errorResponses() },
+      },
+    },
+    (req) => members.updateMe(memberOf(req), req.body),
   );
   app.get(
     "/v2/members/:member_id",

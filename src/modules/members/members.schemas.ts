@@ -1,5 +1,5 @@
 import { Type, type Static } from "typebox";
-import { JsonObject, Name, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
+import { JsonObject, Name, Nullable, PageQuery, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
 import { Email, OnboardingStep } from "../../domain/member.schemas.ts";
 import { AccessLevelSchema, ScopeLevelSchema } from "../api-keys/api-keys.schemas.ts";
 
@@ -107,6 +107,13 @@ export const OrgMemberUpdate = Type.Object(
   { additionalProperties: false },
 );
 export type OrgMemberUpdate = Static<typeof OrgMemberUpdate>;
+
+/** What members change of themselves: their names (null clears one). */
+export const OwnProfileUpdate = Type.Object(
+  { given_name: Type.Optional(Nullable(Name)), family_name: Type.Optional(Nullable(Name)) },
+  { additionalProperties: false },
+);
+export type OwnProfileUpdate = Static<typeof OwnProfileUpdate>;
 
 export const MemberListQuery = Type.Object({
   project_id: Type.Optional(Ref("project id or key")),

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
+import { ownOrganizationId } from "../../domain/organization-records.ts";
 import type { Principal } from "../../lib/access.ts";
 import { AppError, forbidden, notFound } from "../../lib/errors.ts";
-import { idOrKey, isUuid } from "../../lib/ids.ts";
+import { isUuid } from "../../lib/ids.ts";
 import { fromJsonObject, toJson } from "../../lib/json.ts";
 import type { Mailer } from "../../lib/mailer.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
@@ -42,6 +43,7 @@ import type {
   OrgMemberReadWithGrants,
   OrgMemberRemovePermissions,
   OrgMemberUpdate,
+  OwnProfileUpdate,
   Permission,
   PermissionInput,
 } from "./members.schemas.ts";
@@ -158,17 +160,7 @@ export function createMembersService(deps: {
   }
 
   /** The organization a path names, which must be the caller's. */
-  async function ownOrganization(principal: Principal, ref: string): Promise<string> {
-    const { column, value } = idOrKey(ref);
-    const row = await db
-      .selectFrom("organizations")
-      .select("id")
-      .where("id", "=", principal.organizationId)
-      .where(column, "=", value)
-      .executeTakeFirst();
-    if (!row) throw notFound("organization", ref);
-    return row.id;
-  }
+  const ownOrganization = (principal: Principal, ref: string) => ownOrganizationId(db, principal, ref);
 
   async function mailInvite(invite: InviteRow, code: string, inviter: string | undefined) {
     if (!deps.mailer) return undefined;
@@ -230,6 +222,20 @@ export function createMembersService(deps: {
       const row = await findMemberById(db, principal.member.id);
       if (!row) throw new AppError("UNAUTHORIZED", "the session is not valid or has ended; log in again");
       return read(principal, row);
+    },
+
+    /** A member's own names: any member, whatever its grants. */
+    async updateMe(principal: Principal & { member: { id: string } }, body: OwnProfileUpdate) {
+      await db
+        .updateTable("members")
+        .set({
+          ...(body.given_name !== undefined && { first_name: body.given_name }),
+          ...(body.family_name !== undefined && { last_name: body.family_name }),
+          updated_at: now(),
+        })
+        .where("id", "=", principal.member.id)
+        .execute();
+      return this.me(principal);
     },
 
     async get(principal: Principal, ref: string) {

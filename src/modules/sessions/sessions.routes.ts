@@ -7,7 +7,7 @@ import type { Database } from "../../db/types.ts";
 import { memberOf } from "../../plugins/auth.ts";
 import { errorResponses } from "../../lib/schemas.ts";
 import { schedulePeriodic } from "../../lib/periodic.ts";
-import { purgeExpiredSessions } from "../../domain/session-records.ts";
+import { purgeExpiredSessions, sessionPrincipal } from "../../domain/session-records.ts";
 import {
   AcceptInviteBody,
   ActiveOrganizationBody,
@@ -19,6 +19,7 @@ import {
 } from "./sessions.schemas.ts";
 import { createSessionsService, type Opened } from "./sessions.service.ts";
 import { listRegions } from "../../lib/regions.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
 
 const PUBLIC = { auth: "public" } as const;
 const SESSION = { auth: "session" } as const;
@@ -33,6 +34,7 @@ const publicErrors = (...codes: number[]) =>
 /** Login, logout, the current session, the active organization, password change, invites accepted, first setup. */
 export const sessionsRoutes: FastifyPluginAsyncTypebox<{
   db: Kysely<Database>;
+  box: SecretBox;
   config: Pick<
     Config,
     | "sessionIdleMinutes"
@@ -43,11 +45,13 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
     | "regionUrls"
     | "publicUrl"
   >;
-}> = async (app, { db, config }) => {
+}> = async (app, { db, box, config }) => {
+  const lifetime = { idleMs: config.sessionIdleMinutes * 60_000, maxMs: config.sessionMaxHours * 3_600_000 };
   const service = (request: FastifyRequest) =>
     createSessionsService({
       db,
-      lifetime: { idleMs: config.sessionIdleMinutes * 60_000, maxMs: config.sessionMaxHours * 3_600_000 },
+      box,
+      lifetime,
       failures: app.rateLimits.failures,
       limits: { perAccount: config.loginFailuresPerAccount, perAddress: config.loginFailuresPerAddress },
       // The rate limiter's onSend hook turns this into RateLimit-* and Retry-After headers.
@@ -55,8 +59,10 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
         request.rateLimit = { limit, remaining: 0, reset, limited: true };
       },
     });
-  const opened = (reply: FastifyReply, { token, session }: Opened) => {
+  /** Sets the cookie; the API log records the call as the member it logged in. */
+  const opened = async (req: FastifyRequest, reply: FastifyReply, { token, session }: Opened) => {
     app.sessionCookie.set(reply, token, session.expires_at);
+    req.principal = await sessionPrincipal(db, token, lifetime);
     return session;
   };
   const tokenOf = (req: FastifyRequest) => req.sessionToken ?? "";
@@ -89,7 +95,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: SessionRead, ...publicErrors() },
       },
     },
-    async (req, reply) => opened(reply, await service(req).login(req.body, req.ip)),
+    async (req, reply) => opened(req, reply, await service(req).login(req.body, req.ip)),
   );
   app.post(
     "/v2/auth/logout",
@@ -160,7 +166,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: SessionRead, ...publicErrors(404, 409) },
       },
     },
-    async (req, reply) => opened(reply, await service(req).acceptInvite(req.body, req.ip)),
+    async (req, reply) => opened(req, reply, await service(req).acceptInvite(req.body, req.ip)),
   );
   app.post(
     "/v2/auth/setup",
@@ -174,6 +180,6 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: SessionRead, ...publicErrors(404, 409) },
       },
     },
-    async (req, reply) => opened(reply, await service(req).setup(req.body, req.ip)),
+    async (req, reply) => opened(req, reply, await service(req).setup(req.body, req.ip)),
   );
 };

@@ -2,7 +2,25 @@ import { Type, type Static } from "typebox";
 import { Name, Nullable, Ref, Timestamp, Uuid } from "../../lib/schemas.ts";
 import { Email, Password } from "../members/members.schemas.ts";
 
-export const LoginBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
+export const LoginBody = Type.Object(
+  {
+    email: Email,
+    password: Password,
+    totp_code: Type.Optional(
+      Type.String({
+        maxLength: 16,
+        description: "the authenticator app's code, for a member with a second factor",
+      }),
+    ),
+    recovery_code: Type.Optional(
+      Type.String({
+        maxLength: 32,
+        description: "instead of totp_code: one of the member's recovery codes (once)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type LoginBody = Static<typeof LoginBody>;
 
 const NewMemberFields = {

@@ -6,7 +6,11 @@ import { idOrKey } from "../../lib/ids.ts";
 import { assertAcceptablePassword, hashPassword, verifyPassword } from "../../lib/passwords.ts";
 import { hashSecret } from "../../lib/secrets.ts";
 import { now } from "../../lib/time.ts";
-import type { FailureLimiter } from "../../plugins/rate-limit.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import { ssoOnlyOrganizationsOf } from "../../domain/login-settings-records.ts";
+import { acceptTotpCode, hasTwoFactor, useRecoveryCode } from "../../domain/two-factor-records.ts";
+import { createLoginThrottle, type ThrottleDeps } from "./login-throttle.ts";
+import { createSessionOpener, type Opened } from "./session-opener.ts";
 import {
   findMemberByEmail,
   findMemberById,
@@ -22,8 +26,6 @@ import {
   type MemberRow,
 } from "../../domain/member-records.ts";
 import {
-  createSession,
-  csrfTokenOf,
   deleteMemberSessions,
   deleteSession,
   setActiveOrganization,
@@ -39,116 +41,72 @@ import type {
   SetupBody,
 } from "./sessions.schemas.ts";
 
+export type { Opened } from "./session-opener.ts";
+
 type Db = Kysely<Database>;
 type MemberPrincipal = Principal & { member: NonNullable<Principal["member"]> };
 
-/** What a session call returns: the session with its CSRF token, and a new token to set as the cookie. */
-export interface Opened {
-  token: string;
-  session: SessionRead;
-}
-
-const LOGIN_WINDOW_MS = 15 * 60_000;
 const wrongCredentials = () => new AppError("INVALID_CREDENTIALS", "the e-mail or password is wrong");
 
-export function createSessionsService(deps: {
-  db: Db;
-  lifetime: SessionLifetime;
-  failures: FailureLimiter;
-  limits: { perAccount: number; perAddress: number };
-  /** Tells the caller to answer 429 with Retry-After (the rate limiter's headers). */
-  onLimited: (retryAfterSeconds: number, limit: number) => void;
-}) {
-  const { db, lifetime, failures } = deps;
-
-  async function sessionRead(memberId: string, sessionId: string, token: string): Promise<SessionRead> {
-    const session = await db
-      .selectFrom("sessions as s")
-      .innerJoin("members as m", "m.id", "s.member_id")
-      .select(["s.organization_id", "s.expires_at", "m.email"])
-      .where("s.id", "=", sessionId)
-      .executeTakeFirstOrThrow();
-    const ids = await memberOrganizationIds(db, memberId);
-    const organizations =
-      ids.length === 0
-        ? []
-        : await db.selectFrom("organizations").select(["id", "key", "name"]).where("id", "in", ids).execute();
-    return {
-      member_id: memberId,
-      email: session.email,
-      active_organization_id: session.organization_id,
-      organizations: ids.map((id) => organizations.find((o) => o.id === id)!).filter(Boolean),
-      csrf_token: csrfTokenOf(token),
-      expires_at: session.expires_at,
-    };
-  }
-
-  /** A new session of the member, in the organization given or its first one. */
-  async function open(member: MemberRow, ip: string, organizationId?: string): Promise<Opened> {
-    const active = organizationId ?? (await memberOrganizationIds(db, member.id))[0] ?? null;
-    const created = await createSession(db, member.id, active, lifetime);
-    await db
-      .updateTable("members")
-      .set((eb) => ({ last_login: now(), last_ip: ip, logins_count: eb("logins_count", "+", 1) }))
-      .where("id", "=", member.id)
-      .execute();
-    return { token: created.token, session: await sessionRead(member.id, created.id, created.token) };
-  }
-
-  const tooMany = (wait: number, limit: number, what = "failed logins") => {
-    deps.onLimited(wait, limit);
-    return new AppError("TOO_MANY_REQUESTS", `too many ${what}; retry in ${wait} s`, {
-      retry_after_seconds: wait,
-    });
-  };
-
-  /**
-   * 429 for an address over its failures (with any account), for an account and address pair over the account's
-   * limit, and for an account over its limit from an address that has failed on it: so guesses against one
-   * account from anywhere lock it for the guessers, but the member's correct password from an address that has
-   * not failed on it still logs in.
-   */
-  async function limited(email: string, ip: string): Promise<void> {
-    const { perAccount, perAddress } = deps.limits;
-    const [address, pair, account, pairFailed] = await Promise.all([
-      failures.retryAfter(`login:address:${ip}`, perAddress, LOGIN_WINDOW_MS),
-      failures.retryAfter(`login:pair:${email}|${ip}`, perAccount, LOGIN_WINDOW_MS),
-      failures.retryAfter(`login:account:${email}`, perAccount, LOGIN_WINDOW_MS),
-      failures.retryAfter(`login:pair:${email}|${ip}`, 1, LOGIN_WINDOW_MS),
-    ]);
-    if (address > 0) throw tooMany(address, perAddress);
-    const wait = Math.max(pair, pairFailed > 0 ? account : 0);
-    if (wait > 0) throw tooMany(wait, perAccount);
-  }
-
-  async function failed(email: string, ip: string): Promise<never> {
-    await failures.record(`login:account:${email}`, LOGIN_WINDOW_MS);
-    await failures.record(`login:pair:${email}|${ip}`, LOGIN_WINDOW_MS);
-    await failures.record(`login:address:${ip}`, LOGIN_WINDOW_MS);
-    throw wrongCredentials();
-  }
-
-  /** Setup and invite codes: an address that keeps guessing them gets 429, as for logins. */
-  async function guessing(kind: "setup" | "invite", ip: string): Promise<void> {
-    const wait = await failures.retryAfter(`${kind}:address:${ip}`, deps.limits.perAccount, LOGIN_WINDOW_MS);
-    if (wait > 0) throw tooMany(wait, deps.limits.perAccount, `wrong ${kind} codes`);
-  }
-  async function wrongCode(kind: "setup" | "invite", ip: string, error: AppError): Promise<never> {
-    await failures.record(`${kind}:address:${ip}`, LOGIN_WINDOW_MS);
-    throw error;
-  }
+export function createSessionsService(
+  deps: {
+    db: Db;
+    lifetime: SessionLifetime;
+    box: SecretBox;
+  } & ThrottleDeps,
+) {
+  const { db, lifetime } = deps;
+  const { open, sessionRead } = createSessionOpener(db, lifetime);
+  const { limited, failed, guessing, wrongCode } = createLoginThrottle(deps);
 
   /** The member with this e-mail and password; an unknown e-mail costs the same and answers the same. */
   async function authenticate(email: string, password: string, ip: string): Promise<MemberRow> {
     await limited(email, ip);
     const member = await findMemberByEmail(db, email);
-    if (!(await verifyPassword(member?.password_hash, password)) || !member) return failed(email, ip);
+    if (!(await verifyPassword(member?.password_hash, password)) || !member)
+      return failed(email, ip, wrongCredentials());
     return member;
+  }
+
+  /**
+   * After the right password: refused where an organization of the member requires SSO (but for its break-glass
+   * admin); with a second factor, its code or a recovery code is needed too, and a wrong one is a failed login.
+   */
+  async function passwordMayLogIn(member: MemberRow, body: LoginBody, ip: string): Promise<void> {
+    const ssoOnly = await ssoOnlyOrganizationsOf(db, member.id);
+    if (ssoOnly.length > 0) {
+      const { key, provider } = ssoOnly[0]!;
+      throw new AppError(
+        "SSO_REQUIRED",
+        `organization '${key}' requires single sign-on: sign in with ${provider ?? "its identity provider"}`,
+        { organization_key: key },
+      );
+    }
+    if (!(await hasTwoFactor(db, member.id))) return;
+    if (body.totp_code === undefined && body.recovery_code === undefined) {
+      throw new AppError(
+        "TWO_FACTOR_REQUIRED",
+        "enter the code of your authenticator app or a recovery code",
+      );
+    }
+    const accepted =
+      body.totp_code !== undefined
+        ? await acceptTotpCode(db, deps.box, member.id, body.totp_code)
+        : await useRecoveryCode(db, member.id, body.recovery_code!);
+    if (!accepted) {
+      await failed(
+        member.email,
+        ip,
+        new AppError("INVALID_TWO_FACTOR_CODE", "the code is wrong or already used"),
+      );
+    }
   }
 
   return {
     async login(body: LoginBody, ip: string): Promise<Opened> {
-      return open(await authenticate(normalizeEmail(body.email), body.password, ip), ip);
+      const member = await authenticate(normalizeEmail(body.email), body.password, ip);
+      await passwordMayLogIn(member, body, ip);
+      return open(member, ip);
     },
 
     async logout(principal: MemberPrincipal): Promise<void> {

@@ -42,8 +42,10 @@ const csrf: Middleware = {
 };
 
 let sessionEnded: (() => void) | undefined;
+/** 401s that answer a login attempt, not a session that ended. */
+const LOGIN_ANSWERS = new Set(["INVALID_CREDENTIALS", "TWO_FACTOR_REQUIRED", "INVALID_TWO_FACTOR_CODE"]);
 
-/** Called on any 401 but a wrong login: the session is missing, expired or ended (main.tsx goes to login). */
+/** Called on any 401 but a login's answer: the session is missing, expired or ended (main.tsx goes to login). */
 export function onSessionEnded(listener: () => void): void {
   sessionEnded = listener;
 }
@@ -56,7 +58,7 @@ const session: Middleware = {
       .clone()
       .json()
       .catch(() => ({}))) as ErrorBody;
-    if (body.error_code !== "INVALID_CREDENTIALS") sessionEnded?.();
+    if (!LOGIN_ANSWERS.has(body.error_code ?? "")) sessionEnded?.();
     return response;
   },
 };

@@ -2,8 +2,10 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { useNavigate, useParams, useSearchParams } from "react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import {
+  Anchor,
   Button,
   Center,
+  Divider,
   NativeSelect,
   Paper,
   PasswordInput,
@@ -12,7 +14,7 @@ import {
   TextInput,
   Title,
 } from "@mantine/core";
-import { api, setCsrfToken, unwrap } from "../api/client";
+import { api, ApiError, setCsrfToken, unwrap } from "../api/client";
 import { ErrorState } from "../components/states";
 
 type Opened = { csrf_token: string };
@@ -92,45 +94,123 @@ function RegionPicker() {
   );
 }
 
+/** "Sign in with …" for each organization with single sign-on: a full-page visit to its provider. */
+function SsoButtons({ next }: { next: string | undefined }) {
+  const { data } = useQuery({
+    queryKey: ["auth", "sso"],
+    queryFn: async () => unwrap(await api.GET("/v2/auth/sso/providers")),
+    staleTime: Infinity,
+  });
+  if (!data || data.length === 0) return null;
+  return (
+    <Stack gap="xs">
+      {data.map((p) => (
+        <Button
+          key={p.organization_key}
+          component="a"
+          variant="default"
+          href={next ? `${p.login_url}?next=${encodeURIComponent(next)}` : p.login_url}
+        >
+          Sign in with {p.provider_name}
+        </Button>
+      ))}
+      <Divider label="or with your password" labelPosition="center" />
+    </Stack>
+  );
+}
+
+/** The second step of a password login: the authenticator's code, or a recovery code. */
+function SecondFactorFields({ recovery, onSwitch }: { recovery: boolean; onSwitch: () => void }) {
+  return (
+    <>
+      {recovery ? (
+        <TextInput label="Recovery code" name="recovery_code" autoComplete="off" required autoFocus />
+      ) : (
+        <TextInput
+          label="Authentication code"
+          description="The 6 digits your authenticator app shows for Gatehouse"
+          name="totp_code"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          required
+          autoFocus
+        />
+      )}
+      <Anchor component="button" type="button" size="sm" onClick={onSwitch}>
+        {recovery ? "Use the authenticator app instead" : "Use a recovery code instead"}
+      </Anchor>
+    </>
+  );
+}
+
 export function LoginPage() {
   const [params] = useSearchParams();
   const next = params.get("next");
+  const ssoError = params.get("sso_error");
   // Only a path of this dashboard: a link to /login must not send a member elsewhere after logging in.
   const back = next?.startsWith("/") && !next.startsWith("//") ? next : undefined;
   const { error, busy, submit } = useOpenSession(back ?? "/");
+  // After the right password of a member with a second factor: the same form asks for its code.
+  const [credentials, setCredentials] = useState<{ email: string; password: string } | null>(null);
+  const [recovery, setRecovery] = useState(false);
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    void submit(async () =>
-      unwrap(
-        await api.POST("/v2/auth/login", {
-          body: { email: field(form, "email"), password: field(form, "password") },
-        }),
-      ),
-    );
+    const given = credentials ?? { email: field(form, "email"), password: field(form, "password") };
+    const code = credentials
+      ? recovery
+        ? { recovery_code: field(form, "recovery_code") }
+        : { totp_code: field(form, "totp_code").replace(/\s/g, "") }
+      : {};
+    void submit(async () => {
+      try {
+        return unwrap(await api.POST("/v2/auth/login", { body: { ...given, ...code } }));
+      } catch (err) {
+        if (err instanceof ApiError && err.code === "TWO_FACTOR_REQUIRED") {
+          setCredentials(given);
+          throw new SecondStep();
+        }
+        throw err;
+      }
+    });
   };
   return (
     <AuthCard
-      title="Log in to Gatehouse"
+      title={credentials ? "Two-step verification" : "Log in to Gatehouse"}
       intro={
-        back &&
-        "Your session has ended or you are not logged in yet. Log in to return to the page you were on."
+        credentials
+          ? `Enter a code for ${credentials.email}.`
+          : back &&
+            "Your session has ended or you are not logged in yet. Log in to return to the page you were on."
       }
     >
       <form onSubmit={onSubmit}>
         <Stack>
-          {error !== null && <ErrorState error={error} />}
-          <RegionPicker />
-          <TextInput label="E-mail" name="email" type="email" autoComplete="username" required />
-          <PasswordInput label="Password" name="password" autoComplete="current-password" required />
+          {ssoError !== null && !credentials && (
+            <ErrorState error={new ApiError(401, "Single sign-on failed", ssoError)} />
+          )}
+          {error !== null && !(error instanceof SecondStep) && <ErrorState error={error} />}
+          {credentials ? (
+            <SecondFactorFields recovery={recovery} onSwitch={() => setRecovery(!recovery)} />
+          ) : (
+            <>
+              <RegionPicker />
+              <SsoButtons next={back} />
+              <TextInput label="E-mail" name="email" type="email" autoComplete="username" required />
+              <PasswordInput label="Password" name="password" autoComplete="current-password" required />
+            </>
+          )}
           <Button type="submit" loading={busy}>
-            Log in
+            {credentials ? "Verify" : "Log in"}
           </Button>
         </Stack>
       </form>
     </AuthCard>
   );
 }
+
+/** Not an error: the password was right and the form now asks for the second factor. */
+class SecondStep extends Error {}
 
 export function SetupPage() {
   const { token = "" } = useParams();
