@@ -84,10 +84,15 @@ export async function openLogExport(options: LogExportOptions): Promise<LogExpor
   if (ships.length === 0 || options.logs.length === 0) return noLogExport;
   const sinks = ships.map(([name, ship]) => exportSink(name, ship, options));
   const exports = new Set(options.logs);
+  // Called by the logs' writers once a batch is stored: it must not throw (they would write the batch again).
   const tee = (make: () => Buffer, count: number) => {
     if (count === 0) return;
-    const lines = { bytes: make(), count, at: Date.now() };
-    for (const sink of sinks) sink.add(lines);
+    try {
+      const lines = { bytes: make(), count, at: Date.now() };
+      for (const sink of sinks) sink.add(lines);
+    } catch (err) {
+      options.log.warn({ err, records: count }, "log export: could not export records");
+    }
   };
   return {
     enabled: true,

@@ -21,7 +21,9 @@ interface StoredDecision {
 
 /** A decision log chunk's entries as lines, each with its environment, PDP and time. */
 export function decisionLines(chunk: DecisionLogChunk): Buffer {
-  const entries = JSON.parse(Buffer.from(chunk.entries).toString("utf8")) as StoredDecision[];
+  const entries = JSON.parse(
+    Buffer.from(chunk.entries.buffer, chunk.entries.byteOffset, chunk.entries.length).toString("utf8"),
+  ) as StoredDecision[];
   const head = `{"log":"decision","environment_id":${JSON.stringify(chunk.environmentId)},"pdp_id":${JSON.stringify(chunk.pdpId)},"timestamp":`;
   let text = "";
   for (const { pdp_id: _pdp, timestamp, ...entry } of entries) {
