@@ -4,9 +4,9 @@ import fp from "fastify-plugin";
 import { tracing } from "../lib/tracing.ts";
 
 /*
- * A span per HTTP request (the control plane's and the PDP's servers), named by method and route pattern (ids and
- * keys stay out of the name), with the path, status and route: never headers, the query or bodies. Registered only
- * while tracing is on (src/lib/tracing.ts).
+ * A span per HTTP request (the control plane's and the PDP's servers), named by method and route pattern, with the
+ * route and status: never the path (the dashboard's /setup/{token} and /invite/{code} hold secrets), the query,
+ * headers or bodies. Registered only while tracing is on (src/lib/tracing.ts).
  */
 export const tracingPlugin = fp(
   async (app: FastifyInstance) => {
@@ -15,10 +15,8 @@ export const tracingPlugin = fp(
     const spans = new WeakMap<FastifyRequest, Span>();
     app.addHook("onRequest", (request, _reply, done) => {
       const route = request.routeOptions.url;
-      const cut = request.url.indexOf("?");
       const span = sdk.startRequest(route ? `${request.method} ${route}` : request.method, request.headers, {
         "http.request.method": request.method,
-        "url.path": cut === -1 ? request.url : request.url.slice(0, cut),
         ...(route && { "http.route": route }),
       });
       spans.set(request, span);

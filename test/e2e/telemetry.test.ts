@@ -9,6 +9,7 @@ import { api, check, receiver, seedReaders, until } from "../helpers/export.ts";
 const BOOTSTRAP = "telemetry-e2e-bootstrap-key-000000000000000";
 /** In every user's e-mail: a value that travels as a body field and a SQL parameter, never in a trace. */
 const CANARY = "canary-7f3a9c";
+const INVITE_CODE = "invite-code-9d2e41b7";
 
 interface AnyValue {
   stringValue?: string;
@@ -65,6 +66,10 @@ test(
     );
     try {
       const pdpBase = `http://127.0.0.1:${server.pdpPort}`;
+      // A dashboard link with a one-time code in its path.
+      await (
+        await fetch(`${server.baseUrl}/invite/${INVITE_CODE}`, { headers: { accept: "text/html" } })
+      ).text();
       const envSecret = await seedReaders(server, BOOTSTRAP, ["alice"], `${CANARY}@example.test`);
       assert.equal(await check(pdpBase, envSecret, "alice"), true);
       assert.equal(await check(pdpBase, envSecret, "alice", "delete"), false);
@@ -170,6 +175,8 @@ test(
         assert.ok(!traces.includes(secret) && !logs.includes(secret), "a key in the exported telemetry");
       }
       assert.ok(!traces.includes(CANARY), "a body field or SQL parameter in a trace");
+      assert.ok(!traces.includes(INVITE_CODE), "a path's one-time code in a trace");
+      assert.ok(all.some((s) => s.name === "GET" || s.attrs["http.route"] !== undefined));
       assert.ok(logs.includes(CANARY), "the API log's bodies were expected in the exported logs");
       assert.equal(await server.stop(), 0, server.output());
     } finally {
