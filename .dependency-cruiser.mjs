@@ -66,6 +66,18 @@ export default {
       to: { path: "^src/pdp/(http/|embedded[.]ts$|standalone[.]ts$)" },
     },
     {
+      name: "opentelemetry-sdk-loaded-lazily",
+      comment:
+        "With tracing and OTLP export off nothing of the OpenTelemetry SDK is loaded: only tracing-sdk.ts and " +
+        "otel-resource.ts import it, and they are imported dynamically (types aside).",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/lib/(tracing-sdk|otel-resource)[.]ts$" },
+      to: {
+        path: "(^|/)node_modules/@opentelemetry/(sdk-|exporter-|resources|semantic-conventions)|^src/lib/(tracing-sdk|otel-resource)[.]ts$",
+        dependencyTypesNot: ["dynamic-import", "type-only"],
+      },
+    },
+    {
       name: "pdp-through-its-storage",
       comment:
         "The PDP reaches storage only through the PdpStorage interface (src/pdp/storage.ts), which " +

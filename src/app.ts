@@ -67,6 +67,8 @@ import { twoFactorRoutes } from "./modules/sessions/two-factor.routes.ts";
 import { loginSettingsRoutes } from "./modules/login-settings/login-settings.routes.ts";
 import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
 import type { PdpSlot } from "./pdp/decision-port.ts";
+import { noLogExport, type LogExport } from "./domain/log-export/log-export.ts";
+import { tracingPlugin } from "./http/tracing.ts";
 import { negotiate } from "@fastify/accept-negotiator";
 
 /** The settings the control plane reads; `loadConfig` (src/config.ts) gives each its value or default. */
@@ -105,6 +107,8 @@ export interface AppDeps {
   clock?: () => number;
   /** The built dashboard (web/dist); served at `/` when it holds an index.html. */
   dashboardDir?: string;
+  /** Where the API log and decision log are exported (none when left out). */
+  logExport?: LogExport;
 }
 
 /**
@@ -127,6 +131,7 @@ export interface ModuleDeps {
   onKeysChanged(): void;
   onEnvironmentDeleted(environmentId: string): void;
   pdpSlot: PdpSlot;
+  logExport: LogExport;
 }
 
 /** The modules in the order their routes appear in the OpenAPI document; `tasks` comes before its task types. */
@@ -191,6 +196,7 @@ function listReader(store: Store): Kysely<Database> {
 /** Builds the whole control plane as a Fastify instance that is ready but not listening. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store, box } = deps;
+  const logExport = deps.logExport ?? noLogExport;
   const app = createFastify(deps);
   const notifier = new ChangeNotifier();
   const events: AppEvents = new EventEmitter();
@@ -200,6 +206,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const pdpSlot: PdpSlot = { current: undefined };
   app.decorate("pdpSlot", pdpSlot);
 
+  await app.register(tracingPlugin);
   await app.register(jsonBodyPlugin, { bodyLimitBytes: config.bodyLimitBytes });
   app.addSchema(ErrorBodySchema);
   await app.register(swagger, {
@@ -232,11 +239,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     flushIntervalMs: config.apiLogFlushMs,
     retentionDays: config.apiLogRetentionDays,
     outage: store.outage,
+    ...(logExport.enabled && { exported: logExport.apiCalls }),
   });
   await app.register(metricsPlugin, {
     pool: () => store.poolStats(),
     apiLog: () => app.apiLog.stats(),
     tasks: () => countOpenTasks(store.db, now()),
+    logExport: logExport.stats,
   });
   await app.register(regionPlugin, config);
   await app.register(authPlugin, {
@@ -279,6 +288,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     onKeysChanged: () => events.emit("keysChanged"),
     onEnvironmentDeleted: (environmentId) => events.emit("environmentDeleted", environmentId),
     pdpSlot,
+    logExport,
   };
   for (const module of MODULES) await app.register(module, shared);
   await app.register(opsRoutes, { store });

@@ -29,6 +29,16 @@ export interface Config {
   decisionLogRetentionDays: number;
   decisionLog: string;
   decisionLogSpoolBytes: number;
+  logExportLogs: string;
+  logExportFile: string | undefined;
+  logExportFileMaxBytes: number;
+  logExportFileKeep: number;
+  logExportHttpUrl: string | undefined;
+  logExportHttpFormat: string;
+  logExportHttpHeaders: string | undefined;
+  logExportOtlp: string;
+  logExportSpoolBytes: number;
+  logExportFlushMs: number;
   pdpIdleMinutes: number;
   controlPlaneUrl: string | undefined;
   pdpApiKey: string | undefined;
@@ -262,6 +272,94 @@ export const SETTINGS: readonly Setting[] = [
     doc: "`gatehouse pdp`: bytes of decision log kept on disk while the control plane is away; past it the oldest are dropped (`0`: none)",
   },
   {
+    env: "GATEHOUSE_LOG_EXPORT_LOGS",
+    flag: "log-export-logs",
+    key: "logExportLogs",
+    kind: "string",
+    default: "decision,api",
+    describe: "which logs the log export sinks receive: decision, api, or both (comma-separated)",
+    doc: "which logs the [log export](observability.md#log-export) sinks receive: `decision`, `api`, or both (comma-separated)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_FILE",
+    flag: "log-export-file",
+    key: "logExportFile",
+    kind: "string",
+    describe: "export the logs as NDJSON to this file (rotated by size)",
+    doc: "export the logs as NDJSON to this file, rotated by size (unset: no file export)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_FILE_MAX_BYTES",
+    flag: "log-export-file-max-bytes",
+    key: "logExportFileMaxBytes",
+    kind: "int",
+    default: "104857600",
+    describe: "size past which the export file is rotated to <file>.1",
+    doc: "size past which the export file is rotated to `<file>.1` (the older ones to `.2` ...)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_FILE_KEEP",
+    flag: "log-export-file-keep",
+    key: "logExportFileKeep",
+    kind: "int",
+    default: "5",
+    describe: "rotated export files kept (the oldest beyond it deleted)",
+    doc: "rotated export files kept, `<file>.1` to `<file>.<keep>` (`0`: none)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_HTTP_URL",
+    flag: "log-export-http-url",
+    key: "logExportHttpUrl",
+    kind: "string",
+    describe: "export the logs in batches by POST to this URL",
+    doc: "export the logs in batches, one POST each, to this `http(s)://` URL (unset: no HTTP export)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_HTTP_FORMAT",
+    flag: "log-export-http-format",
+    key: "logExportHttpFormat",
+    kind: "string",
+    default: "ndjson",
+    describe: "body of the export POSTs: ndjson (application/x-ndjson) or json (an array)",
+    doc: "body of the export POSTs: `ndjson` (`application/x-ndjson`, a record per line) or `json` (one array)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_HTTP_HEADERS",
+    flag: "log-export-http-headers",
+    key: "logExportHttpHeaders",
+    kind: "string",
+    describe: "headers of the export POSTs, name=value,name=value (values URL-encoded)",
+    doc: "headers of the export POSTs, `name=value,name=value` with values URL-encoded (say `Authorization=Splunk%20<token>`)",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_OTLP",
+    flag: "log-export-otlp",
+    key: "logExportOtlp",
+    kind: "string",
+    default: "off",
+    describe:
+      "export the logs as OpenTelemetry logs over OTLP/HTTP (on: to OTEL_EXPORTER_OTLP_[LOGS_]ENDPOINT)",
+    doc: "export the logs as OpenTelemetry logs over OTLP/HTTP (`on`), to `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_SPOOL_BYTES",
+    flag: "log-export-spool-bytes",
+    key: "logExportSpoolBytes",
+    kind: "int",
+    default: "268435456",
+    describe: "bytes each export sink keeps on disk while it is away (oldest dropped first, counted)",
+    doc: "bytes each export sink keeps on disk (in `<data-dir>/log-export/`) while it is away; past it the oldest are dropped, counted",
+  },
+  {
+    env: "GATEHOUSE_LOG_EXPORT_FLUSH_MS",
+    flag: "log-export-flush-ms",
+    key: "logExportFlushMs",
+    kind: "int",
+    default: "1000",
+    describe: "how often exported records waiting in memory are shipped",
+    doc: "how often exported records waiting in memory are shipped (or spooled, when the sink is away)",
+  },
+  {
     env: "GATEHOUSE_PDP_IDLE_MINUTES",
     flag: "pdp-idle-minutes",
     key: "pdpIdleMinutes",
@@ -483,6 +581,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     );
   }
   checkBootstrapOwner(config.bootstrapAdminEmail, config.bootstrapAdminPassword);
+  checkLogExport(config);
   config.dataDir = path.resolve(config.dataDir);
   config.publicUrl = (config.publicUrl ?? `http://${config.host}:${config.apiPort}`).replace(/\/+$/, "");
   if (config.regionSecret !== undefined && config.regionSecret.length < 32) {
@@ -490,6 +589,32 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   config.regionUrls = parseRegions(config.region, config.regions);
   return config;
+}
+
+/** The log export settings that name a choice. */
+function checkLogExport(config: Config): void {
+  const logs = config.logExportLogs.split(",").map((l) => l.trim());
+  if (logs.some((l) => l !== "decision" && l !== "api")) {
+    throw new ConfigError(
+      `GATEHOUSE_LOG_EXPORT_LOGS must list decision, api or both, got "${config.logExportLogs}"`,
+    );
+  }
+  if (config.logExportHttpFormat !== "ndjson" && config.logExportHttpFormat !== "json") {
+    throw new ConfigError(
+      `GATEHOUSE_LOG_EXPORT_HTTP_FORMAT must be "ndjson" or "json", got "${config.logExportHttpFormat}"`,
+    );
+  }
+  if (config.logExportHttpUrl !== undefined && !/^https?:\/\//.test(config.logExportHttpUrl)) {
+    throw new ConfigError("GATEHOUSE_LOG_EXPORT_HTTP_URL must start with http:// or https://");
+  }
+  if (config.logExportOtlp !== "on" && config.logExportOtlp !== "off") {
+    throw new ConfigError(`GATEHOUSE_LOG_EXPORT_OTLP must be "on" or "off", got "${config.logExportOtlp}"`);
+  }
+  if (config.logExportFileMaxBytes < 1 || config.logExportFlushMs < 1) {
+    throw new ConfigError(
+      "GATEHOUSE_LOG_EXPORT_FILE_MAX_BYTES and GATEHOUSE_LOG_EXPORT_FLUSH_MS must be at least 1",
+    );
+  }
 }
 
 /** The first start's owner, by the members API's rules, so that a start that would fail creates nothing first. */

@@ -96,6 +96,8 @@ async function main(argv: string[]): Promise<number> {
     if (!config.controlPlaneUrl || !config.pdpApiKey) {
       throw new ConfigError("gatehouse pdp needs --control-plane URL and --api-key KEY");
     }
+    const { startTracing, stopTracing } = await import("./lib/tracing.ts");
+    await startTracing();
     const { startStandalonePdp } = await import("./pdp/standalone.ts");
     const pdp = await startStandalonePdp({
       controlPlaneUrl: config.controlPlaneUrl,
@@ -110,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
     });
     const stop = () =>
       pdp.close().then(
-        () => process.exit(0),
+        () => stopTracing().finally(() => process.exit(0)),
         () => process.exit(1),
       );
     process.once("SIGTERM", stop);
@@ -118,12 +120,15 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command !== "serve") throw new UsageError(`unknown command '${command}'`);
+  const { startTracing, stopTracing } = await import("./lib/tracing.ts");
+  // Before the store and the servers: they take their spans' hooks when built.
+  await startTracing();
   const { startServer } = await import("./server.ts");
   const server = await startServer(config);
   const stop = (signal: string) => {
     server.app.log.info({ signal }, "shutting down");
     server.close().then(
-      () => process.exit(0),
+      () => stopTracing().finally(() => process.exit(0)),
       (err: unknown) => {
         server.app.log.error({ err }, "error during shutdown");
         process.exit(1);

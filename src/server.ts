@@ -28,6 +28,8 @@ import { databasePdpStorage } from "./domain/pdp-storage.ts";
 import { disabledDecisionLogger } from "./pdp/runtime/decision-log.ts";
 import { buildOpaApp, buildPdpApp } from "./pdp/http/server.ts";
 import { embeddedDecisions } from "./pdp/http/embedded-decisions.ts";
+import { openLogExport, type LogExport, type LogExportOptions } from "./domain/log-export/log-export.ts";
+import { parseHeaders } from "./domain/log-export/sinks.ts";
 
 export function openConfiguredStore(config: Config): Store {
   return openStore({
@@ -122,9 +124,13 @@ async function bootstrapOrganization(
  * The embedded PDP of a built control plane: it forwards facts calls into `app`, logs through it, follows its
  * writes, and drops cached keys and environments when the app announces that they changed.
  */
-function createPdpOf(app: FastifyInstance, store: Store, config: Config): EmbeddedPdp {
+function createPdpOf(app: FastifyInstance, store: Store, config: Config, logExport: LogExport): EmbeddedPdp {
   const pdp = createEmbeddedPdp({
-    storage: databasePdpStorage(store, (keyId) => app.keyUse.used(keyId)),
+    storage: databasePdpStorage(
+      store,
+      (keyId) => app.keyUse.used(keyId),
+      logExport.enabled ? logExport.decisions : undefined,
+    ),
     notifier: app.notifier,
     publicUrl: config.publicUrl,
     regions: config,
@@ -162,6 +168,14 @@ export async function startServer(
     throw e;
   }
   const box = loadSecretBox(config);
+  // The export's lines go to the app's log, once there is one.
+  const built: { app?: FastifyInstance } = {};
+  const logExport = await openConfiguredLogExport(config, {
+    warn: (obj, msg) => built.app?.log.warn(obj, msg),
+  }).catch(async (e: unknown) => {
+    await store.close().catch(() => {});
+    throw e;
+  });
   // The control plane first, then the embedded PDP over it.
   const app = await buildApp({
     config,
@@ -169,9 +183,11 @@ export async function startServer(
     box,
     logger: await loggerOptions(config.logLevel),
     dashboardDir: DASHBOARD_DIR,
+    logExport,
   });
+  built.app = app;
   app.starting = true;
-  const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config);
+  const pdp = config.pdpPort === 0 ? undefined : createPdpOf(app, store, config, logExport);
   // On PostgreSQL, writes committed by other instances wake this one's PDPs at once (polling stays the fallback).
   const listener =
     store.pgClientConfig &&
@@ -195,6 +211,8 @@ export async function startServer(
       await listener?.close();
       await pdp?.close();
       await app.close();
+      // After both logs have written their last records.
+      await logExport.close();
       await store.close();
     })();
     return closing;
@@ -223,6 +241,32 @@ export async function startServer(
   app.taskRunner.start();
   for (const line of runningBanner(config, app, pdpApps)) print(line);
   return { app, close };
+}
+
+/** The log export sinks the settings name, their spools in the data folder. */
+export function openConfiguredLogExport(config: Config, log: LogExportOptions["log"]): Promise<LogExport> {
+  return openLogExport({
+    spoolDir: path.join(config.dataDir, "log-export"),
+    spoolBytes: config.logExportSpoolBytes,
+    logs: config.logExportLogs.split(",").map((l) => l.trim() as "decision" | "api"),
+    file: config.logExportFile
+      ? {
+          path: path.resolve(config.logExportFile),
+          maxBytes: config.logExportFileMaxBytes,
+          keep: config.logExportFileKeep,
+        }
+      : undefined,
+    http: config.logExportHttpUrl
+      ? {
+          url: config.logExportHttpUrl,
+          format: config.logExportHttpFormat as "ndjson" | "json",
+          headers: parseHeaders(config.logExportHttpHeaders ?? ""),
+        }
+      : undefined,
+    otlp: config.logExportOtlp === "on",
+    flushIntervalMs: config.logExportFlushMs,
+    log,
+  });
 }
 
 async function listenOn(app: FastifyInstance, host: string, port: number, flag: string): Promise<void> {

@@ -4,6 +4,7 @@ import { decisionLogScenario } from "./decision-log.ts";
 import { engineScenario } from "./engine.ts";
 import { listsScenario } from "./lists.ts";
 import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
+import { pdpLogExportScenario } from "./pdp-log-export.ts";
 import { pdpScenario } from "./pdp.ts";
 import { pdpStandaloneScenario } from "./pdp-standalone.ts";
 import { propagationScenario } from "./propagation.ts";
@@ -17,6 +18,7 @@ export const SCENARIOS = [
   pdpScenario,
   rebacPeersScenario,
   pdpDecisionLogScenario,
+  pdpLogExportScenario,
   soakScenario,
   engineScenario,
   scaleScenario,

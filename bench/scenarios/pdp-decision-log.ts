@@ -8,10 +8,10 @@ import { fail, judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { meanInterval, signedPercent, withInterval, type Interval } from "../lib/stats.ts";
 import { combine, runWrk, type WrkResult } from "../lib/wrk.ts";
 
-const LOG_MODES = ["on", "off"] as const;
-type LogMode = (typeof LOG_MODES)[number];
+export const LOG_MODES = ["on", "off"] as const;
+export type LogMode = (typeof LOG_MODES)[number];
 /** In the order they are loaded. */
-const CONCURRENCIES = [64, 1] as const;
+export const CONCURRENCIES = [64, 1] as const;
 /** The logger's module, whose frames the profile counts. */
 const LOGGER_MODULE = "/src/pdp/runtime/decision-log.ts";
 
@@ -64,7 +64,11 @@ const cpuPerRequest = (slices: Slice[], clock: "mainUs" | "processUs") =>
  * order on, off, off, on, and so on, so that drift in the machine's speed hits both alike; each pair is a block.
  * Processes alike run up to 10% apart, so each block's figure carries that spread and the interval shows it.
  */
-async function runAb(ctx: Context, setup: Awaited<ReturnType<typeof seededPdp>>) {
+export async function runAb(
+  ctx: Context,
+  setup: Awaited<ReturnType<typeof seededPdp>>,
+  envOf: (mode: LogMode) => Record<string, string> = (mode) => ({ GATEHOUSE_DECISION_LOG: mode }),
+) {
   const { abPairs, abSlices, abSeconds } = settings.pdp;
   const checks = setup.dataset.checks.rbac;
   const blocks = Object.fromEntries(CONCURRENCIES.map((concurrency) => [concurrency, []])) as Record<
@@ -77,7 +81,7 @@ async function runAb(ctx: Context, setup: Awaited<ReturnType<typeof seededPdp>>)
     const server = await startGatehouse(ctx.res, {
       dataDir: setup.dataDir,
       pdp: true,
-      env: { GATEHOUSE_DECISION_LOG: mode },
+      env: envOf(mode),
     });
     const url = server.pdpUrl as string;
     const plan = allowedPlan(url, setup.envKey, checks, "pdp", "rbac");
@@ -109,7 +113,7 @@ async function runAb(ctx: Context, setup: Awaited<ReturnType<typeof seededPdp>>)
   return blocks;
 }
 
-function summarize(blocks: Record<LogMode, Slice[]>[]): LogCost {
+export function summarize(blocks: Record<LogMode, Slice[]>[]): LogCost {
   const side = (mode: LogMode): SideSummary => {
     const slices = blocks.flatMap((block) => block[mode]);
     const load = combine(slices.map((slice) => slice.load));

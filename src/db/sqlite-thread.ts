@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { dbTraceLog } from "../lib/tracing.ts";
 import {
   CompiledQuery,
   Kysely,
@@ -131,5 +132,6 @@ export function sqliteKysely(driver: Driver): Kysely<Database> {
       createIntrospector: (db) => new SqliteIntrospector(db),
       createQueryCompiler: () => new SqliteQueryCompiler(),
     },
+    ...dbTraceLog("sqlite"),
   });
 }

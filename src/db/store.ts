@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import { dbTraceLog } from "../lib/tracing.ts";
 import path from "node:path";
 import Sqlite from "better-sqlite3";
 import pg from "pg";
@@ -118,7 +119,7 @@ export function openStore(options: StoreOptions): Store {
     // the pool discards it when it is released.
     pool.on("error", () => {});
     pool.on("connect", (client) => client.on("error", () => {}));
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...dbTraceLog("postgresql") });
     const ping = () => pingDb(db);
     const outage = new DatabaseOutage(ping);
     return {

@@ -176,6 +176,8 @@ export interface ApiLogWriterOptions {
   maxAttempts?: number;
   /** While the database is unavailable batches are kept (the queue is bounded) and the outage is logged once. */
   outage?: DatabaseOutage;
+  /** Rows once stored (log export): redacted as stored. */
+  exported?: (rows: Insertable<ApiLogTable>[]) => void;
 }
 
 export interface ApiLogWriter {
@@ -211,6 +213,7 @@ export function createApiLogWriter(opts: ApiLogWriterOptions): ApiLogWriter {
       toLogRow(call, scopes[i] ?? { project: null, environment: null }, maxBodyBytes),
     );
     await insertEvents(db, rows);
+    opts.exported?.(rows);
   }
 
   function reportFailure({

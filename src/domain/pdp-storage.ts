@@ -2,7 +2,7 @@ import type { Store } from "../db/store.ts";
 import { isDatabaseUnavailable } from "../db/errors.ts";
 import { readFeedAfter } from "../changes/feed.ts";
 import type { Change } from "../pdp/engine/types.ts";
-import type { FeedSource, PdpStorage } from "../pdp/storage.ts";
+import type { DecisionLogChunk, FeedSource, PdpStorage } from "../pdp/storage.ts";
 import { openDatabaseDecisionSink } from "./decision-log/database-sink.ts";
 import { findEnvironment } from "./environment-records.ts";
 import { findProject } from "./project-records.ts";
@@ -16,7 +16,11 @@ const REVISIONS_PER_ROUND = 500;
  * The embedded PDP's storage: the control plane's own database. `keyUsed` is told of every key the PDP looks up
  * (it caches them for seconds, so a key in use is looked up again well within a minute).
  */
-export function databasePdpStorage(store: Store, keyUsed?: (keyId: string) => void): PdpStorage {
+export function databasePdpStorage(
+  store: Store,
+  keyUsed?: (keyId: string) => void,
+  exported?: (chunk: DecisionLogChunk) => void,
+): PdpStorage {
   return {
     outage: store.outage,
     isUnavailable: isDatabaseUnavailable,
@@ -31,7 +35,7 @@ export function databasePdpStorage(store: Store, keyUsed?: (keyId: string) => vo
       return project && env ? { id: env.id, projectId: project.id } : undefined;
     },
     feed: (environmentId) => databaseFeed(store, environmentId),
-    openDecisionSink: () => openDatabaseDecisionSink(store),
+    openDecisionSink: () => openDatabaseDecisionSink(store, exported),
   };
 }
 

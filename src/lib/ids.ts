@@ -1,5 +1,8 @@
 import { randomFillSync, randomInt } from "node:crypto";
 
+/** The time a UUIDv7 holds, in milliseconds. */
+export const timeOfId = (id: string): number => Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
 const HEX = Buffer.from("0123456789abcdef", "latin1");
 
 /** `value`'s lowest `digits` hex digits, as text into `buf` at `pos`. */

@@ -1,7 +1,7 @@
 import fp from "fastify-plugin";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Kysely } from "kysely";
-import type { Database } from "../db/types.ts";
+import type { Insertable, Kysely } from "kysely";
+import type { ApiLogTable, Database } from "../db/types.ts";
 import type { DatabaseOutage } from "../db/outage.ts";
 import { newId } from "../lib/ids.ts";
 import { toTimestamp } from "../lib/time.ts";
@@ -34,6 +34,8 @@ export interface ApiLogOptions {
   flushIntervalMs: number;
   retentionDays: number;
   outage?: DatabaseOutage;
+  /** Rows once stored, to log export. */
+  exported?: (rows: Insertable<ApiLogTable>[]) => void;
 }
 
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
@@ -89,6 +91,7 @@ export const apiLogPlugin = fp(
       flushIntervalMs: opts.flushIntervalMs,
       maxBodyBytes: opts.maxBodyBytes,
       ...(opts.outage && { outage: opts.outage }),
+      ...(opts.exported && { exported: opts.exported }),
     });
     app.decorate("apiLog", { flush: () => writer.drain(), stats: () => writer.stats() });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ExportSinkStats } from "../domain/log-export/log-export.ts";
 
 /** Where the gauges read their values when /metrics is scraped. */
 export interface MetricsOptions {
@@ -8,6 +9,7 @@ export interface MetricsOptions {
   pool(): { total: number; idle: number; waiting: number } | undefined;
   apiLog(): { queued: number; dropped: number };
   tasks(): Promise<{ running: number; waiting: number }>;
+  logExport(): ExportSinkStats[];
 }
 
 /** The process's own figures (CPU, memory, event loop, garbage collection): one registry per process. */
@@ -87,6 +89,8 @@ export const metricsPlugin = fp(
       },
     });
 
+    logExportMetrics(registry, opts.logExport);
+
     app.addHook("onResponse", (request, reply, done) => {
       const labels = {
         method: request.method,
@@ -107,3 +111,50 @@ export const metricsPlugin = fp(
   },
   { name: "metrics" },
 );
+
+/** Log export, per sink (file, http, otlp): what waits and for how long, what went, what failed and was dropped. */
+function logExportMetrics(registry: Registry, stats: () => ExportSinkStats[]): void {
+  const figures = [
+    [
+      "gatehouse_log_export_lag_seconds",
+      "Seconds the oldest exported record still waiting has waited.",
+      "lagSeconds",
+      Gauge,
+    ],
+    [
+      "gatehouse_log_export_queued",
+      "Exported records waiting, in memory and in the spool on disk.",
+      "queued",
+      Gauge,
+    ],
+    ["gatehouse_log_export_spool_bytes", "Bytes of the log export spool on disk.", "spoolBytes", Gauge],
+    ["gatehouse_log_export_shipped_total", "Exported records the sink took.", "shipped", Counter],
+    [
+      "gatehouse_log_export_failures_total",
+      "Shipments to the sink that failed (retried from the spool).",
+      "failures",
+      Counter,
+    ],
+    [
+      "gatehouse_log_export_dropped_total",
+      "Exported records dropped: spool or queue full, or refused by the sink.",
+      "dropped",
+      Counter,
+    ],
+  ] as const;
+  for (const [name, help, field, Metric] of figures) {
+    const metric: Gauge | Counter = new Metric({
+      name,
+      help,
+      labelNames: ["sink"],
+      registers: [registry],
+      collect() {
+        metric.reset();
+        for (const s of stats()) {
+          if (metric instanceof Gauge) metric.set({ sink: s.sink }, s[field]);
+          else metric.inc({ sink: s.sink }, s[field]);
+        }
+      },
+    });
+  }
+}

@@ -3,11 +3,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
-import pg from "pg";
-import { ensurePgSchema } from "../../src/db/store.ts";
 import { startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import { DIALECTS, PG_URL } from "../helpers/stores.ts";
+import { DIALECTS, freshDatabase } from "../helpers/stores.ts";
 
 const BOOTSTRAP = "pdp-keys-e2e-bootstrap-key-0000000000000";
 /** How long the embedded PDP remembers a key lookup (docs/pdp.md); a check later than this proves nothing. */
@@ -44,26 +41,6 @@ async function seen(pdpBase: string, secret: string): Promise<number> {
   const at = Date.now();
   for (let i = 0; i < 2; i++) assert.deepEqual(await check(pdpBase, secret), { status: 200, allow: true });
   return at;
-}
-
-/** Settings that put `gatehouse serve` on a fresh database of `dialect`, and how to drop it afterwards. */
-async function freshDatabase(
-  dialect: string,
-): Promise<{ settings: Record<string, string>; drop: () => Promise<void> }> {
-  if (dialect === "sqlite") return { settings: { DATABASE_URL: "" }, drop: async () => {} };
-  const schema = `t_e2e_${process.pid}_${randomBytes(4).toString("hex")}`;
-  await ensurePgSchema(PG_URL, schema);
-  const url = new URL(PG_URL);
-  url.searchParams.set("options", `-c search_path=${schema}`);
-  return {
-    settings: { DATABASE_URL: url.toString() },
-    async drop() {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
-    },
-  };
 }
 
 /** Runs `fn` against `gatehouse serve` with its embedded PDP on a fresh database of `dialect`, then stops it. */

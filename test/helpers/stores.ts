@@ -70,3 +70,23 @@ export async function freshStore(dialect: Dialect, { migrate = true } = {}): Pro
     },
   };
 }
+
+/** Settings that put `gatehouse serve` on a fresh database of `dialect`, and how to drop it afterwards. */
+export async function freshDatabase(
+  dialect: string,
+): Promise<{ settings: Record<string, string>; drop: () => Promise<void> }> {
+  if (dialect === "sqlite") return { settings: { DATABASE_URL: "" }, drop: async () => {} };
+  const schema = `t_e2e_${process.pid}_${randomBytes(4).toString("hex")}`;
+  await ensurePgSchema(PG_URL, schema);
+  const url = new URL(PG_URL);
+  url.searchParams.set("options", `-c search_path=${schema}`);
+  return {
+    settings: { DATABASE_URL: url.toString() },
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    },
+  };
+}

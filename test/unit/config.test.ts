@@ -38,6 +38,10 @@ test("every setting works as an environment variable and as a flag, and the flag
     regions: "us=https://api.example,eu=https://api.eu.example",
     bootstrapAdminEmail: "owner@example.test",
     bootstrapAdminPassword: "a long bootstrap passphrase",
+    logExportLogs: "api",
+    logExportHttpUrl: "https://siem.example/ingest",
+    logExportHttpFormat: "json",
+    logExportOtlp: "on",
   };
   // settings that go in pairs: the other half is set too
   const partner: Record<string, Record<string, string>> = {
@@ -73,6 +77,16 @@ test("regions: names and base URLs, each region once", () => {
 });
 
 test("invalid settings are clear errors", () => {
+  assert.throws(
+    () => loadConfig([], { GATEHOUSE_LOG_EXPORT_LOGS: "decision,audit" }),
+    /decision, api or both/,
+  );
+  assert.throws(() => loadConfig([], { GATEHOUSE_LOG_EXPORT_HTTP_FORMAT: "xml" }), /"ndjson" or "json"/);
+  assert.throws(
+    () => loadConfig([], { GATEHOUSE_LOG_EXPORT_HTTP_URL: "ftp://x" }),
+    /http:\/\/ or https:\/\//,
+  );
+  assert.throws(() => loadConfig([], { GATEHOUSE_LOG_EXPORT_OTLP: "yes" }), /"on" or "off"/);
   assert.throws(() => loadConfig(["--api-port", "70000"], {}), ConfigError);
   assert.throws(() => loadConfig([], { GATEHOUSE_RATE_LIMIT_PER_MINUTE: "-1" }), /non-negative integer/);
   assert.throws(

@@ -52,16 +52,21 @@ export async function insertDecisionLogChunk(
 
 /**
  * The embedded PDP's sink: on SQLite a connection on a thread of its own (see `openSqliteDecisionLogWriter`), on
- * PostgreSQL one statement per chunk through the pool.
+ * PostgreSQL one statement per chunk through the pool. A chunk stored is handed to `exported` (log export).
  */
-export function openDatabaseDecisionSink(store: Store): {
+export function openDatabaseDecisionSink(
+  store: Store,
+  exported?: (chunk: DecisionLogChunk) => void,
+): {
   write(chunk: DecisionLogChunk): Promise<void>;
   close(): Promise<void>;
 } {
   const writer = store.sqliteFile ? openSqliteDecisionLogWriter(store.sqliteFile) : undefined;
   const db = writer ?? store.db;
   return {
-    write: async (chunk) => void (await insertDecisionLogChunk(db, store.dialect, chunk, now())),
+    async write(chunk) {
+      if ((await insertDecisionLogChunk(db, store.dialect, chunk, now())) > 0) exported?.(chunk);
+    },
     close: async () => writer?.destroy(),
   };
 }

@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from "kysely";
 import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
 import { toTimestamp } from "../../lib/time.ts";
+import { timeOfId } from "../../lib/ids.ts";
 import { optionalDecisionFields, type DecisionLogEntry, type DecisionRecord } from "../../pdp/storage.ts";
 
 /**
@@ -13,8 +14,7 @@ export function idAt(ms: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8)}`;
 }
 
-/** The time a UUIDv7 holds, in milliseconds. */
-export const timeOfId = (id: string): number => Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+export { timeOfId };
 
 export interface DecisionLogFilter {
   pdpId?: string | undefined;

@@ -18,17 +18,20 @@ import {
 } from "./decision-log.schemas.ts";
 import { createDecisionLogService, purgeDecisionLogsOlderThan } from "./decision-log.service.ts";
 import { openSqliteDecisionLogReader } from "../../domain/decision-log/sqlite-threads.ts";
+import type { LogExport } from "../../domain/log-export/log-export.ts";
 
 export const decisionLogRoutes: FastifyPluginAsyncTypebox<{
   store: Store;
   config: Pick<Config, "decisionLogRetentionDays">;
-}> = async (app, { store, config }) => {
+  logExport: LogExport;
+}> = async (app, { store, config, logExport }) => {
   const reader = store.sqliteFile === undefined ? undefined : openSqliteDecisionLogReader(store.sqliteFile);
   if (reader) app.addHook("onClose", () => reader.destroy());
   const auditLogs = createDecisionLogService({
     db: store.db,
     readDb: reader ?? store.db,
     dialect: store.dialect,
+    exported: logExport.decisions,
   });
   schedulePeriodic(
     app,

@@ -5,7 +5,7 @@ import type { Database } from "../../db/types.ts";
 import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now, toTimestamp } from "../../lib/time.ts";
-import { optionalDecisionFields, type DecisionLogEntry } from "../../pdp/storage.ts";
+import { optionalDecisionFields, type DecisionLogChunk, type DecisionLogEntry } from "../../pdp/storage.ts";
 import { DECISION_STATS_MAX_MINUTES, type ShippedDecision } from "./decision-log.schemas.ts";
 import { describeReason } from "../../pdp/engine/describe.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -104,6 +104,8 @@ export function createDecisionLogService(deps: {
   /** Where lists and lookups run: on SQLite a connection on its own thread, else `db`. */
   readDb: Kysely<Database>;
   dialect: Dialect;
+  /** A chunk stored (log export). */
+  exported?: (chunk: DecisionLogChunk) => void;
 }) {
   const { db, readDb, dialect } = deps;
   return {
@@ -183,19 +185,15 @@ export function createDecisionLogService(deps: {
           "pdp_id",
         ]);
       const ids = entries.map((e) => e.id).sort();
-      await insertDecisionLogChunk(
-        db,
-        dialect,
-        {
-          environmentId: environment.id,
-          pdpId: chunkPdp,
-          entries: Buffer.from(JSON.stringify(entries.map((e) => asStored(e, chunkPdp)))),
-          count: entries.length,
-          firstId: ids[0] as string,
-          lastId: ids[ids.length - 1] as string,
-        },
-        now(),
-      );
+      const chunk = {
+        environmentId: environment.id,
+        pdpId: chunkPdp,
+        entries: Buffer.from(JSON.stringify(entries.map((e) => asStored(e, chunkPdp)))),
+        count: entries.length,
+        firstId: ids[0] as string,
+        lastId: ids[ids.length - 1] as string,
+      };
+      if ((await insertDecisionLogChunk(db, dialect, chunk, now())) > 0) deps.exported?.(chunk);
       return { accepted: entries.length };
     },
   };

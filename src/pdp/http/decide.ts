@@ -2,6 +2,8 @@
 // named revision, decide, log. The HTTP routes (server.ts, authzen.ts) call these.
 
 import type { IncomingHttpHeaders } from "node:http";
+import { tracing } from "../../lib/tracing.ts";
+import type { TracingSdk } from "../../lib/tracing-sdk.ts";
 import type { FastifyServerOptions } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 import type { DatabaseOutage } from "../../db/outage.ts";
@@ -192,6 +194,35 @@ export function decide(
   check: CheckQuery,
   query: DecisionQuery = "check",
 ): Decision {
+  return tracing
+    ? tracedDecision(tracing, deps, target, check, query)
+    : decideOnce(deps, target, check, query);
+}
+
+/** A decision in a span of its own: what was asked (the action and resource type) and the answer, not who asked. */
+function tracedDecision(
+  sdk: TracingSdk,
+  deps: PdpDeps,
+  target: PdpTarget,
+  check: CheckQuery,
+  query: DecisionQuery,
+): Decision {
+  const span = sdk.startDecision({
+    "gatehouse.pdp.query": query,
+    "gatehouse.environment.id": target.environmentId,
+    "gatehouse.pdp.action": check.action,
+    "gatehouse.pdp.resource_type": check.resource.type,
+  });
+  let d: Decision | undefined;
+  try {
+    d = decideOnce(deps, target, check, query);
+    return d;
+  } finally {
+    sdk.end(span, { "gatehouse.pdp.decision": d === undefined ? "error" : d.allow ? "allow" : "deny" }, !d);
+  }
+}
+
+function decideOnce(deps: PdpDeps, target: PdpTarget, check: CheckQuery, query: DecisionQuery): Decision {
   // With the log off, neither the entry nor the clock readings it would take.
   if (!deps.decisions.active) return target.replica.engine.check(check);
   const start = process.hrtime.bigint();

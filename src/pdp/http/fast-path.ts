@@ -1,4 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import { tracing } from "../../lib/tracing.ts";
 import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
 import { errorAnswer } from "../../http/errors.ts";
 import { JSON_CONTENT_TYPE, parseJsonBody } from "../../http/json-body.ts";
@@ -47,8 +48,10 @@ export function decisionServerFactory(
     const server = http.createServer((req, res) => {
       const route = req.method === "POST" ? routes.get(req.url ?? "") : undefined;
       const length = Number(req.headers["content-length"]);
+      // While tracing, every request goes through Fastify, whose hooks make its span.
       if (
         route === undefined ||
+        tracing !== undefined ||
         !(length <= bodyLimitBytes) ||
         req.headers["transfer-encoding"] !== undefined ||
         !isJson(req.headers["content-type"])

@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { tracingPlugin } from "../../http/tracing.ts";
 import { AppError } from "../../lib/errors.ts";
 import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
@@ -54,6 +55,7 @@ async function pdpServer(
     ...serverOptions(deps),
     serverFactory: decisionServerFactory(deps, decisionRoutes, limit, () => app.log),
   });
+  await app.register(tracingPlugin);
   await app.register(jsonBodyPlugin, { bodyLimitBytes: limit });
   await app.register(errorsPlugin, { publicUrl: deps.publicUrl, outage: deps.outage });
   // Synchronous handlers: with the key's target cached, a check is answered without a promise or a microtask.
