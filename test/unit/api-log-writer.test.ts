@@ -75,7 +75,7 @@ for (const { dialect, skip } of DIALECTS) {
           projectKey: null,
           environmentId: null,
           environmentKey: null,
-          level: "organization",
+          level: "org",
           access: "write",
         },
         projectRef: "billing",
