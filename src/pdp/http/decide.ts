@@ -6,7 +6,7 @@ import type { FastifyServerOptions } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 import type { DatabaseOutage } from "../../db/outage.ts";
 import type { CheckQuery, Decision } from "../engine/types.ts";
-import type { DecisionLogger } from "../runtime/decision-log.ts";
+import type { BulkCheckRecord, DecisionLogger } from "../runtime/decision-log.ts";
 import type { DecisionQuery } from "../storage.ts";
 import type { DecisionSpoolStats } from "../runtime/decision-spool.ts";
 import type { Replica } from "../runtime/replica.ts";
@@ -143,6 +143,19 @@ function plainCheck(c: CheckQuery): boolean {
   return true;
 }
 
+/** A check's fields as the decision log records them. */
+const checkRecord = (check: CheckQuery, d: Decision, latencyUs: number): BulkCheckRecord => ({
+  user_key: check.user.key,
+  action: check.action,
+  resource_type: check.resource.type,
+  resource_key: check.resource.key,
+  tenant: check.resource.tenant,
+  decision: d.allow,
+  reason: d.reason,
+  input: plainCheck(check) ? undefined : check,
+  latency_us: latencyUs,
+});
+
 export function logCheck(
   deps: PdpDeps,
   target: PdpTarget,
@@ -153,16 +166,8 @@ export function logCheck(
 ) {
   deps.decisions.record(target, {
     query,
-    user_key: check.user.key,
-    action: check.action,
-    resource_type: check.resource.type,
-    resource_key: check.resource.key,
-    tenant: check.resource.tenant,
-    decision: d.allow,
-    reason: d.reason,
-    input: plainCheck(check) ? undefined : check,
     revision: target.replica.revision,
-    latency_us: latencyUs,
+    ...checkRecord(check, d, latencyUs),
   });
 }
 
@@ -184,6 +189,24 @@ export function logQuery(
     revision: target.replica.revision,
     latency_us: elapsedUs(start),
   });
+}
+
+/**
+ * A bulk request's checks, decided in order and logged as one entry of the decision log (`recordBulk`): each
+ * check still reads back as a decision of its own.
+ */
+export function decideAll(deps: PdpDeps, target: PdpTarget, checks: CheckQuery[]): Decision[] {
+  const engine = target.replica.engine;
+  if (!deps.decisions.active) return checks.map((c) => engine.check(c));
+  const records: BulkCheckRecord[] = [];
+  const decisions = checks.map((c) => {
+    const start = process.hrtime.bigint();
+    const d = engine.check(c);
+    records.push(checkRecord(c, d, elapsedUs(start)));
+    return d;
+  });
+  deps.decisions.recordBulk(target, { query: "bulk_check", revision: target.replica.revision }, records);
+  return decisions;
 }
 
 export function decide(

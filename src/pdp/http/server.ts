@@ -6,7 +6,7 @@ import type { Decision } from "../engine/types.ts";
 import type { AuthorizationResult } from "../decision-port.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
-import { decide, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
+import { decide, decideAll, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
 import { answerDecision, decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
 import { registerFactsProxy } from "./facts-proxy.ts";
 import { registerHealthRoutes } from "./health.ts";
@@ -68,13 +68,11 @@ export function checkOne(deps: PdpDeps, target: PdpTarget, body: unknown) {
   return authorizationResult(decide(deps, target, toCheck(body)), target.replica.revision);
 }
 
-/** `/allowed/bulk`: each check decided and logged, in order. */
+/** `/allowed/bulk`: each check decided, in order, and the request logged as one entry holding them. */
 export function checkBulk(deps: PdpDeps, target: PdpTarget, body: unknown) {
-  const checks = toCheckList(body);
+  const revision = target.replica.revision;
   return {
-    allow: checks.map((c) =>
-      authorizationResult(decide(deps, target, c, "bulk_check"), target.replica.revision),
-    ),
+    allow: decideAll(deps, target, toCheckList(body)).map((d) => authorizationResult(d, revision)),
   };
 }
 
@@ -325,7 +323,7 @@ const opaDecisionRoutes = (deps: PdpDeps) =>
           Record<string, unknown> | undefined;
         const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
         return {
-          result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) },
+          result: { allow: decideAll(deps, target, checks).map((d) => ({ allow: d.allow })) },
         };
       },
     ],
