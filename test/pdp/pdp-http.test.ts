@@ -130,6 +130,27 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
     assert.equal(young.json.allow, false, "request attributes win over stored ones");
   });
 
+  test("/allowed/bulk's answer, encoded by hand, is byte for byte what JSON.stringify writes of the single answers", async () => {
+    const checks = [
+      ["alice", "read", { type: "document", tenant: "t1" }], // rbac
+      ["alice", "delete", { type: "document", tenant: "t1" }], // NO_PERMISSION
+      ["alice", "fly", { type: "document", tenant: "t1" }], // UNKNOWN_ACTION
+      ["carol", "write", { type: "document", key: "d1", tenant: "t1" }], // rebac, with its path
+      ["dave", "read", { type: "document", tenant: "t1", attributes: { public: true } }], // abac
+      ["alice", "read", { type: "document", key: "not-synced-1", tenant: "default" }], // a message to escape
+      ['no "such" user\u00e9', "read", { type: "document", tenant: "t1" }],
+    ].map(([user, action, resource]) => ({ user: { key: user }, action, resource, context: {} }));
+    const singles = [];
+    for (const c of checks) singles.push((await pdp.call(key, "/allowed", c)).json);
+    const bulk = await pdp.call(key, "/allowed/bulk", checks);
+    assert.equal(bulk.status, 200);
+    assert.equal(bulk.body, JSON.stringify({ allow: singles }));
+    assert.deepEqual(
+      singles.map((a: { debug: { reason: { kind: string } } }) => a.debug.reason.kind),
+      ["rbac", "deny", "deny", "rebac", "abac", "deny", "deny"],
+    );
+  });
+
   test("bulk, user permissions, all tenants, authorized users and user tenants", async () => {
     const bulk = await pdp.call(key, "/allowed/bulk", [
       { user: { key: "alice" }, action: "read", resource: { type: "document", tenant: "t1" }, context: {} },

@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { AppError } from "../../lib/errors.ts";
+import { JsonText } from "../../lib/json.ts";
 import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
@@ -74,6 +75,19 @@ export function checkBulk(deps: PdpDeps, target: PdpTarget, body: unknown) {
   return {
     allow: decideAll(deps, target, toCheckList(body)).map((d) => authorizationResult(d, revision)),
   };
+}
+
+/**
+ * `/allowed/bulk` on a PDP port: `checkBulk`'s answer as the text JSON.stringify would write, built by hand:
+ * only each reason goes through JSON.stringify, and no result objects are made (docs/perf/pdp-http.md).
+ */
+function checkBulkText(deps: PdpDeps, target: PdpTarget, body: unknown): JsonText {
+  const tail = `,"revision":${target.replica.revision}}}`;
+  const parts = decideAll(deps, target, toCheckList(body)).map((d) => {
+    const allow = d.allow ? "true" : "false";
+    return `{"allow":${allow},"result":${allow},"debug":{"reason":${JSON.stringify(d.reason)}${tail}`;
+  });
+  return new JsonText(`{"allow":[${parts.join(",")}]}`);
 }
 
 function requiredString(body: Record<string, unknown>, name: string): string {
@@ -184,7 +198,7 @@ export function planResourcesOf(target: PdpTarget, rawBody: unknown) {
 const permitDecisionRoutes = (deps: PdpDeps) =>
   new Map<string, DecisionAnswer>([
     ["/allowed", (target, body) => checkOne(deps, target, body)],
-    ["/allowed/bulk", (target, body) => checkBulk(deps, target, body)],
+    ["/allowed/bulk", (target, body) => checkBulkText(deps, target, body)],
   ]);
 
 /** Permit's PDP routes (contract §4) besides the checks: the permission queries. */
