@@ -82,7 +82,7 @@ const parse = (chunk: DecisionLogChunk) =>
     .map((e) => readBack(e, chunk.pdpId));
 /** A bulk request's checks as `recordBulk` takes them: the records `from`.. without their query and revision. */
 const bulkChecks = (from: number, n: number) =>
-  range(from, from + n).map(({ query: _query, revision: _revision, ...check }) => check);
+  range(from, from + n).map(({ query: _query, revision: _revision, ...check }) => JSON.stringify(check));
 
 /** A logger (of PDP "pdp-1" unless told) whose sink keeps the chunks it is given; it ships on flush() and close(). */
 function collector(options: Partial<DecisionLoggerOptions> = {}) {

@@ -24,12 +24,13 @@ export interface DecisionLogger {
   /**
    * Records a bulk request's checks as one entry, `{"query","revision","bulk":[{id, ...check}, ...]}`: each check
    * still has its own id (consecutive, in order) and reads back as a decision of its own (decision-log.repo.ts),
-   * but the request costs the log one entry and one reservation. Written at once.
+   * but the request costs the log one entry and one reservation. `checks` are the text JSON.stringify writes of
+   * each check's `BulkCheckRecord`. Written at once.
    */
   recordBulk(
     source: DecisionSource,
     bulk: Pick<DecisionRecord, "query" | "revision">,
-    checks: BulkCheckRecord[],
+    checks: readonly string[],
   ): void;
   /** Whether `record` records anything (false when the log is off), so a caller can skip building the entry. */
   readonly active: boolean;
@@ -119,7 +120,7 @@ class Queue {
   }
 
   /** One entry `head` (`{"query":...,"revision":...`) `,"bulk":[` the checks, each with its id `]}`. */
-  addBulk(ids: UuidV7Writer, now: number, head: string, checks: string[]): void {
+  addBulk(ids: UuidV7Writer, now: number, head: string, checks: readonly string[]): void {
     let units = head.length + 12;
     for (const json of checks) units += 1 + ENTRY_OVERHEAD + json.length;
     this.reserve(units);
@@ -250,7 +251,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
       const q = queueOf(source.environmentId);
       if (q.count > 0 && q.count + checks.length > maxBatch) seal(q);
       const head = `{"query":${JSON.stringify(bulk.query)},"revision":${bulk.revision}`;
-      q.addBulk(ids, Date.now(), head, checks.map(jsonOf));
+      q.addBulk(ids, Date.now(), head, checks);
     },
     active: true,
     flush: chunks.flush,
@@ -263,8 +264,6 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
     },
   };
 }
-
-const jsonOf = (value: unknown) => JSON.stringify(value);
 
 /** For `GATEHOUSE_DECISION_LOG=off`: records nothing. */
 export const disabledDecisionLogger: DecisionLogger = {
