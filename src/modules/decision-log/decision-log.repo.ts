@@ -39,14 +39,18 @@ export interface StoredDecision {
 /**
  * Reading entries out of chunks with the database's JSON functions. An entry `e` is one decision, or a bulk
  * request's checks (`{"query","revision","bulk":[...]}`, decision-log.ts): `d` is each of its checks, null for a
- * plain entry, and a field is the check's, else the entry's (query and revision are the bulk's). So every check
+ * plain entry (told apart by its first characters, so a plain entry is not parsed again), and a field is the check's, else the entry's (query and revision are the bulk's). So every check
  * reads back as a decision of its own. `contains` looks for text in a chunk before its entries are unpacked:
  * entries are written as JSON.stringify writes them, so an entry whose field equals a value holds
  * `"field":<the value as JSON.stringify writes it>`, and a chunk without that text holds no such entry.
  */
+/** How a bulk entry's text starts (decision-log.ts writes it so; any other entry starts with its id). */
+const BULK_START = '{"query":';
+
 const chunkSql = {
   sqlite: {
-    from: sql`decision_log_chunks c, json_each(c.entries) e left join json_each(e.value, '$.bulk') d`,
+    from: sql`decision_log_chunks c, json_each(c.entries) e
+      left join json_each(case when substr(e.value, 1, 9) = ${BULK_START} then e.value end, '$.bulk') d`,
     field: (name: string) =>
       sql`coalesce(d.value ->> ${sql.lit(`$.${name}`)}, e.value ->> ${sql.lit(`$.${name}`)})`,
     entry: sql`coalesce(d.value, e.value)`,
@@ -55,7 +59,8 @@ const chunkSql = {
   },
   postgres: {
     from: sql`decision_log_chunks c cross join lateral json_array_elements(c.entries::json) e(value)
-      left join lateral json_array_elements(e.value -> 'bulk') d(value) on true`,
+      left join lateral json_array_elements(case when left(e.value::text, 9) = ${BULK_START}
+        then e.value -> 'bulk' end) d(value) on true`,
     field: (name: string) => sql`coalesce(d.value ->> ${sql.lit(name)}, e.value ->> ${sql.lit(name)})`,
     entry: sql`coalesce(d.value, e.value)::text`,
     contains: (text: string) => sql`strpos(c.entries, ${text}) > 0`,
