@@ -194,6 +194,7 @@ export async function startServer(
     listenForChanges({
       clientConfig: store.pgClientConfig,
       notifier: app.notifier,
+      onTaskCreated: () => app.taskRunner.kick(),
       // An outage is logged once, by the store; anything else in one line, without a stack.
       onError: (err) => {
         if (store.outage.report(err, app.log)) return;
@@ -203,6 +204,7 @@ export async function startServer(
         );
       },
     });
+  if (listener) app.taskRunner.wakeBy(listener);
   const pdpApps: FastifyInstance[] = [];
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -52,6 +52,8 @@ type Listener = (environmentId: string, revision: number) => void | Promise<unkn
  * digest of the schema (a channel name is at most 63 bytes; a schema name may be that long already).
  */
 export const CHANGES_CHANNEL_SQL = "'gatehouse_changes_' || left(md5(coalesce(current_schema(), '')), 16)";
+/** The payload on the same channel that says a background task was created (revisions carry a colon). */
+export const TASK_CREATED_PAYLOAD = "task";
 
 /**
  * Appends the records of one write as the environment's next revision. Call it inside the write's transaction:

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { CHANGES_CHANNEL_SQL, type ChangeNotifier } from "./feed.ts";
+import { CHANGES_CHANNEL_SQL, TASK_CREATED_PAYLOAD, type ChangeNotifier } from "./feed.ts";
 
 const MIN_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 10_000;
@@ -14,11 +14,14 @@ export interface ChangeListener {
  * One dedicated PostgreSQL connection per instance that LISTENs for the revisions other instances commit
  * (`appendChanges` notifies in the writing transaction) and passes each to this instance's notifier, which wakes
  * the embedded PDP's copy of that environment and the standalone PDPs' long polls. When the connection drops it is
- * opened again with backoff; meanwhile the pollers that remain in place see the writes, only later.
+ * opened again with backoff; meanwhile the pollers that remain in place see the writes, only later. The same
+ * channel carries `TASK_CREATED_PAYLOAD` when any instance creates a background task: `onTaskCreated` wakes this
+ * instance's task worker, which then polls only slowly.
  */
 export function listenForChanges(options: {
   clientConfig: pg.ClientConfig;
   notifier: ChangeNotifier;
+  onTaskCreated?: () => void;
   onError?: (error: unknown) => void;
 }): ChangeListener {
   let client: pg.Client | undefined;
@@ -47,6 +50,7 @@ export function listenForChanges(options: {
     c.on("end", () => drop(c, new Error("the LISTEN connection to PostgreSQL ended")));
     c.on("notification", (message) => {
       if (message.channel !== channel || !message.payload) return;
+      if (message.payload === TASK_CREATED_PAYLOAD) return options.onTaskCreated?.();
       const at = message.payload.lastIndexOf(":");
       const revision = Number(message.payload.slice(at + 1));
       if (at > 0 && Number.isSafeInteger(revision)) {

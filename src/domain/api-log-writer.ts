@@ -36,6 +36,8 @@ export interface CapturedCall {
   /** proj_id and env_id path parameters, when the route has them */
   projectRef: string | undefined;
   envRef: string | undefined;
+  /** The rows those refs named when the request resolved them (none: it stopped before, e.g. a 401 or a 404). */
+  resolved?: { project: Named; environment: Named | undefined };
   /** the parsed JSON body, when there was one */
   requestBody: unknown;
   responseBody: string | null;
@@ -43,7 +45,7 @@ export interface CapturedCall {
   bearer: string | undefined;
 }
 
-interface Named {
+export interface Named {
   id: string;
   key: string;
 }
@@ -56,7 +58,8 @@ const named = (id: string | null, key: string | null): Named | null =>
 
 /**
  * The project and environment a call is recorded under: the ones its path names (resolved in the caller's
- * organization; a name that resolves to nothing leaves the field empty), else the calling key's own.
+ * organization; a name that resolves to nothing leaves the field empty), else the calling key's own. The rows the
+ * request itself resolved are used as they are; only a call that stopped before (a 401, a 404) is looked up.
  */
 async function scopesOf(db: Kysely<Database>, calls: CapturedCall[]) {
   const memo = new Map<string, Promise<Named | null>>();
@@ -75,17 +78,22 @@ async function scopesOf(db: Kysely<Database>, calls: CapturedCall[]) {
       let project = named(p.projectId, p.projectKey);
       let environment = named(p.environmentId, p.environmentKey);
       const { projectRef, envRef } = call;
+      const { resolved } = call;
       if (projectRef !== undefined && !sameRef(projectRef, project)) {
-        project = await once(`${p.organizationId}|${projectRef}`, () =>
-          findProject(db, p.organizationId, projectRef),
-        );
+        project = resolved
+          ? resolved.project
+          : await once(`${p.organizationId}|${projectRef}`, () =>
+              findProject(db, p.organizationId, projectRef),
+            );
         environment = null;
       }
       if (envRef !== undefined && !sameRef(envRef, environment)) {
         const inProject = project;
-        environment = inProject
-          ? await once(`${inProject.id}/${envRef}`, () => findEnvironment(db, inProject.id, envRef))
-          : null;
+        if (resolved?.environment) environment = resolved.environment;
+        else
+          environment = inProject
+            ? await once(`${inProject.id}/${envRef}`, () => findEnvironment(db, inProject.id, envRef))
+            : null;
       }
       return { project, environment };
     }),

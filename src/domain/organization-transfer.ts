@@ -106,28 +106,23 @@ function belongsTo(table: Table | (typeof LEFT_BEHIND)[number], orgId: string) {
 
 const PAGE = 1000;
 
-/** The rows of `table` that are the organization's, in the order of its key, read a page at a time. */
+/**
+ * The rows of `table` that are the organization's, in the order of its key, read a page at a time: each page
+ * seeks from the last row read (`(a, b) > (x, y)`, a row-value comparison both databases run on the key's index),
+ * so a page costs the same however deep.
+ */
 async function* rowsOf(db: Kysely<Database>, table: Table, orgId: string): AsyncGenerator<Row> {
   const belongs = belongsTo(table, orgId);
   const order = orderOf(table);
   const orderBy = sql.join(order.map((c) => sql.ref(c)));
-  if (order.length === 1) {
-    // By id, from the last one read: each page is one seek, however deep.
-    let after: unknown = undefined;
-    for (;;) {
-      const from = after === undefined ? sql`` : sql`and id > ${after}`;
-      const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${belongs} ${from}
-        order by ${orderBy} limit ${PAGE}`.execute(db);
-      yield* rows;
-      if (rows.length < PAGE) return;
-      after = rows.at(-1)?.["id"];
-    }
-  }
-  for (let offset = 0; ; offset += PAGE) {
-    const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${belongs}
-      order by ${orderBy} limit ${PAGE} offset ${offset}`.execute(db);
+  let last: Row | undefined;
+  for (;;) {
+    const from = last ? sql`and (${orderBy}) > (${sql.join(order.map((c) => last![c]))})` : sql``;
+    const { rows } = await sql<Row>`select * from ${sql.table(table)} where ${belongs} ${from}
+      order by ${orderBy} limit ${PAGE}`.execute(db);
     yield* rows;
     if (rows.length < PAGE) return;
+    last = rows.at(-1);
   }
 }
 

@@ -9,3 +9,14 @@ export function fromJson<T>(text: string | null | undefined): T | null {
 export function fromJsonObject(text: string | null | undefined): Record<string, unknown> {
   return fromJson<Record<string, unknown>>(text) ?? {};
 }
+
+/**
+ * JSON text already encoded (a hot route's answer built by hand): a server that knows it writes `text` as it is;
+ * anything else that stringifies it (`toJSON`) writes the same value.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}

@@ -6,6 +6,7 @@ import type { DatabaseOutage } from "../db/outage.ts";
 import { newId } from "../lib/ids.ts";
 import { toTimestamp } from "../lib/time.ts";
 import { createApiLogWriter, purgeExpired, type CapturedCall } from "../domain/api-log-writer.ts";
+import type { EnvScope, ProjectScope } from "../domain/path-scope.ts";
 import { schedulePeriodic } from "../lib/periodic.ts";
 
 declare module "fastify" {
@@ -54,6 +55,16 @@ function bearerOf(header: string | undefined): string | undefined {
   return value === "" ? undefined : value;
 }
 
+/** The path's rows as the request resolved them: the API log records their ids and keys. */
+function resolvedOf(scope: ProjectScope | EnvScope): CapturedCall["resolved"] {
+  const { project } = scope;
+  const environment = "environment" in scope ? scope.environment : undefined;
+  return {
+    project: { id: project.id, key: project.key },
+    environment: environment && { id: environment.id, key: environment.key },
+  };
+}
+
 function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
   const params = (request.params ?? {}) as Record<string, unknown>;
   const durationMs = reply.elapsedTime;
@@ -69,6 +80,7 @@ function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
     principal: request.principal,
     projectRef: typeof params["proj_id"] === "string" ? params["proj_id"] : undefined,
     envRef: typeof params["env_id"] === "string" ? params["env_id"] : undefined,
+    ...(request.pathScope && { resolved: resolvedOf(request.pathScope) }),
     requestBody:
       request.routeOptions.config.apiLogBody === false || request.apiLogWithoutBodies
         ? undefined

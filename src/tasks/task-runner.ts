@@ -43,6 +43,11 @@ export interface TaskRunnerOptions {
   renewMs?: number;
   /** How often an idle worker looks for work (a task created in this process wakes it at once); default 250 ms. */
   pollMs?: number;
+  /**
+   * How often it looks while `wakeSource` is listening (on PostgreSQL a task created by any instance wakes it by
+   * NOTIFY): only for tasks whose worker died and whose lease expired; default 5 s.
+   */
+  notifiedPollMs?: number;
   /** A task running longer than this (from its first start) ends failed; default 30 minutes. */
   timeLimitMs?: number;
   /** A task whose worker stopped this many times without finishing it ends failed; default 3. */
@@ -66,6 +71,8 @@ export interface TaskRunner {
   stop(): Promise<void>;
   /** Look for work now. */
   kick(): void;
+  /** While `source` is listening, every created task kicks this worker (`kick`), so it polls only slowly. */
+  wakeBy(source: { readonly listening: boolean }): void;
   /** Claims and runs at most one task; true when there was one. */
   runOnce(): Promise<boolean>;
   /** Deletes finished tasks older than the retention; returns how many. */
@@ -88,6 +95,8 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
   const { leaseMs, retentionDays } = options;
   const renewMs = options.renewMs ?? Math.max(10, Math.floor(leaseMs / 3));
   const pollMs = options.pollMs ?? 250;
+  const notifiedPollMs = options.notifiedPollMs ?? 5_000;
+  let wakeSource: { readonly listening: boolean } | undefined;
   const timeLimitMs = options.timeLimitMs ?? 30 * 60_000;
   const maxAttempts = options.maxAttempts ?? 3;
   const purgeIntervalMs = options.purgeIntervalMs ?? 10 * 60_000;
@@ -303,9 +312,12 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
         if (!options.outage?.report(err, log)) log.error({ err }, "task worker could not claim a task");
       }
       // A database that is away is retried every few seconds, not at the polling rate.
-      if (running && !ran) await idle(failed ? Math.max(pollMs, 5_000) : pollMs);
+      if (running && !ran) await idle(failed ? Math.max(pollMs, 5_000) : idleMs());
     }
   }
+
+  /** The poll's period: slow while notifications wake the worker, but never slower than a lease's expiry. */
+  const idleMs = () => (wakeSource?.listening ? Math.max(pollMs, Math.min(notifiedPollMs, leaseMs)) : pollMs);
 
   async function purge(): Promise<number> {
     if (retentionDays <= 0) return 0;
@@ -342,6 +354,9 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
       await loopDone;
     },
     kick,
+    wakeBy(source) {
+      wakeSource = source;
+    },
     runOnce,
     purge,
   };

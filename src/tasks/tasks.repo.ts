@@ -1,4 +1,5 @@
-import type { Insertable, Selectable } from "kysely";
+import { sql, type Insertable, type Selectable } from "kysely";
+import { CHANGES_CHANNEL_SQL, TASK_CREATED_PAYLOAD } from "../changes/feed.ts";
 import type { Db } from "../db/db.ts";
 import type { Dialect } from "../db/store.ts";
 import type { TasksTable } from "../db/types.ts";
@@ -8,6 +9,10 @@ export type TaskStatus = "processing" | "success" | "failed";
 
 export const insertTask = (db: Db, row: Insertable<TasksTable>) =>
   db.insertInto("tasks").values(row).execute();
+
+/** PostgreSQL: tells every instance's LISTEN connection, at commit, that a task was created. */
+export const notifyTaskCreated = (db: Db) =>
+  sql`select pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, ${TASK_CREATED_PAYLOAD})`.execute(db);
 
 /** A task as its environment sees it: another environment's task id finds nothing. */
 export const findTask = (

@@ -7,7 +7,7 @@ import { isUuid, newId } from "../lib/ids.ts";
 import { fromJson } from "../lib/json.ts";
 import { now } from "../lib/time.ts";
 import { TaskRegistry, type TaskParams, type TaskType } from "./task-types.ts";
-import { findTask, insertTask, type TaskRow, type TaskStatus } from "./tasks.repo.ts";
+import { findTask, insertTask, notifyTaskCreated, type TaskRow, type TaskStatus } from "./tasks.repo.ts";
 
 /** Longest `wait` a request may ask for, in seconds (Permit documents the same bound). */
 export const MAX_WAIT_SECONDS = 60;
@@ -102,6 +102,8 @@ export function createTasksService(deps: { db: Kysely<Database>; dialect: Dialec
       updated_at: at,
     };
     await insertTask(trx, row);
+    // Every instance's worker hears of it at commit (their LISTEN connections), not at their next poll.
+    if (deps.dialect === "postgres") await notifyTaskCreated(trx);
     return row;
   }
 

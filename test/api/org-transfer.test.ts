@@ -307,6 +307,56 @@ describeEachDialect(
         undefined,
       );
     });
+
+    test("an export pages every table by seeking on its key: rows across pages, none twice, in key order", async () => {
+      const { store, box } = env();
+      const { organization } = await createOrganizationRecords(store.db, box, {
+        key: "hooli",
+        name: "Hooli",
+      });
+      const { id: environmentId } = await store.db
+        .selectFrom("environments")
+        .select("id")
+        .where("organization_id", "=", organization.id)
+        .executeTakeFirstOrThrow();
+      // 2,300 change rows (two per revision, so pages end between rows that share their revision): a table
+      // ordered by three columns, read in three pages of 1,000.
+      const rows = Array.from({ length: 2300 }, (_, i) => ({
+        environment_id: environmentId,
+        revision: 1_000 + Math.floor(i / 2),
+        seq: i % 2,
+        kind: "user",
+        op: "upsert",
+        data: "{}",
+        created_at: "2026-01-01T00:00:00.000Z",
+      }));
+      for (let i = 0; i < rows.length; i += 500)
+        await store.db
+          .insertInto("changes")
+          .values(rows.slice(i, i + 500))
+          .execute();
+      const file = path.join(dir, "hooli.jsonl");
+      assert.equal(await run(["export", "--org", "hooli", "--to", "us", "--file", file]), 0);
+      const changes = linesOf(fs.readFileSync(file, "utf8"))
+        .map((l) => JSON.parse(l) as { table?: string; row: { revision: number; seq: number } })
+        .filter((l) => l.table === "changes")
+        .map((l) => `${Number(l.row.revision)}.${l.row.seq}`);
+      const stored = await store.db
+        .selectFrom("changes")
+        .innerJoin("environments", "environments.id", "changes.environment_id")
+        .select(["changes.revision", "changes.seq"])
+        .where("environments.organization_id", "=", organization.id)
+        .orderBy("changes.environment_id")
+        .orderBy("changes.revision")
+        .orderBy("changes.seq")
+        .execute();
+      assert.ok(stored.length > 2300);
+      assert.deepEqual(
+        changes,
+        stored.map((r) => `${Number(r.revision)}.${r.seq}`),
+      );
+      assert.equal(await run(["delete", "--org", "hooli", "--confirm", "hooli"]), 0);
+    });
   },
   // The command runs in this process beside the app: the app's API log writer, blocking this thread while it waits for
   // SQLite's lock held by the command's thread, would stall both for its busy timeout. Flushed at close instead.

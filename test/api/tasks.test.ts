@@ -12,7 +12,10 @@ import {
 } from "../../src/tasks/task-runner.ts";
 import { createTasksService } from "../../src/tasks/tasks.service.ts";
 import type { TaskRow } from "../../src/tasks/tasks.repo.ts";
-import { describeEachDialect, PUBLIC_URL } from "../helpers/app.ts";
+import { createTestEnv, describeEachDialect, PUBLIC_URL } from "../helpers/app.ts";
+import { DIALECTS, PG_URL } from "../helpers/stores.ts";
+import { ChangeNotifier } from "../../src/changes/feed.ts";
+import { listenForChanges } from "../../src/changes/pg-listener.ts";
 
 declare module "../../src/tasks/task-types.ts" {
   interface TaskTypes {
@@ -363,3 +366,64 @@ describeEachDialect("background tasks", (env) => {
     assert.match(errorOf(task)["message"] ?? "", /from_a_newer_version/);
   });
 });
+
+test(
+  "PostgreSQL: a task created by one instance wakes another's idle worker by NOTIFY, not by its poll",
+  { skip: DIALECTS.find((d) => d.dialect === "postgres")?.skip ?? false },
+  async () => {
+    const env = await createTestEnv("postgres");
+    // Instance B: its own pool and LISTEN connection; its worker polls once every ten minutes, so a task it runs
+    // within this test's deadline reached it through the notification.
+    const storeB = openStore({ databaseUrl: PG_URL, pgSchema: env.store.location.pgSchema!, pgPoolSize: 2 });
+    const tasksA = createTasksService({ db: env.store.db, dialect: "postgres", publicUrl: PUBLIC_URL });
+    const tasksB = createTasksService({ db: storeB.db, dialect: "postgres", publicUrl: PUBLIC_URL });
+    const ran: number[] = [];
+    tasksB.registry.register("test_count", async (context) => {
+      ran.push(context.params.n);
+      return { n: context.params.n };
+    });
+    const runnerB = createTaskRunner(tasksB, {
+      pollMs: 600_000,
+      notifiedPollMs: 600_000,
+      leaseMs: config.taskLeaseSeconds * 1000,
+      retentionDays: config.taskRetentionDays,
+    });
+    const listenerB = listenForChanges({
+      clientConfig: storeB.pgClientConfig!,
+      notifier: new ChangeNotifier(),
+      onTaskCreated: () => runnerB.kick(),
+    });
+    runnerB.wakeBy(listenerB);
+    try {
+      await until("B's LISTEN connection", () => listenerB.listening);
+      runnerB.start();
+      const where = {
+        organizationId: env.acme.id,
+        projectId: env.acme.projectId,
+        environmentId: env.acme.envs.production,
+      };
+      await sleep(100); // B's first look found nothing; it now sleeps for its poll's ten minutes
+      for (let n = 1; n <= 3; n++) {
+        const { id } = await tasksA.submit({ type: "test_count", params: { n }, ...where });
+        await until(`B to run task ${n}`, () => ran.includes(n));
+        const done = await tasksA.wait(env.acme.envs.production, id, "test_count", 10);
+        assert.equal(done.status, "success");
+      }
+      // A task rolled back with its transaction is never announced (PostgreSQL drops the NOTIFY with it).
+      await assert.rejects(
+        env.store.db.transaction().execute(async (trx) => {
+          await tasksA.insert(trx, { type: "test_count", params: { n: 4 }, ...where });
+          throw new Error("rolled back");
+        }),
+      );
+      await sleep(300);
+      assert.deepEqual(ran, [1, 2, 3]);
+    } finally {
+      await runnerB.stop();
+      await listenerB.close();
+      await storeB.close();
+      await env.app.close();
+      await env.store.close();
+    }
+  },
+);

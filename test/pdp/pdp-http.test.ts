@@ -10,7 +10,8 @@ import {
   postFolderPeople,
 } from "../helpers/schema-api.ts";
 import type { FastifyRequest } from "fastify";
-import { prepare } from "../../src/pdp/http/decide.ts";
+import { bulkCheckText, prepare } from "../../src/pdp/http/decide.ts";
+import type { CheckQuery, Decision } from "../../src/pdp/engine/types.ts";
 import { buildPdpApp } from "../../src/pdp/http/server.ts";
 import type { AddressInfo } from "node:net";
 import type { AppError } from "../../src/lib/errors.ts";
@@ -128,6 +129,64 @@ describeEachDialect("PDP over HTTP (embedded)", (env) => {
       attributes: { public: true },
     });
     assert.equal(young.json.allow, false, "request attributes win over stored ones");
+  });
+
+  test("/allowed/bulk's answer, encoded by hand, is byte for byte what JSON.stringify writes of the single answers", async () => {
+    const checks = [
+      ["alice", "read", { type: "document", tenant: "t1" }], // rbac
+      ["alice", "delete", { type: "document", tenant: "t1" }], // NO_PERMISSION
+      ["alice", "fly", { type: "document", tenant: "t1" }], // UNKNOWN_ACTION
+      ["carol", "write", { type: "document", key: "d1", tenant: "t1" }], // rebac, with its path
+      ["dave", "read", { type: "document", tenant: "t1", attributes: { public: true } }], // abac
+      ["alice", "read", { type: "document", key: "not-synced-1", tenant: "default" }], // a message to escape
+      ['no "such" user\u00e9', "read", { type: "document", tenant: "t1" }],
+    ].map(([user, action, resource]) => ({ user: { key: user }, action, resource, context: {} }));
+    const singles = [];
+    for (const c of checks) singles.push((await pdp.call(key, "/allowed", c)).json);
+    const bulk = await pdp.call(key, "/allowed/bulk", checks);
+    assert.equal(bulk.status, 200);
+    assert.equal(bulk.body, JSON.stringify({ allow: singles }));
+    assert.deepEqual(
+      singles.map((a: { debug: { reason: { kind: string } } }) => a.debug.reason.kind),
+      ["rbac", "deny", "deny", "rebac", "abac", "deny", "deny"],
+    );
+  });
+
+  test("a bulk check's decision-log text is what JSON.stringify writes of its record", () => {
+    const reason = { kind: "deny", code: "NO_PERMISSION", message: 'no "role" \u00e9\n' };
+    const decision = { allow: false, reason } as unknown as Decision;
+    const checks: CheckQuery[] = [
+      { user: { key: "alice" }, action: "read", resource: { type: "document", tenant: "t1" }, context: {} },
+      {
+        user: { key: 'a"b' },
+        action: "read",
+        resource: { type: "document", key: "d\u2028", tenant: "t" },
+        context: {},
+      },
+      { user: { key: "u" }, action: "write", resource: { type: "document" }, context: { ip: "1.2.3.4" } },
+      {
+        user: { key: "u", attributes: { age: 3 } },
+        action: "read",
+        resource: { type: "doc", attributes: { public: true }, tenant: "t" },
+        context: {},
+      },
+    ];
+    for (const check of checks) {
+      const plain =
+        Object.keys(check.context ?? {}).length === 0 && !check.user.attributes && !check.resource.attributes;
+      const record = {
+        user_key: check.user.key,
+        action: check.action,
+        resource_type: check.resource.type,
+        resource_key: check.resource.key,
+        tenant: check.resource.tenant,
+        decision: false,
+        reason,
+        input: plain ? undefined : check,
+        latency_us: 17,
+      };
+      assert.equal(bulkCheckText(check, decision, 17, JSON.stringify(reason)), JSON.stringify(record));
+    }
   });
 
   test("bulk, user permissions, all tenants, authorized users and user tenants", async () => {

@@ -55,6 +55,48 @@ for (const { dialect, skip } of DIALECTS) {
     const hideTable = () => sql`alter table api_log rename to api_log_away`.execute(store.db);
     const restoreTable = () => sql`alter table api_log_away rename to api_log`.execute(store.db);
 
+    test("a call whose request resolved its path is recorded under those rows, without looking them up again", async () => {
+      const writer = createApiLogWriter({
+        db: store.db,
+        log: recorder(),
+        flushIntervalMs: 10,
+        maxBodyBytes: 1000,
+      });
+      // Rows that exist nowhere in this database: had the writer looked the refs up, the fields would be empty.
+      const project = { id: newId(), key: "billing" };
+      const environment = { id: newId(), key: "staging" };
+      writer.enqueue({
+        ...call("/v2/resolved"),
+        principal: {
+          keyId: newId(),
+          keyName: "org key",
+          organizationId: newId(),
+          projectId: null,
+          projectKey: null,
+          environmentId: null,
+          environmentKey: null,
+          level: "org",
+          access: "write",
+        },
+        projectRef: "billing",
+        envRef: "staging",
+        resolved: { project, environment },
+      });
+      await writer.close();
+      const row = await store.db
+        .selectFrom("api_log")
+        .select(["project_id", "project_key", "environment_id", "environment_key"])
+        .where("path", "=", "/v2/resolved")
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(row, {
+        project_id: project.id,
+        project_key: "billing",
+        environment_id: environment.id,
+        environment_key: "staging",
+      });
+      await store.db.deleteFrom("api_log").execute();
+    });
+
     test("a failed write is retried; the records arrive once the database takes them", async () => {
       const log = recorder();
       const writer = createApiLogWriter({ db: store.db, log, flushIntervalMs: 10, maxBodyBytes: 1000 });

@@ -9,7 +9,7 @@ import {
   type DecisionRecord,
   type DecisionSource,
 } from "../../src/pdp/runtime/decision-log.ts";
-import type { DecisionLogChunk, DecisionLogEntry } from "../../src/pdp/storage.ts";
+import type { DecisionLogChunk, DecisionLogEntry, DecisionQuery } from "../../src/pdp/storage.ts";
 import {
   openSqliteDecisionLogWriter,
   openSqliteDecisionLogReader,
@@ -74,8 +74,15 @@ const readBack = (e: { id: string } & DecisionRecord, pdpId: string): DecisionLo
   timestamp: toTimestamp(new Date(timeOfId(e.id))),
   pdp_id: pdpId,
 });
+type Stored = { id: string } & DecisionRecord;
+/** A chunk's decisions: its entries, a bulk entry's checks each with the bulk's query and revision. */
 const parse = (chunk: DecisionLogChunk) =>
-  (JSON.parse(text(chunk)) as ({ id: string } & DecisionRecord)[]).map((e) => readBack(e, chunk.pdpId));
+  (JSON.parse(text(chunk)) as (Stored | { query: DecisionQuery; revision: number; bulk: Stored[] })[])
+    .flatMap((e) => ("bulk" in e ? e.bulk.map((c) => ({ ...c, query: e.query, revision: e.revision })) : [e]))
+    .map((e) => readBack(e, chunk.pdpId));
+/** A bulk request's checks as `recordBulk` takes them: the records `from`.. without their query and revision. */
+const bulkChecks = (from: number, n: number) =>
+  range(from, from + n).map(({ query: _query, revision: _revision, ...check }) => JSON.stringify(check));
 
 /** A logger (of PDP "pdp-1" unless told) whose sink keeps the chunks it is given; it ships on flush() and close(). */
 function collector(options: Partial<DecisionLoggerOptions> = {}) {
@@ -507,6 +514,9 @@ describeEachDialect("decision log storage", (env) => {
     for (let i = 0; i < 120; i++) {
       a.logger.record(source, record(i));
       if (i % 2 === 0) b.logger.record(source, record(i + 1000));
+      // A bulk request of four checks: one entry, four decisions.
+      if (i % 10 === 5)
+        a.logger.recordBulk(source, { query: "bulk_check", revision: 500 + i }, bulkChecks(2000 + i, 4));
       if (i % 10 === 9) await sleep(2);
     }
     await a.logger.close();
@@ -514,7 +524,15 @@ describeEachDialect("decision log storage", (env) => {
     const chunks = [...a.chunks, ...b.chunks];
     for (const chunk of chunks) await store(chunk);
     const all = chunks.flatMap(parse);
-    assert.equal(all.length, 180);
+    assert.equal(all.length, 180 + 12 * 4);
+    assert.equal(
+      chunks.reduce((n, c) => n + c.count, 0),
+      all.length,
+      "a chunk counts the checks of its bulk entries",
+    );
+    assert.ok(chunks.every((c) => c.count <= 7 + 4 || c.pdpId === "pdp-2"));
+    assert.equal(new Set(all.map((e) => e.id)).size, all.length, "each check has an id of its own");
+    assert.equal(all.filter((e) => e.query === "bulk_check").length, 48);
     assert.ok(
       a.chunks.some((x) => b.chunks.some((y) => x.firstId < y.firstId && y.firstId < x.lastId)),
       "some chunks overlap",
@@ -539,6 +557,8 @@ describeEachDialect("decision log storage", (env) => {
       [{ action: "write" }, (e) => e.action === "write"],
       [{ pdpId: "pdp-2" }, (e) => e.pdp_id === "pdp-2"],
       [{ query: "get_user_permissions" }, (e) => e.query === "get_user_permissions"],
+      [{ query: "bulk_check" }, (e) => e.query === "bulk_check"],
+      [{ query: "bulk_check", decision: false }, (e) => e.query === "bulk_check" && e.decision === false],
       [{ fromMs: middle }, (e) => Date.parse(e.timestamp) >= middle],
       [{ toMs: middle }, (e) => Date.parse(e.timestamp) <= middle],
       [
@@ -569,7 +589,14 @@ describeEachDialect("decision log storage", (env) => {
     }
     assert.equal((await list({}, 0, 100, env().acme.envs.development)).total, 5);
 
-    for (const e of [newestFirst[0], newestFirst[57], newestFirst.at(-1)] as DecisionLogEntry[]) {
+    const bulkOnes = newestFirst.filter((e) => e.query === "bulk_check");
+    for (const e of [
+      newestFirst[0],
+      newestFirst[57],
+      newestFirst.at(-1),
+      bulkOnes[1],
+      bulkOnes.at(-1),
+    ] as DecisionLogEntry[]) {
       const found = await findDecisionLog(env().store.db, env().dialect, production(env()), e.id);
       assert.deepEqual(found?.entry, e);
     }

@@ -37,26 +37,44 @@ export interface StoredDecision {
 }
 
 /**
- * Reading entries out of chunks with the database's JSON functions. `contains` looks for text in a chunk before
- * its entries are unpacked: entries are written as JSON.stringify writes them, so an entry whose field equals a
- * value holds `"field":<the value as JSON.stringify writes it>`, and a chunk without that text holds no such entry.
+ * Reading entries out of chunks with the database's JSON functions. An entry `e` is one decision, or a bulk
+ * request's checks (`{"query","revision","bulk":[...]}`, decision-log.ts): `d` is each of its checks, null for a
+ * plain entry (told apart by its first characters, so a plain entry is not parsed again), and a field is the check's, else the entry's (query and revision are the bulk's). So every check
+ * reads back as a decision of its own. `contains` looks for text in a chunk before its entries are unpacked:
+ * entries are written as JSON.stringify writes them, so an entry whose field equals a value holds
+ * `"field":<the value as JSON.stringify writes it>`, and a chunk without that text holds no such entry.
  */
+/** How a bulk entry's text starts (decision-log.ts writes it so; any other entry starts with its id). */
+const BULK_START = '{"query":';
+
 const chunkSql = {
   sqlite: {
-    from: sql`decision_log_chunks c, json_each(c.entries) e`,
-    field: (name: string) => sql`(e.value ->> ${sql.lit(`$.${name}`)})`,
-    entry: sql`e.value`,
+    from: sql`decision_log_chunks c, json_each(c.entries) e
+      left join json_each(case when substr(e.value, 1, 9) = ${BULK_START} then e.value end, '$.bulk') d`,
+    field: (name: string) =>
+      sql`coalesce(d.value ->> ${sql.lit(`$.${name}`)}, e.value ->> ${sql.lit(`$.${name}`)})`,
+    entry: sql`coalesce(d.value, e.value)`,
     contains: (text: string) => sql`instr(c.entries, ${text}) > 0`,
-    isTrue: (value: boolean) => sql`(e.value ->> '$.decision') = ${value ? 1 : 0}`,
+    isTrue: (value: boolean) => sql`(coalesce(d.value, e.value) ->> '$.decision') = ${value ? 1 : 0}`,
   },
   postgres: {
-    from: sql`decision_log_chunks c cross join lateral json_array_elements(c.entries::json) e(value)`,
-    field: (name: string) => sql`(e.value ->> ${sql.lit(name)})`,
-    entry: sql`e.value::text`,
+    from: sql`decision_log_chunks c cross join lateral json_array_elements(c.entries::json) e(value)
+      left join lateral json_array_elements(case when left(e.value::text, 9) = ${BULK_START}
+        then e.value -> 'bulk' end) d(value) on true`,
+    field: (name: string) => sql`coalesce(d.value ->> ${sql.lit(name)}, e.value ->> ${sql.lit(name)})`,
+    entry: sql`coalesce(d.value, e.value)::text`,
     contains: (text: string) => sql`strpos(c.entries, ${text}) > 0`,
-    isTrue: (value: boolean) => sql`(e.value ->> 'decision') = ${value ? "true" : "false"}`,
+    isTrue: (value: boolean) =>
+      sql`(coalesce(d.value, e.value) ->> 'decision') = ${value ? "true" : "false"}`,
   },
 } satisfies Record<Dialect, unknown>;
+
+/** The columns of one decision read back: the check (or plain entry), and its bulk's query and revision. */
+const entryColumns = (dialect: Dialect) => {
+  const q = chunkSql[dialect];
+  return sql`${q.entry} as entry, ${q.field("query")} as query, ${q.field("revision")} as revision,
+    c.pdp_id, c.created_at`;
+};
 
 const needle = (field: string, value: unknown) => `"${field}":${JSON.stringify(value)}`;
 
@@ -121,8 +139,9 @@ export async function listDecisionLogs(
   const q = chunkSql[dialect];
   const where = conditions(dialect, environmentId, f);
   const page = (total: RawBuilder<unknown>) =>
-    sql<StoredRow & { total: number | string }>`select ${q.entry} as entry, c.pdp_id,
-      c.created_at, ${total} as total from ${q.from} where ${sql.join(where, sql` and `)}
+    sql<
+      StoredRow & { total: number | string }
+    >`select ${entryColumns(dialect)}, ${total} as total from ${q.from} where ${sql.join(where, sql` and `)}
       order by ${q.field("id")} desc limit ${limit} offset ${offset}`.execute(db);
   if (isFiltered(f)) {
     // One pass over the matching entries gives the page and, by a window over them all, the total.
@@ -161,12 +180,16 @@ export async function listDecisionLogs(
 
 interface StoredRow {
   entry: string;
+  /** The entry's, or for a check of a bulk entry, the bulk's. */
+  query: string;
+  revision: number | string;
   pdp_id: string | null;
   created_at: string;
 }
 
 /** As stored: the id and the record's fields; entries of chunks stored before migration 0011 hold all of them. */
-type StoredEntry = DecisionRecord & { id: string; timestamp?: string; pdp_id?: string };
+type StoredEntry = Omit<DecisionRecord, "query" | "revision"> &
+  Partial<Pick<DecisionRecord, "query" | "revision">> & { id: string; timestamp?: string; pdp_id?: string };
 
 /** Every field of the entry: null where the record left it out, the PDP the chunk's, the time the id's. */
 const stored = (row: StoredRow): StoredDecision => {
@@ -176,9 +199,9 @@ const stored = (row: StoredRow): StoredDecision => {
       id: e.id,
       timestamp: e.timestamp ?? toTimestamp(new Date(timeOfId(e.id))),
       pdp_id: e.pdp_id ?? row.pdp_id ?? "",
-      query: e.query,
+      query: e.query ?? (row.query as DecisionLogEntry["query"]),
       ...optionalDecisionFields(e, null),
-      revision: e.revision,
+      revision: e.revision ?? Number(row.revision),
       latency_us: e.latency_us,
     },
     created_at: row.created_at,
@@ -193,7 +216,7 @@ export async function findDecisionLog(
   id: string,
 ): Promise<StoredDecision | undefined> {
   const q = chunkSql[dialect];
-  const found = await sql<StoredRow>`select ${q.entry} as entry, c.pdp_id, c.created_at
+  const found = await sql<StoredRow>`select ${entryColumns(dialect)}
     from ${q.from} where c.environment_id = ${environmentId} and c.last_id >= ${id} and c.first_id <= ${id}
     and ${q.contains(needle("id", id))} and ${q.field("id")} = ${id} limit 1`.execute(db);
   const row = found.rows[0];

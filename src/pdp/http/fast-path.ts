@@ -3,6 +3,7 @@ import { tracing } from "../../lib/tracing.ts";
 import type { FastifyBaseLogger, FastifyServerOptions } from "fastify";
 import { errorAnswer } from "../../http/errors.ts";
 import { JSON_CONTENT_TYPE, parseJsonBody } from "../../http/json-body.ts";
+import { JsonText } from "../../lib/json.ts";
 import { prepare, whenKnown, type PdpDeps, type PdpRequest, type PdpTarget } from "./decide.ts";
 
 /** A decision route's work once its key is known: the answer's JSON value. */
@@ -78,7 +79,7 @@ const isJson = (type: string | undefined) =>
 
 function send(res: ServerResponse, status: number, value: unknown, headers?: Record<string, string>): void {
   if (res.destroyed) return;
-  const body = JSON.stringify(value);
+  const body = value instanceof JsonText ? value.text : JSON.stringify(value);
   res.writeHead(status, {
     ...headers,
     "content-type": JSON_CONTENT_TYPE,

@@ -1,13 +1,14 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
 import { tracingPlugin } from "../../http/tracing.ts";
 import { AppError } from "../../lib/errors.ts";
+import { JsonText } from "../../lib/json.ts";
 import { clientErrorHandler, errorsPlugin } from "../../http/errors.ts";
 import { jsonBodyPlugin } from "../../http/json-body.ts";
 import type { Decision } from "../engine/types.ts";
 import type { AuthorizationResult } from "../decision-port.ts";
 import { toCheck, toCheckList, toContext, toResource, toStringList, toUser } from "./input.ts";
 import { authzenRoutes } from "./authzen.ts";
-import { decide, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
+import { decide, decideAll, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
 import { answerDecision, decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
 import { registerFactsProxy } from "./facts-proxy.ts";
 import { registerHealthRoutes } from "./health.ts";
@@ -70,14 +71,27 @@ export function checkOne(deps: PdpDeps, target: PdpTarget, body: unknown) {
   return authorizationResult(decide(deps, target, toCheck(body)), target.replica.revision);
 }
 
-/** `/allowed/bulk`: each check decided and logged, in order. */
+/** `/allowed/bulk`: each check decided, in order, and the request logged as one entry holding them. */
 export function checkBulk(deps: PdpDeps, target: PdpTarget, body: unknown) {
-  const checks = toCheckList(body);
+  const revision = target.replica.revision;
   return {
-    allow: checks.map((c) =>
-      authorizationResult(decide(deps, target, c, "bulk_check"), target.replica.revision),
-    ),
+    allow: decideAll(deps, target, toCheckList(body)).map((d) => authorizationResult(d, revision)),
   };
+}
+
+/**
+ * `/allowed/bulk` on a PDP port: `checkBulk`'s answer as the text JSON.stringify would write, built by hand:
+ * each reason goes through JSON.stringify once (for the answer and the log), and no result objects are made
+ * (docs/perf/pdp-http.md).
+ */
+function checkBulkText(deps: PdpDeps, target: PdpTarget, body: unknown): JsonText {
+  const tail = `,"revision":${target.replica.revision}}}`;
+  const reasons: string[] = [];
+  const parts = decideAll(deps, target, toCheckList(body), reasons).map((d, i) => {
+    const allow = d.allow ? "true" : "false";
+    return `{"allow":${allow},"result":${allow},"debug":{"reason":${reasons[i]}${tail}`;
+  });
+  return new JsonText(`{"allow":[${parts.join(",")}]}`);
 }
 
 function requiredString(body: Record<string, unknown>, name: string): string {
@@ -188,7 +202,7 @@ export function planResourcesOf(target: PdpTarget, rawBody: unknown) {
 const permitDecisionRoutes = (deps: PdpDeps) =>
   new Map<string, DecisionAnswer>([
     ["/allowed", (target, body) => checkOne(deps, target, body)],
-    ["/allowed/bulk", (target, body) => checkBulk(deps, target, body)],
+    ["/allowed/bulk", (target, body) => checkBulkText(deps, target, body)],
   ]);
 
 /** Permit's PDP routes (contract §4) besides the checks: the permission queries. */
@@ -327,7 +341,7 @@ const opaDecisionRoutes = (deps: PdpDeps) =>
           Record<string, unknown> | undefined;
         const checks = toCheckList(input?.["checks"], ["body", "input", "checks"]);
         return {
-          result: { allow: checks.map((c) => ({ allow: decide(deps, target, c, "bulk_check").allow })) },
+          result: { allow: decideAll(deps, target, checks).map((d) => ({ allow: d.allow })) },
         };
       },
     ],

@@ -9,6 +9,9 @@ export interface DecisionSource {
 
 export type { DecisionRecord };
 
+/** One check of a bulk request: the request's query and revision are the bulk record's. */
+export type BulkCheckRecord = Omit<DecisionRecord, "query" | "revision">;
+
 export type DecisionLogSink = (chunk: DecisionLogChunk) => Promise<void>;
 
 export interface DecisionLogger {
@@ -18,6 +21,17 @@ export interface DecisionLogger {
    * shipment), and must not change meanwhile.
    */
   record(source: DecisionSource, entry: DecisionRecord): void;
+  /**
+   * Records a bulk request's checks as one entry, `{"query","revision","bulk":[{id, ...check}, ...]}`: each check
+   * still has its own id (consecutive, in order) and reads back as a decision of its own (decision-log.repo.ts),
+   * but the request costs the log one entry and one reservation. `checks` are the text JSON.stringify writes of
+   * each check's `BulkCheckRecord`. Written at once.
+   */
+  recordBulk(
+    source: DecisionSource,
+    bulk: Pick<DecisionRecord, "query" | "revision">,
+    checks: readonly string[],
+  ): void;
   /** Whether `record` records anything (false when the log is off), so a caller can skip building the entry. */
   readonly active: boolean;
   /** Ships, once each, the chunks of what was recorded so far; a chunk the sink refuses waits for the timer. */
@@ -73,17 +87,19 @@ class Queue {
     this.buf[0] = 0x5b; // [
   }
 
-  add(ids: UuidV7Writer, now: number, json: string): void {
-    // A comma, the id, and three bytes of UTF-8 at most for each UTF-16 unit of the record.
-    const need = this.pos + 1 + ENTRY_OVERHEAD + json.length * 3;
+  /** Room for `units` more UTF-16 units of text (three bytes of UTF-8 at most each). */
+  private reserve(units: number): void {
+    const need = this.pos + units * 3;
     if (need > this.buf.length) {
       const grown = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
       this.buf.copy(grown, 0, 0, this.pos);
       this.buf = grown;
     }
+  }
+
+  /** `{"id":"` the next id `",` and the record's JSON after its `{`, at `pos`. */
+  private entry(ids: UuidV7Writer, now: number, json: string): void {
     const buf = this.buf;
-    // Entries after the first follow a comma.
-    if (this.count > 0) buf[this.pos++] = 0x2c;
     ID_OPEN.copy(buf, this.pos);
     this.lastAt = this.pos + ID_OPEN.length;
     if (this.count === 0) this.firstAt = this.lastAt;
@@ -92,7 +108,31 @@ class Queue {
     const record = this.lastAt + 37;
     this.pos = record + buf.write(json, record);
     buf[record] = 0x2c; // the record's `{` continues the entry
+  }
+
+  add(ids: UuidV7Writer, now: number, json: string): void {
+    // A comma, the id, and the record.
+    this.reserve(1 + ENTRY_OVERHEAD + json.length);
+    // Entries after the first follow a comma.
+    if (this.count > 0) this.buf[this.pos++] = 0x2c;
+    this.entry(ids, now, json);
     this.count += 1;
+  }
+
+  /** One entry `head` (`{"query":...,"revision":...`) `,"bulk":[` the checks, each with its id `]}`. */
+  addBulk(ids: UuidV7Writer, now: number, head: string, checks: readonly string[]): void {
+    let units = head.length + 12;
+    for (const json of checks) units += 1 + ENTRY_OVERHEAD + json.length;
+    this.reserve(units);
+    if (this.count > 0) this.buf[this.pos++] = 0x2c;
+    this.pos += this.buf.write(`${head},"bulk":[`, this.pos);
+    const first = this.count;
+    for (const json of checks) {
+      if (this.count > first) this.buf[this.pos++] = 0x2c;
+      this.entry(ids, now, json);
+      this.count += 1;
+    }
+    this.pos += this.buf.write("]}", this.pos);
   }
 
   /** The entries so far as a chunk; the queue starts again, empty. */
@@ -146,14 +186,17 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
   }
 
   function write(environmentId: string, entry: DecisionRecord, now: number): void {
-    let q = queues.get(environmentId);
-    if (q === undefined) {
-      q = new Queue(environmentId, spare.pop() ?? Buffer.allocUnsafe(64 * 1024));
-      queues.set(environmentId, q);
-    } else if (q.count === maxBatch) {
-      seal(q);
-    }
+    const q = queueOf(environmentId);
+    if (q.count >= maxBatch) seal(q);
     q.add(ids, now, JSON.stringify(entry));
+  }
+
+  function queueOf(environmentId: string): Queue {
+    const q = queues.get(environmentId);
+    if (q !== undefined) return q;
+    const made = new Queue(environmentId, spare.pop() ?? Buffer.allocUnsafe(64 * 1024));
+    queues.set(environmentId, made);
+    return made;
   }
 
   function writeHeld(): void {
@@ -201,6 +244,15 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
         write(source.environmentId, entry, now);
       }
     },
+    recordBulk(source, bulk, checks) {
+      if (checks.length === 0 || !chunks.reserve(checks.length)) return;
+      open += checks.length;
+      writeHeld();
+      const q = queueOf(source.environmentId);
+      if (q.count > 0 && q.count + checks.length > maxBatch) seal(q);
+      const head = `{"query":${JSON.stringify(bulk.query)},"revision":${bulk.revision}`;
+      q.addBulk(ids, Date.now(), head, checks);
+    },
     active: true,
     flush: chunks.flush,
     close: chunks.close,
@@ -216,6 +268,7 @@ export function createDecisionLogger(options: DecisionLoggerOptions): DecisionLo
 /** For `GATEHOUSE_DECISION_LOG=off`: records nothing. */
 export const disabledDecisionLogger: DecisionLogger = {
   record() {},
+  recordBulk() {},
   active: false,
   flush: async () => {},
   close: async () => {},
