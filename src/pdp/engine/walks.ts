@@ -95,6 +95,7 @@ function firstAfter(domain: Domain, after: number): number {
 /** Up to `size` accepted ids after `position`, examining at most WORK_LIMIT. */
 function walkPage(domain: Domain, position: WalkPosition, size: number, accept: (id: number) => boolean) {
   const items: number[] = [];
+  if (size <= 0) return { items, next: position };
   let examined = 0;
   for (let i = firstAfter(domain, position.after); i < domain.length; i++) {
     if (items.length === size || examined === WORK_LIMIT) {

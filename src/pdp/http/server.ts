@@ -10,6 +10,7 @@ import { decide, logQuery, prepare, type PdpDeps, type PdpTarget } from "./decid
 import { answerDecision, decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
 import { registerFactsProxy } from "./facts-proxy.ts";
 import { registerHealthRoutes } from "./health.ts";
+import { registerListingRoutes } from "./listing-routes.ts";
 
 /** Permit's AuthorizationResult: `result` repeats `allow` for old SDKs; `debug` carries our reason. */
 const authorizationResult = (d: Decision, revision: number): AuthorizationResult => ({
@@ -36,6 +37,7 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = await pdpServer(deps, permitDecisionRoutes(deps));
   registerHealthRoutes(app, deps);
   registerPermitRoutes(app, deps);
+  registerListingRoutes(app, deps);
   await app.register(authzenRoutes, { deps });
   if (deps.forwardFacts) registerFactsProxy(app, deps, deps.forwardFacts);
   return app;
