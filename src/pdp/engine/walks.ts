@@ -12,8 +12,12 @@ import { NO_STATE } from "./derivation.ts";
 import type { Journal } from "./journal.ts";
 import type { Attributes, QueryResource, QueryUser } from "./types.ts";
 
-/** Candidates beyond this many are not gathered: the walk scans ids instead. */
-export const CANDIDATE_LIMIT = 20_000;
+/**
+ * Gathering candidates costs their number on every page, scanning costs about size x ids / results: candidates are
+ * gathered up to sqrt(size x ids) (at least MIN_CANDIDATES), so that neither makes a walk quadratic.
+ */
+export const MIN_CANDIDATES = 2_000;
+const candidateLimit = (size: number, ids: number) => Math.max(MIN_CANDIDATES, Math.sqrt(size * ids));
 /** Ids a page examines at most. */
 export const WORK_LIMIT = 10_000;
 
@@ -109,8 +113,8 @@ function walkPage(domain: Domain, position: WalkPosition, size: number, accept: 
 }
 
 /** Candidates sorted, or undefined when there are too many to gather (then the walk scans). */
-function sortedCandidates(ids: Set<number>): number[] | undefined {
-  return ids.size > CANDIDATE_LIMIT ? undefined : [...ids].sort((a, b) => a - b);
+function sortedCandidates(ids: Set<number>, limit: number): number[] | undefined {
+  return ids.size > limit ? undefined : [...ids].sort((a, b) => a - b);
 }
 
 /** A page of instances; `query.tenant` must already be undefined for "default" (the engine does that). */
@@ -129,7 +133,8 @@ export function resourcesPage(
   const user = facts.users.get(query.user.key);
   let candidates: number[] | undefined;
   if (!position.scan) {
-    candidates = resourceCandidates(view, permission, type, user, onlyTenant);
+    const limit = candidateLimit(size, facts.typeInstanceIds[type]?.length ?? 0);
+    candidates = resourceCandidates(view, { permission, type, user, onlyTenant, limit });
     if (candidates === undefined) position = { ...position, scan: true };
   }
   const domain = arrayDomain(candidates ?? facts.typeInstanceIds[type] ?? []);
@@ -156,11 +161,15 @@ export function resourcesPage(
  */
 function resourceCandidates(
   { facts, schema }: EngineView,
-  permission: number,
-  type: number,
-  user: number | undefined,
-  onlyTenant: number | undefined,
+  target: {
+    permission: number;
+    type: number;
+    user: number | undefined;
+    onlyTenant: number | undefined;
+    limit: number;
+  },
 ): number[] | undefined {
+  const { permission, type, user, onlyTenant, limit } = target;
   if ((schema.abacRules[permission]?.length ?? 0) > 0) return undefined;
   if (user === undefined) return [];
   const assigned = facts.userTenantRoles[user] ?? [];
@@ -172,9 +181,8 @@ function resourceCandidates(
   const ids = new Set<number>();
   for (const instance of heldInstanceRoles(facts, schema, user).keys()) {
     if (facts.instanceType[instance] === type) ids.add(instance);
-    if (ids.size > CANDIDATE_LIMIT) return undefined;
   }
-  return sortedCandidates(ids);
+  return sortedCandidates(ids, limit);
 }
 
 export function subjectsPage(
@@ -188,7 +196,7 @@ export function subjectsPage(
   const { facts } = view;
   let candidates: number[] | undefined;
   if (!position.scan) {
-    candidates = subjectCandidates(view, target);
+    candidates = subjectCandidates(view, target, candidateLimit(size, facts.users.size));
     if (candidates === undefined) position = { ...position, scan: true };
   }
   const everyone: Domain = { length: facts.users.size, at: (i) => i };
@@ -209,6 +217,7 @@ export function subjectsPage(
 function subjectCandidates(
   { facts, schema, search }: EngineView,
   target: DecideTarget,
+  limit: number,
 ): number[] | undefined {
   const { permission, instance, tenant } = target;
   if ((schema.abacRules[permission]?.length ?? 0) > 0) return undefined;
@@ -221,10 +230,10 @@ function subjectCandidates(
       for (let i = 0; i < assignees.length; i += 3) {
         if (assignees[i + 2] === tenant) ids.add(assignees[i] as number);
       }
-      if (ids.size > CANDIDATE_LIMIT) return undefined;
+      if (ids.size > limit) return undefined;
     }
   }
-  return sortedCandidates(ids);
+  return sortedCandidates(ids, limit);
 }
 
 /** One page at the cursor's revision (the newest for a first page), or gone when the journal lacks it. */
