@@ -314,12 +314,24 @@ function seenBefore(
  * (the order the PDP stored them): sorting ids is far cheaper than sorting 10,000 strings.
  */
 function instancesGranting(
-  { facts, schema }: EngineView,
+  view: EngineView,
   user: number,
   type: number,
   permission: number,
   onlyTenant: number | undefined,
 ): string[] {
+  const ids = instanceIdsGranting(view, user, type, permission, onlyTenant);
+  return Array.from(ids, (instance) => view.facts.instanceKeys[instance] as string);
+}
+
+/** The ids of those instances, ascending (listing walks use them as candidates). */
+export function instanceIdsGranting(
+  { facts, schema }: EngineView,
+  user: number,
+  type: number,
+  permission: number,
+  onlyTenant: number | undefined,
+): Int32Array {
   const roleCount = facts.roles.size;
   const found: number[] = [];
   const direct = facts.userInstanceRoles[user] ?? [];
@@ -367,7 +379,7 @@ function instancesGranting(
       }
     }
   }
-  return Array.from(Int32Array.from(found).sort(), (instance) => facts.instanceKeys[instance] as string);
+  return Int32Array.from(found).sort();
 }
 
 /** A field of a resource as plans read it: `key`, `tenant`, else an attribute, descending into objects. */

@@ -164,7 +164,7 @@ function addTenantEntries(walk: PermissionsWalk, result: Map<string, Permissions
 }
 
 /** instance -> the instance roles the user is granted there, directly or derived, in the instance's tenant. */
-export function heldInstanceRoles(
+function heldInstanceRoles(
   facts: FactStore,
   schema: CompiledSchema,
   user: number | undefined,

@@ -6,7 +6,8 @@
 // itself, so a listing never holds what /allowed would deny, nor misses what it would allow. A page examines at
 // most WORK_LIMIT ids: past that it ends short and its cursor continues where it stopped.
 
-import { heldInstanceRoles, type EngineView } from "./listings.ts";
+import { instanceIdsGranting } from "./filter-plan.ts";
+import type { EngineView } from "./listings.ts";
 import { hasPermission } from "./schema.ts";
 import { NO_STATE } from "./derivation.ts";
 import type { Journal } from "./journal.ts";
@@ -160,7 +161,7 @@ export function resourcesPage(
  * rule can grant the permission (those reach instances without a role: then undefined, and the walk scans).
  */
 function resourceCandidates(
-  { facts, schema }: EngineView,
+  view: EngineView,
   target: {
     permission: number;
     type: number;
@@ -170,6 +171,7 @@ function resourceCandidates(
   },
 ): number[] | undefined {
   const { permission, type, user, onlyTenant, limit } = target;
+  const { facts, schema } = view;
   if ((schema.abacRules[permission]?.length ?? 0) > 0) return undefined;
   if (user === undefined) return [];
   const assigned = facts.userTenantRoles[user] ?? [];
@@ -178,11 +180,8 @@ function resourceCandidates(
     if (onlyTenant !== undefined && tenant !== onlyTenant) continue;
     if (hasPermission(schema.rolePermissionBits[assigned[i + 1] as number], permission)) return undefined;
   }
-  const ids = new Set<number>();
-  for (const instance of heldInstanceRoles(facts, schema, user).keys()) {
-    if (facts.instanceType[instance] === type) ids.add(instance);
-  }
-  return sortedCandidates(ids, limit);
+  const ids = instanceIdsGranting(view, user, type, permission, onlyTenant);
+  return ids.length > limit ? undefined : Array.from(ids);
 }
 
 export function subjectsPage(
