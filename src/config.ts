@@ -40,6 +40,7 @@ export interface Config {
   logExportSpoolBytes: number;
   logExportFlushMs: number;
   pdpIdleMinutes: number;
+  pdpListingHistory: number;
   controlPlaneUrl: string | undefined;
   pdpApiKey: string | undefined;
   sessionIdleMinutes: number;
@@ -368,6 +369,16 @@ export const SETTINGS: readonly Setting[] = [
     describe:
       "minutes the embedded PDP keeps an environment's in-memory copy after its last check (0 keeps every copy)",
     doc: "minutes the embedded PDP keeps an environment's in-memory copy after its last check; the next check loads it again (`0`: keep every copy)",
+  },
+  {
+    env: "GATEHOUSE_PDP_LISTING_HISTORY",
+    flag: "pdp-listing-history",
+    key: "pdpListingHistory",
+    kind: "int",
+    default: "100000",
+    describe:
+      "writes each PDP copy keeps so that every page of a listing walk answers at its first page's revision",
+    doc: "writes each PDP copy keeps (per environment, about 150 bytes each) so that every page of a listing walk answers at its first page's revision; a cursor older than that gets 410 (docs/data-filtering.md)",
   },
   {
     env: "GATEHOUSE_CONTROL_PLANE_URL",

@@ -109,6 +109,7 @@ async function main(argv: string[]): Promise<number> {
       logLevel: config.logLevel,
       decisionLog: config.decisionLog !== "off",
       decisionLogSpoolBytes: config.decisionLogSpoolBytes,
+      listingHistory: config.pdpListingHistory,
     });
     const stop = () =>
       pdp.close().then(

@@ -136,6 +136,7 @@ function createPdpOf(app: FastifyInstance, store: Store, config: Config, logExpo
     regions: config,
     controlPlane: () => app,
     idleMs: config.pdpIdleMinutes * 60_000,
+    listingHistory: config.pdpListingHistory,
     onError: (err) => {
       // A database outage is logged once, however many syncs and log shipments fail meanwhile.
       if (!store.outage.report(err, app.log)) app.log.error({ err }, "embedded PDP error");

@@ -2,6 +2,7 @@ import type { Scenario } from "../lib/scenario.ts";
 import { controlPlaneScenario } from "./control-plane.ts";
 import { decisionLogScenario } from "./decision-log.ts";
 import { engineScenario } from "./engine.ts";
+import { listingsScenario } from "./listings.ts";
 import { listsScenario } from "./lists.ts";
 import { pdpDecisionLogScenario } from "./pdp-decision-log.ts";
 import { pdpLogExportScenario } from "./pdp-log-export.ts";
@@ -24,6 +25,7 @@ export const SCENARIOS = [
   scaleScenario,
   controlPlaneScenario,
   listsScenario,
+  listingsScenario,
   propagationScenario,
   pdpStandaloneScenario,
   decisionLogScenario,

@@ -126,6 +126,11 @@ export const ERROR_CODES = {
     title: "per_page is larger than allowed",
     help: "Ask for fewer items per page and follow the pages.",
   },
+  CURSOR_EXPIRED: {
+    status: 410,
+    title: "The listing cursor is too old",
+    help: "A listing walk answers every page at the revision of its first page; the PDP keeps a bounded history of recent revisions (GATEHOUSE_PDP_LISTING_HISTORY) and this cursor's revision has left it, or the PDP restarted. Start the walk again without a cursor.",
+  },
   TOO_MANY_REQUESTS: {
     status: 429,
     title: "Rate limit exceeded",

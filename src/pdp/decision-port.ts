@@ -32,8 +32,20 @@ export interface DecisionPort {
     body: unknown,
   ): Promise<{ permissions: UserPermissions; revision: number }>;
   planResources(env: DecidedEnvironment, body: unknown): Promise<ResourcePlan & { revision: number }>;
+  /** A page of a listing walk (docs/data-filtering.md): the PDP's `/list/resources` and `/list/subjects`. */
+  listResources(
+    env: DecidedEnvironment,
+    body: unknown,
+  ): Promise<ListingPage<{ key: string; tenant: string }>>;
+  listSubjects(env: DecidedEnvironment, body: unknown): Promise<ListingPage<{ key: string }>>;
   /** The revision of the environment the PDP holds, and when its copy last caught up (ms since the epoch). */
   held(env: DecidedEnvironment): Promise<{ revision: number; lastSyncAt: number }>;
+}
+
+export interface ListingPage<T> {
+  results: T[];
+  next_cursor: string | null;
+  revision: number;
 }
 
 /** Where the control plane finds the embedded PDP built over it (none while the PDP is off). */

@@ -41,6 +41,8 @@ export function createEmbeddedPdp(deps: {
   decisions?: DecisionLogger;
   /** An environment's copy no check has asked for this long is let go (0 keeps every copy). */
   idleMs?: number;
+  /** Writes each copy keeps so that listing walks answer at their first page's revision (journal.ts). */
+  listingHistory?: number;
   /** How often copies poll the database for writes no notification announced (default `POLL_MS`). */
   pollMs?: number;
   onError?: (error: unknown) => void;
@@ -51,7 +53,7 @@ export function createEmbeddedPdp(deps: {
   const idleMs = deps.idleMs ?? 0;
   const pdpId = randomUUID();
   const { decisions, sink } = embeddedDecisionLog(storage, pdpId, deps);
-  const replicas = createReplicas(storage, deps.onError);
+  const replicas = createReplicas(storage, deps.onError, deps.listingHistory);
   const keys = createKeyResolver(storage, replicas, deps.onError, deps.regions);
 
   function dropEnvironment(environmentId: string): void {
@@ -128,7 +130,11 @@ function embeddedDecisionLog(
 type Replicas = ReturnType<typeof createReplicas>;
 
 /** One replica per environment, loaded on first use; `loaded` holds those whose load has finished. */
-function createReplicas(storage: PdpStorage, onError: ((error: unknown) => void) | undefined) {
+function createReplicas(
+  storage: PdpStorage,
+  onError: ((error: unknown) => void) | undefined,
+  listingHistory: number | undefined,
+) {
   const replicas = new Map<string, Promise<Replica>>();
   const loaded = new Map<string, Replica>();
   return {
@@ -137,7 +143,7 @@ function createReplicas(storage: PdpStorage, onError: ((error: unknown) => void)
     get(environmentId: string): Promise<Replica> {
       let pending = replicas.get(environmentId);
       if (!pending) {
-        const replica = new Replica(storage.feed(environmentId));
+        const replica = new Replica(storage.feed(environmentId), listingHistory);
         pending = replica.load().then(() => {
           loaded.set(environmentId, replica);
           return replica;

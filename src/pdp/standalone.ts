@@ -34,6 +34,8 @@ export interface StandaloneOptions {
   pollWaitSeconds?: number;
   /** Changes the journal on disk holds before a fresh snapshot file replaces it (default 10,000). */
   journalLimit?: number;
+  /** Writes the engine keeps so that listing walks answer at their first page's revision (journal.ts). */
+  listingHistory?: number;
   log?: (message: string) => void;
 }
 
@@ -55,7 +57,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   const cp = new ControlPlane(options.controlPlaneUrl.replace(/\/+$/, ""), options.apiKey);
   const disk = new DiskState(options.dataDir);
   const sync = newSyncState();
-  const replica = new Replica(feedSource(cp, sync, disk));
+  const replica = new Replica(feedSource(cp, sync, disk), options.listingHistory);
 
   await loadEnvironment(cp, sync, replica, disk, log);
   collectGarbage();

@@ -133,6 +133,8 @@ const READING_POSTS = new Set([
   "POST /v2/pdps/{proj_id}/{env_id}/allowed/bulk",
   "POST /v2/pdps/{proj_id}/{env_id}/user-permissions",
   "POST /v2/pdps/{proj_id}/{env_id}/plan/resources",
+  "POST /v2/pdps/{proj_id}/{env_id}/list/resources",
+  "POST /v2/pdps/{proj_id}/{env_id}/list/subjects",
   // a plan writes nothing: a read-only key in CI can plan a pull request
   "POST /v2/schema/{proj_id}/{env_id}/policy/plan",
 ]);

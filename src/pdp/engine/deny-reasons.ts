@@ -7,6 +7,9 @@ import type { FactStore } from "./facts.ts";
 import type { CompiledSchema } from "./schema.ts";
 import type { DenyCode, DenyReason, ExpiredGrant } from "./types.ts";
 
+/** A deny without its reason worked out (listing walks only need the answer). */
+export const NOT_ALLOWED = deny("NO_PERMISSION", "not allowed");
+
 export function deny(code: DenyCode, message: string): { allow: false; reason: DenyReason } {
   return { allow: false, reason: { kind: "deny", code, message } };
 }

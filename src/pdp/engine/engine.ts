@@ -3,12 +3,13 @@
 // read only while some role assignment has an expiry (see expiry.ts).
 
 import { ConditionInput } from "./conditions.ts";
-import { deny, explainMiss, withExpiredGrants } from "./deny-reasons.ts";
+import { deny, explainMiss, NOT_ALLOWED, withExpiredGrants } from "./deny-reasons.ts";
 import { DerivationSearch, NO_STATE } from "./derivation.ts";
 import { ExpiringAssignments } from "./expiry.ts";
 import { FactStore } from "./facts.ts";
 import { planResources } from "./filter-plan.ts";
 import { Interner } from "./interner.ts";
+import { Journal, setEntry } from "./journal.ts";
 import {
   authorizedUsers,
   roleAssignments,
@@ -21,6 +22,17 @@ import {
 } from "./listings.ts";
 import { compileSchema, hasPermission, SchemaStore, setRuleKey } from "./schema.ts";
 import { matchUrl, type UrlMatch } from "./url-mapping.ts";
+import {
+  resourcesPage,
+  subjectsPage,
+  walkAt,
+  type ListAnswer,
+  type ListRequest,
+  type ResourceListQuery,
+  type SubjectListQuery,
+  type WalkPage,
+  type WalkPosition,
+} from "./walks.ts";
 import {
   searchActions,
   searchResources,
@@ -79,6 +91,13 @@ export interface Engine {
   searchActions(query: ActionSearchQuery): string[];
   /** A filter plan (filter-plan.ts): the instances of a type the check allows, as a condition on their fields. */
   planResources(query: ResourcePlanQuery): ResourcePlan;
+  /** The state now is the feed's `revision`: walks (walks.ts) answer at their first page's (journal.ts). */
+  markRevision(revision: number): void;
+  keepHistory(writes: number): void; // writes kept for walks at older revisions (DEFAULT_LISTING_HISTORY)
+  /** A page of the instances of a type the user may act on (`{gone: true}`: the cursor's revision is gone). */
+  listResources(query: ResourceListQuery, request: ListRequest): ListAnswer<{ key: string; tenant: string }>;
+  /** A page of the users who may act on the resource. */
+  listSubjects(query: SubjectListQuery, request: ListRequest): ListAnswer<string>;
 }
 
 export interface EngineOptions {
@@ -86,8 +105,10 @@ export interface EngineOptions {
   clock?: () => number;
 }
 
+export const DEFAULT_LISTING_HISTORY = 100_000;
+
 export function createEngine(data?: EnvironmentData, options: EngineOptions = {}): Engine {
-  const engine = new DecisionEngine(options.clock ?? Date.now);
+  const engine = new DecisionEngine(options.clock ?? Date.now, DEFAULT_LISTING_HISTORY);
   if (data !== undefined) engine.load(data);
   return engine;
 }
@@ -112,11 +133,24 @@ class DecisionEngine implements Engine {
   /** proxy config key -> its mapping rules */
   private proxyConfigs = new Map<string, MappingRuleData[]>();
 
-  constructor(private readonly clock: () => number) {}
+  private journal: Journal;
 
-  /** Drops the assignments whose expiry has come: one comparison when none is pending. */
+  constructor(
+    private readonly clock: () => number,
+    private history: number,
+  ) {
+    this.journal = new Journal(history);
+  }
+
+  /**
+   * Drops the assignments whose expiry has come: one comparison when none is pending. Expiry is time, not a
+   * revision: older revisions are then forgotten, and a walk that would go back across it gets 410.
+   */
   private expireDue(): void {
-    this.expiries.expireDue(this.facts, this.clock);
+    const expiries = this.expiries;
+    if (expiries.next === Infinity || this.clock() < expiries.next) return;
+    this.journal.record(() => expiries.expireDue(this.facts, this.clock));
+    this.journal.reset();
   }
 
   private view(): EngineView {
@@ -137,11 +171,16 @@ class DecisionEngine implements Engine {
     this.permissionIds = new Interner();
     this.expiries = new ExpiringAssignments();
     this.proxyConfigs = new Map();
+    this.journal = new Journal(this.history);
     this.schemaChanged();
     this.loadPage(data);
   }
 
   loadPage(data: EnvironmentData): void {
+    this.journal.record(() => this.loadPageNow(data));
+  }
+
+  private loadPageNow(data: EnvironmentData): void {
     // Schema first, then facts in dependency order, exactly as incremental upserts would arrive. Pages may come in
     // any order: an instance's own page sets its tenant over one a tuple or an assignment created it with.
     for (const resource of data.resources ?? [])
@@ -164,10 +203,16 @@ class DecisionEngine implements Engine {
   }
 
   applyAll(changes: Iterable<Change>): void {
-    for (const change of changes) this.apply(change);
+    this.journal.record(() => {
+      for (const change of changes) this.applyNow(change);
+    });
   }
 
   apply(change: Change): void {
+    this.journal.record(() => this.applyNow(change));
+  }
+
+  private applyNow(change: Change): void {
     const { facts, schemaStore } = this;
     this.expiries.follow(change);
     switch (change.kind) {
@@ -178,7 +223,7 @@ class DecisionEngine implements Engine {
             (role) => !Object.hasOwn(change.data.roles ?? {}, role),
           );
           for (const role of removedRoles) facts.deleteResourceRoleAssignments(key, role);
-          schemaStore.resources.set(key, change.data);
+          setEntry(schemaStore.resources, key, change.data);
         } else {
           facts.deleteInstancesOfType(key);
           schemaStore.deleteResource(key);
@@ -187,19 +232,19 @@ class DecisionEngine implements Engine {
       }
       case "role":
         if (change.op === "upsert") {
-          schemaStore.tenantRoles.set(change.data.key, change.data);
+          setEntry(schemaStore.tenantRoles, change.data.key, change.data);
         } else {
           facts.deleteTenantRoleAssignments(change.data.key);
           schemaStore.deleteTenantRole(change.data.key);
         }
         return this.schemaChanged();
       case "condition_set":
-        if (change.op === "upsert") schemaStore.conditionSets.set(change.data.key, change.data);
+        if (change.op === "upsert") setEntry(schemaStore.conditionSets, change.data.key, change.data);
         else schemaStore.deleteConditionSet(change.data.key);
         return this.schemaChanged();
       case "condition_set_rule":
-        if (change.op === "upsert") schemaStore.setRules.set(setRuleKey(change.data), change.data);
-        else schemaStore.setRules.delete(setRuleKey(change.data));
+        if (change.op === "upsert") setEntry(schemaStore.setRules, setRuleKey(change.data), change.data);
+        else setEntry(schemaStore.setRules, setRuleKey(change.data), undefined);
         return this.schemaChanged();
       case "proxy_config":
         if (change.op === "upsert") this.proxyConfigs.set(change.data.key, change.data.mapping_rules);
@@ -270,10 +315,12 @@ class DecisionEngine implements Engine {
     if ("allow" in resolved) return resolved;
     const decision = this.decide(query, resolved);
     if (decision.allow || !this.expiries.anyEnded()) return decision;
-    const expired = this.expiries.expiredGrantsAllowing(
-      this.facts,
-      query.user.key,
-      () => this.decide(query, resolved).allow,
+    const expired = this.journal.record(() =>
+      this.expiries.expiredGrantsAllowing(
+        this.facts,
+        query.user.key,
+        () => this.decide(query, resolved).allow,
+      ),
     );
     return expired.length === 0 ? decision : withExpiredGrants(decision, expired);
   }
@@ -283,7 +330,7 @@ class DecisionEngine implements Engine {
   }
 
   /** RBAC, then ReBAC, then ABAC: cheapest first, first grant wins. */
-  private decide(query: CheckQuery, target: Resolved): Decision {
+  private decide(query: CheckQuery, target: Resolved, explain = true): Decision {
     const { facts, schema, search } = this.view();
     const { permission, instance, tenant, tenantKey } = target;
     const user = facts.users.get(query.user.key);
@@ -336,6 +383,7 @@ class DecisionEngine implements Engine {
         }
       }
     }
+    if (!explain) return NOT_ALLOWED;
     return explainMiss(facts, schema, search, { userKey: query.user.key, user, ...target });
   }
 
@@ -417,5 +465,35 @@ class DecisionEngine implements Engine {
     this.expireDue();
     const tenant = query.resource.tenant;
     return planResources(this.view(), query, tenant && tenant !== DEFAULT_TENANT ? tenant : undefined);
+  }
+
+  markRevision = (revision: number): void => this.journal.mark(revision);
+  keepHistory = (writes: number): void => void (this.journal.limit = this.history = writes);
+
+  listResources(query: ResourceListQuery, request: ListRequest): ListAnswer<{ key: string; tenant: string }> {
+    this.expireDue();
+    const tenant = query.tenant && query.tenant !== DEFAULT_TENANT ? query.tenant : undefined;
+    const decide = this.allows(query.action, query.context);
+    const page = (position: WalkPosition) =>
+      resourcesPage(this.view(), decide, { ...query, tenant }, request.size, position);
+    return walkAt(this.journal, request, page, () => this.schemaChanged());
+  }
+
+  listSubjects(query: SubjectListQuery, request: ListRequest): ListAnswer<string> {
+    this.expireDue();
+    const decide = this.allows(query.action, query.context);
+    const page = (position: WalkPosition): WalkPage<string> => {
+      const target = this.resolve(query.resource, query.action);
+      return "allow" in target
+        ? { items: [] }
+        : subjectsPage(this.view(), decide, query, target, request.size, position);
+    };
+    return walkAt(this.journal, request, page, () => this.schemaChanged());
+  }
+
+  /** The check without its side effects, for walks: expiry handled before, no deny reason built. */
+  private allows(action: string, context: CheckQuery["context"]) {
+    return (user: CheckQuery["user"], resource: CheckQuery["resource"], target: Resolved) =>
+      this.decide({ user, action, resource, ...(context && { context }) }, target, false).allow;
   }
 }

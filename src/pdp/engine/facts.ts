@@ -12,6 +12,7 @@ import {
 } from "./adjacency.ts";
 import type { UserProfile } from "./conditions.ts";
 import { Interner } from "./interner.ts";
+import { setMember, setSlot, setTypedSlot } from "./journal.ts";
 import type {
   Attributes,
   RelationshipTupleData,
@@ -52,10 +53,14 @@ function copyAttributes(attributes: Attributes | null | undefined): Attributes |
   return Object.keys(attributes).length === 0 ? undefined : { ...attributes };
 }
 
+function removeMember(members: Set<number> | undefined, user: number): void {
+  if (members !== undefined) setMember(members, user, false);
+}
+
 /** Rewrites the third field of the record (a, b, _) in a list of triples. */
 function setThird(list: AdjacencyList | undefined, a: number, b: number, value: number): void {
   const at = findRecord(list, 3, a, b);
-  if (list !== undefined && at >= 0) list[at + 2] = value;
+  if (list !== undefined && at >= 0) setSlot(list, at + 2, value);
 }
 
 function grow(array: Int32Array<ArrayBuffer>, needed: number, fill: number): Int32Array<ArrayBuffer> {
@@ -85,6 +90,8 @@ export class FactStore {
   instanceTenant = new Int32Array(1024).fill(NO_TENANT);
   readonly instanceKeys: string[] = [];
   readonly instanceAttributes: (Attributes | undefined)[] = [];
+  /** type -> the ids of its instances ever created, ascending (listing walks page through it by position) */
+  readonly typeInstanceIds: (number[] | undefined)[] = [];
 
   /** user -> [tenant, role, ...] tenant-level role assignments */
   readonly userTenantRoles: (AdjacencyList | undefined)[] = [];
@@ -163,7 +170,7 @@ export class FactStore {
     if (data.last_name) profile.last_name = data.last_name;
     const attributes = copyAttributes(data.attributes);
     if (attributes !== undefined) profile.attributes = attributes;
-    this.userProfiles[id] = Object.keys(profile).length === 0 ? EMPTY_PROFILE : profile;
+    setSlot(this.userProfiles, id, Object.keys(profile).length === 0 ? EMPTY_PROFILE : profile);
   }
 
   deleteUser(key: string): void {
@@ -172,23 +179,23 @@ export class FactStore {
     const tenantRoles = this.userTenantRoles[user];
     if (tenantRoles !== undefined) {
       for (let i = 0; i < tenantRoles.length; i += 2)
-        this.tenantMembers[tenantRoles[i] as number]?.delete(user);
-      this.userTenantRoles[user] = undefined;
+        removeMember(this.tenantMembers[tenantRoles[i] as number], user);
+      setSlot(this.userTenantRoles, user, undefined);
     }
     const instanceRoles = this.userInstanceRoles[user];
     if (instanceRoles !== undefined) {
       for (let i = 0; i < instanceRoles.length; i += 3) {
         this.removeFromInstance(instanceRoles[i] as number, user, instanceRoles[i + 1] as number);
       }
-      this.userInstanceRoles[user] = undefined;
+      setSlot(this.userInstanceRoles, user, undefined);
     }
-    this.userProfiles[user] = undefined;
+    setSlot(this.userProfiles, user, undefined);
   }
 
   upsertTenant(data: TenantData): void {
-    this.tenantRecords[this.tenants.intern(data.key)] = {
+    setSlot(this.tenantRecords, this.tenants.intern(data.key), {
       attributes: copyAttributes(data.attributes) ?? EMPTY_ATTRIBUTES,
-    };
+    });
   }
 
   /** Deletes the tenant and every role assignment (tenant or instance level) made in it. */
@@ -196,17 +203,17 @@ export class FactStore {
     const tenant = this.tenants.get(key);
     if (tenant === undefined) return;
     for (const user of this.tenantMembers[tenant] ?? []) {
-      this.userTenantRoles[user] = removeRecordsWhere(
-        this.userTenantRoles[user],
-        2,
-        (l, i) => l[i] === tenant,
+      setSlot(
+        this.userTenantRoles,
+        user,
+        removeRecordsWhere(this.userTenantRoles[user], 2, (l, i) => l[i] === tenant),
       );
     }
-    this.tenantMembers[tenant] = undefined;
+    setSlot(this.tenantMembers, tenant, undefined);
     for (let user = 0; user < this.userInstanceRoles.length; user++) {
       this.removeInstanceRolesWhere(user, (_instance, _role, t) => t === tenant);
     }
-    this.tenantRecords[tenant] = undefined;
+    setSlot(this.tenantRecords, tenant, undefined);
   }
 
   // ---- resource instances ----
@@ -226,16 +233,17 @@ export class FactStore {
       this.instanceTenant = grow(this.instanceTenant, this.instanceCount, NO_TENANT);
       this.instanceType[id] = typeId;
       this.instanceKeys[id] = key;
+      (this.typeInstanceIds[typeId] ??= []).push(id);
     }
-    if (this.instanceTenant[id] === NO_TENANT) this.instanceTenant[id] = tenant;
+    if (this.instanceTenant[id] === NO_TENANT) setTypedSlot(this, "instanceTenant", id, tenant);
     return id;
   }
 
   upsertInstance(data: ResourceInstanceData): void {
     const tenant = this.tenants.intern(data.tenant);
     const id = this.ensureInstance(data.resource, data.key, tenant);
-    this.instanceTenant[id] = tenant;
-    this.instanceAttributes[id] = copyAttributes(data.attributes);
+    setTypedSlot(this, "instanceTenant", id, tenant);
+    setSlot(this.instanceAttributes, id, copyAttributes(data.attributes));
   }
 
   /** Deletes the instance with its tuples (both directions) and the role assignments on it. */
@@ -247,27 +255,27 @@ export class FactStore {
 
   private deleteInstanceById(id: number): void {
     const incoming = this.tuplesIn[id];
-    this.tuplesIn[id] = undefined;
+    setSlot(this.tuplesIn, id, undefined);
     for (let i = 0; incoming !== undefined && i < incoming.length; i += 3) {
       const subject = incoming[i] as number;
       if (subject !== id) this.removeTupleRecord(this.tuplesOut, subject, id, incoming[i + 1] as number);
     }
     const outgoing = this.tuplesOut[id];
-    this.tuplesOut[id] = undefined;
+    setSlot(this.tuplesOut, id, undefined);
     for (let i = 0; outgoing !== undefined && i < outgoing.length; i += 3) {
       const object = outgoing[i] as number;
       if (object !== id) this.removeTupleRecord(this.tuplesIn, object, id, outgoing[i + 1] as number);
     }
     const assignees = this.instanceAssignees[id];
-    this.instanceAssignees[id] = undefined;
+    setSlot(this.instanceAssignees, id, undefined);
     for (let i = 0; assignees !== undefined && i < assignees.length; i += 3) {
       const user = assignees[i] as number;
       const list = this.userInstanceRoles[user];
       const at = findRecord(list, 3, id, assignees[i + 1] as number);
-      if (list !== undefined && at >= 0) this.userInstanceRoles[user] = removeRecordAt(list, 3, at);
+      if (list !== undefined && at >= 0) setSlot(this.userInstanceRoles, user, removeRecordAt(list, 3, at));
     }
-    this.instanceTenant[id] = NO_TENANT;
-    this.instanceAttributes[id] = undefined;
+    setTypedSlot(this, "instanceTenant", id, NO_TENANT);
+    setSlot(this.instanceAttributes, id, undefined);
   }
 
   deleteInstancesOfType(type: string): void {
@@ -288,7 +296,7 @@ export class FactStore {
   ) {
     const list = lists[node];
     const at = findRecord(list, 3, other, relation);
-    if (list !== undefined && at >= 0) lists[node] = removeRecordAt(list, 3, at);
+    if (list !== undefined && at >= 0) setSlot(lists, node, removeRecordAt(list, 3, at));
   }
 
   /** Creates missing subject and object instances in the tuple's tenant, as the API does. */
@@ -313,8 +321,8 @@ export class FactStore {
       setThird(inc, subject, relation, tenant);
       return;
     }
-    this.tuplesOut[subject] = appendTriple(out, object, relation, tenant);
-    this.tuplesIn[object] = appendTriple(inc, subject, relation, tenant);
+    setSlot(this.tuplesOut, subject, appendTriple(out, object, relation, tenant));
+    setSlot(this.tuplesIn, object, appendTriple(inc, subject, relation, tenant));
   }
 
   deleteTuple(data: RelationshipTupleRef): void {
@@ -342,13 +350,13 @@ export class FactStore {
       const role = this.roles.intern(data.role);
       const list = this.userTenantRoles[user];
       if (findRecord(list, 2, tenant, role) >= 0) return;
-      this.userTenantRoles[user] = appendPair(list, tenant, role);
+      setSlot(this.userTenantRoles, user, appendPair(list, tenant, role));
       let members = this.tenantMembers[tenant];
       if (members === undefined) {
         members = new Set();
-        this.tenantMembers[tenant] = members;
+        setSlot(this.tenantMembers, tenant, members);
       }
-      members.add(user);
+      setMember(members, user, true);
       return;
     }
     const name = parseInstanceName(data.resource_instance);
@@ -366,8 +374,8 @@ export class FactStore {
       setThird(byInstance, user, role, tenant);
       return;
     }
-    this.userInstanceRoles[user] = appendTriple(byUser, instance, role, tenant);
-    this.instanceAssignees[instance] = appendTriple(byInstance, user, role, tenant);
+    setSlot(this.userInstanceRoles, user, appendTriple(byUser, instance, role, tenant));
+    setSlot(this.instanceAssignees, instance, appendTriple(byInstance, user, role, tenant));
   }
 
   deleteAssignment(data: RoleAssignmentData): void {
@@ -388,7 +396,7 @@ export class FactStore {
     const byUser = this.userInstanceRoles[user];
     const at = findRecord(byUser, 3, instance, role);
     if (byUser === undefined || at < 0) return;
-    this.userInstanceRoles[user] = removeRecordAt(byUser, 3, at);
+    setSlot(this.userInstanceRoles, user, removeRecordAt(byUser, 3, at));
     this.removeFromInstance(instance, user, role);
   }
 
@@ -397,28 +405,29 @@ export class FactStore {
     const at = findRecord(list, 2, tenant, role);
     if (list === undefined || at < 0) return;
     const rest = removeRecordAt(list, 2, at);
-    this.userTenantRoles[user] = rest;
+    setSlot(this.userTenantRoles, user, rest);
     for (let i = 0; rest !== undefined && i < rest.length; i += 2) if (rest[i] === tenant) return;
-    this.tenantMembers[tenant]?.delete(user);
+    removeMember(this.tenantMembers[tenant], user);
   }
 
   private removeFromInstance(instance: number, user: number, role: number): void {
     const list = this.instanceAssignees[instance];
     const at = findRecord(list, 3, user, role);
-    if (list !== undefined && at >= 0) this.instanceAssignees[instance] = removeRecordAt(list, 3, at);
+    if (list !== undefined && at >= 0) setSlot(this.instanceAssignees, instance, removeRecordAt(list, 3, at));
   }
 
   private removeInstanceRolesWhere(
     user: number,
     matches: (instance: number, role: number, tenant: number) => boolean,
   ): void {
-    this.userInstanceRoles[user] = removeRecordsWhere(this.userInstanceRoles[user], 3, (list, i) => {
+    const rest = removeRecordsWhere(this.userInstanceRoles[user], 3, (list, i) => {
       const instance = list[i] as number;
       const role = list[i + 1] as number;
       if (!matches(instance, role, list[i + 2] as number)) return false;
       this.removeFromInstance(instance, user, role);
       return true;
     });
+    setSlot(this.userInstanceRoles, user, rest);
   }
 
   /** Deletes every assignment of a tenant-level role (the role was deleted). */

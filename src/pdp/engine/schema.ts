@@ -5,6 +5,7 @@
 import { compileConditions, type Predicate } from "./conditions.ts";
 import { resourceRoleName, type FactStore } from "./facts.ts";
 import { Interner } from "./interner.ts";
+import { setEntry } from "./journal.ts";
 import type {
   ConditionSetData,
   ConditionSetRuleData,
@@ -26,17 +27,17 @@ export class SchemaStore {
   readonly setRules = new Map<string, ConditionSetRuleData>();
 
   deleteConditionSet(key: string): void {
-    this.conditionSets.delete(key);
+    setEntry(this.conditionSets, key, undefined);
     for (const [ruleKey, rule] of this.setRules) {
-      if (rule.user_set === key || rule.resource_set === key) this.setRules.delete(ruleKey);
+      if (rule.user_set === key || rule.resource_set === key) setEntry(this.setRules, ruleKey, undefined);
     }
   }
 
   deleteTenantRole(key: string): void {
-    this.tenantRoles.delete(key);
+    setEntry(this.tenantRoles, key, undefined);
     for (const role of this.tenantRoles.values()) {
       if (role.extends?.includes(key)) {
-        this.tenantRoles.set(role.key, { ...role, extends: role.extends.filter((k) => k !== key) });
+        setEntry(this.tenantRoles, role.key, { ...role, extends: role.extends.filter((k) => k !== key) });
       }
     }
   }
@@ -46,15 +47,15 @@ export class SchemaStore {
    * rules on it, tenant-role permissions on it, resourcesets bound to it and set rules on its permissions.
    */
   deleteResource(key: string): void {
-    this.resources.delete(key);
+    setEntry(this.resources, key, undefined);
     for (const resource of this.resources.values()) {
       const edited = withoutSubjectResource(resource, key);
-      if (edited !== resource) this.resources.set(resource.key, edited);
+      if (edited !== resource) setEntry(this.resources, resource.key, edited);
     }
     const prefix = `${key}:`;
     for (const role of this.tenantRoles.values()) {
       if (role.permissions?.some((p) => p.startsWith(prefix))) {
-        this.tenantRoles.set(role.key, {
+        setEntry(this.tenantRoles, role.key, {
           ...role,
           permissions: role.permissions.filter((p) => !p.startsWith(prefix)),
         });
@@ -64,7 +65,7 @@ export class SchemaStore {
       if (set.type === "resourceset" && set.resource === key) this.deleteConditionSet(set.key);
     }
     for (const [ruleKey, rule] of this.setRules) {
-      if (rule.permission.startsWith(prefix)) this.setRules.delete(ruleKey);
+      if (rule.permission.startsWith(prefix)) setEntry(this.setRules, ruleKey, undefined);
     }
   }
 }

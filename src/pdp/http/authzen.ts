@@ -6,15 +6,17 @@
 // and attribute rules decide); resource properties are request attributes, `properties.tenant` (or
 // `context.tenant`, else "default") the tenant.
 
-import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 import { errorHandler } from "../../http/errors.ts";
-import { DEFAULT_TENANT } from "../engine/index.ts";
+import { DEFAULT_TENANT, type ListAnswer, type ListRequest } from "../engine/index.ts";
 import type { Attributes, CheckQuery, Decision, QueryResource, QueryUser } from "../engine/types.ts";
+import { decodeCursor, encodeCursor, pageOrGone, requestDigest } from "./cursor.ts";
 import { logCheck, prepare, type PdpDeps, type PdpTarget } from "./decide.ts";
 
 const SUBJECT_TYPE = "user";
+/** A search for subjects of another type than users finds none. */
+const nothing = <T>(): ListAnswer<T> => ({ gone: false, items: [], revision: 0 });
 const MAX_EVALUATIONS = 1000;
 const MAX_PAGE = 1000;
 const SEMANTICS = ["execute_all", "deny_on_first_deny", "permit_on_first_permit"] as const;
@@ -173,55 +175,69 @@ function evaluations(deps: PdpDeps, target: PdpTarget, body: Json) {
   return { evaluations: results };
 }
 
-/** JSON with sorted keys, so that a page token recognises the same request whatever its key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (isObject(value)) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+/** The request's `page` object: its limit (at most MAX_PAGE), its token, and the digest of the rest. */
+function pageRequest(body: Json) {
+  const page = optionalObject(body["page"], ["body", "page"], "page");
+  const { page: _page, ...rest } = body;
+  const digest = requestDigest(rest);
+  let limit = MAX_PAGE;
+  const rawLimit = page?.["limit"];
+  if (rawLimit !== undefined) {
+    if (typeof rawLimit !== "number" || !Number.isSafeInteger(rawLimit) || rawLimit < 0) {
+      throw bad("page.limit must be a non-negative integer", ["body", "page", "limit"]);
+    }
+    limit = Math.min(rawLimit, MAX_PAGE);
   }
-  return JSON.stringify(value) ?? "null";
+  const token = page?.["token"];
+  return { page, digest, limit, token: token === undefined || token === "" ? undefined : token };
 }
 
 /**
- * Pages of a sorted result: the token is opaque to the PEP (the offset and a digest of the rest of the request,
- * which must stay the same from page to page). Without a `page` object a result of at most MAX_PAGE entries
- * comes whole, without `page`.
+ * Pages of the action search's sorted result: the token is opaque to the PEP (the offset and a digest of the rest
+ * of the request, which must stay the same from page to page). Without a `page` object a result of at most
+ * MAX_PAGE entries comes whole, without `page`.
  */
 function paged<T>(body: Json, all: T[]): Json {
-  const page = optionalObject(body["page"], ["body", "page"], "page");
-  const { page: _page, ...rest } = body;
-  const digest = createHash("sha256").update(canonical(rest)).digest("base64url").slice(0, 16);
+  const { page, digest, limit, token } = pageRequest(body);
   let offset = 0;
-  let limit = MAX_PAGE;
-  if (page !== undefined) {
-    const rawLimit = page["limit"];
-    if (rawLimit !== undefined) {
-      if (typeof rawLimit !== "number" || !Number.isSafeInteger(rawLimit) || rawLimit < 0) {
-        throw bad("page.limit must be a non-negative integer", ["body", "page", "limit"]);
-      }
-      limit = Math.min(rawLimit, MAX_PAGE);
+  if (token !== undefined) {
+    const decoded = typeof token === "string" ? Buffer.from(token, "base64url").toString("utf8") : "";
+    const match = /^(\d{1,9})\.([A-Za-z0-9_-]{16})$/.exec(decoded);
+    if (match === null) throw bad("page.token is not a token this PDP issued", ["body", "page", "token"]);
+    if (match[2] !== digest) {
+      throw bad("page.token belongs to another request: only the token may change between pages", [
+        "body",
+        "page",
+        "token",
+      ]);
     }
-    const token = page["token"];
-    if (token !== undefined && token !== "") {
-      const decoded = typeof token === "string" ? Buffer.from(token, "base64url").toString("utf8") : "";
-      const match = /^(\d{1,9})\.([A-Za-z0-9_-]{16})$/.exec(decoded);
-      if (match === null) throw bad("page.token is not a token this PDP issued", ["body", "page", "token"]);
-      if (match[2] !== digest) {
-        throw bad("page.token belongs to another request: only the token may change between pages", [
-          "body",
-          "page",
-          "token",
-        ]);
-      }
-      offset = Number(match[1]);
-    }
+    offset = Number(match[1]);
   }
   const results = all.slice(offset, offset + limit);
   const next = offset + results.length;
   if (page === undefined && next >= all.length) return { results };
   const nextToken = next < all.length ? Buffer.from(`${next}.${digest}`).toString("base64url") : "";
   return { page: { next_token: nextToken, count: results.length, total: all.length }, results };
+}
+
+/**
+ * Pages of a listing walk (subject and resource searches): the token is a listing cursor (cursor.ts), so every
+ * page answers at the first page's revision; a token whose revision the PDP no longer holds gets 410. Without a
+ * `page` object, a result of at most MAX_PAGE entries comes whole, without `page`.
+ */
+function walked<T>(
+  body: Json,
+  list: (request: ListRequest) => ListAnswer<T>,
+  result: (item: T) => Json,
+): Json {
+  const { page, digest, limit, token } = pageRequest(body);
+  const loc = ["body", "page", "token"];
+  const cursor = token === undefined ? undefined : decodeCursor(token, digest, loc, bad);
+  const answer = pageOrGone(list({ size: limit, ...(cursor && { cursor }) }));
+  const results = answer.items.map(result);
+  if (page === undefined && answer.next === undefined) return { results };
+  const nextToken = answer.next === undefined ? "" : encodeCursor(answer.next, digest);
+  return { page: { next_token: nextToken, count: results.length }, results };
 }
 
 const ENDPOINTS = {
@@ -275,13 +291,11 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
     const resource = entity(body["resource"], ["body", "resource"], "resource", true);
     const context = contextOf(body["context"], ["body", "context"]);
     const engine = target.replica.engine;
-    const keys =
-      subject.type === SUBJECT_TYPE
-        ? engine.searchSubjects({ action, resource: queryResource(resource, context), context })
-        : [];
-    return paged(
+    const query = { action, resource: queryResource(resource, context), context };
+    return walked(
       body,
-      keys.map((id) => ({ type: SUBJECT_TYPE, id })),
+      (request) => (subject.type === SUBJECT_TYPE ? engine.listSubjects(query, request) : nothing()),
+      (id) => ({ type: SUBJECT_TYPE, id }),
     );
   });
 
@@ -292,18 +306,12 @@ export async function authzenRoutes(app: FastifyInstance, opts: { deps: PdpDeps 
     const action = actionName(body["action"], ["body", "action"]);
     const resource = entity(body["resource"], ["body", "resource"], "resource", false);
     const context = contextOf(body["context"], ["body", "context"]);
-    const keys =
-      subject.type === SUBJECT_TYPE
-        ? target.replica.engine.searchResources({
-            user: queryUser(subject),
-            action,
-            type: resource.type,
-            context,
-          })
-        : [];
-    return paged(
+    const query = { user: queryUser(subject), action, type: resource.type, context };
+    return walked<{ key: string }>(
       body,
-      keys.map((id) => ({ type: resource.type, id })),
+      (request) =>
+        subject.type === SUBJECT_TYPE ? target.replica.engine.listResources(query, request) : nothing(),
+      (item) => ({ type: resource.type, id: item.key }),
     );
   });
 

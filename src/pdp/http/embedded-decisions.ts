@@ -2,6 +2,7 @@ import { describeReason } from "../engine/describe.ts";
 import type { Decision } from "../engine/types.ts";
 import type { DecidedEnvironment, ExplainedCheck, DecisionPort } from "../decision-port.ts";
 import type { EmbeddedPdp } from "../embedded.ts";
+import { listResourcesOf, listSubjectsOf } from "./listing-routes.ts";
 import { checkBulk, checkOne, planResourcesOf, userPermissionsOf } from "./server.ts";
 
 const explained = (r: ReturnType<typeof checkOne>): ExplainedCheck => ({
@@ -26,6 +27,8 @@ export function embeddedDecisions(pdp: EmbeddedPdp): DecisionPort {
       return { permissions: userPermissionsOf(pdp, t, body), revision: t.replica.revision };
     },
     planResources: async (env, body) => planResourcesOf(await target(env), body),
+    listResources: async (env, body) => listResourcesOf(await target(env), body),
+    listSubjects: async (env, body) => listSubjectsOf(await target(env), body),
     async held(env) {
       const { replica } = await target(env);
       return { revision: replica.revision, lastSyncAt: replica.lastSyncAt };

@@ -12,6 +12,7 @@ import { decide, decideAll, logQuery, prepare, type PdpDeps, type PdpTarget } fr
 import { answerDecision, decisionServerFactory, type DecisionAnswer } from "./fast-path.ts";
 import { registerFactsProxy } from "./facts-proxy.ts";
 import { registerHealthRoutes } from "./health.ts";
+import { registerListingRoutes } from "./listing-routes.ts";
 
 /** Permit's AuthorizationResult: `result` repeats `allow` for old SDKs; `debug` carries our reason. */
 const authorizationResult = (d: Decision, revision: number): AuthorizationResult => ({
@@ -38,6 +39,7 @@ export async function buildPdpApp(deps: PdpDeps): Promise<FastifyInstance> {
   const app = await pdpServer(deps, permitDecisionRoutes(deps));
   registerHealthRoutes(app, deps);
   registerPermitRoutes(app, deps);
+  registerListingRoutes(app, deps);
   await app.register(authzenRoutes, { deps });
   if (deps.forwardFacts) registerFactsProxy(app, deps, deps.forwardFacts);
   return app;

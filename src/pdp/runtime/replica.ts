@@ -1,6 +1,6 @@
 import { setImmediate } from "node:timers/promises";
 import { changesOf, type FeedEntry } from "../../changes/feed.ts";
-import { createEngine, type Engine } from "../engine/index.ts";
+import { createEngine, DEFAULT_LISTING_HISTORY, type Engine } from "../engine/index.ts";
 import type { Change, EnvironmentData } from "../engine/types.ts";
 import type { FeedSource, Snapshot } from "../storage.ts";
 
@@ -62,7 +62,11 @@ export class Replica {
   private again = false;
   private waiters: Waiter[] = [];
 
-  constructor(private readonly source: FeedSource) {}
+  /** `history`: writes each engine keeps so listing walks answer at their first page's revision (journal.ts). */
+  constructor(
+    private readonly source: FeedSource,
+    private readonly history = DEFAULT_LISTING_HISTORY,
+  ) {}
 
   async load(snapshot?: Snapshot): Promise<void> {
     const s = snapshot ?? (await this.source.snapshot());
@@ -70,6 +74,8 @@ export class Replica {
     else if ("data" in s) this.engine = createEngine(s.data);
     else this.engine = await buildFromPages(s.pages);
     this.revision = s.revision;
+    this.engine.keepHistory(this.history);
+    this.engine.markRevision(s.revision);
     this.lastSyncAt = Date.now();
     this.settleWaiters();
   }
@@ -103,13 +109,17 @@ export class Replica {
           reload = true;
           break;
         }
+        this.engine.markRevision(entry.revision);
       }
       if (reload) {
         await this.load();
         return;
       }
       const advanced = revision > this.revision;
-      if (advanced) this.revision = revision;
+      if (advanced) {
+        this.revision = revision;
+        this.engine.markRevision(revision);
+      }
       this.lastSyncAt = Date.now();
       this.settleWaiters();
       if (!advanced || changes.length === 0) return;
