@@ -85,7 +85,13 @@ export async function runAb(
     });
     const url = server.pdpUrl as string;
     const plan = allowedPlan(url, setup.envKey, checks, "pdp", "rbac");
-    const check = sampler(new Api(url, setup.envKey), checks);
+    const api = new Api(url, setup.envKey);
+    // One check first, without wrk's 2 s timeout: the server loads the environment on it (seconds on a loaded
+    // machine, which left a warm-up with no request completed).
+    const first = checks[0] as (typeof checks)[number];
+    const answer = await api.call("POST", "/allowed", first.body);
+    if (answer.json?.allow !== first.allow) problems.push(`first check answered ${answer.text}`);
+    const check = sampler(api, checks);
     const warm = await runWrk(plan, 16, settings.warmupSeconds, check);
     problems.push(...warm.problems.map((problem) => `warm-up: ${problem}`));
     for (const concurrency of CONCURRENCIES) {

@@ -6,8 +6,9 @@ import os from "node:os";
 import path from "node:path";
 import { openLogExport, type LogExport } from "../../src/domain/log-export/log-export.ts";
 import { toLogRow, type CapturedCall } from "../../src/domain/api-log-writer.ts";
-import { newId } from "../../src/lib/ids.ts";
-import { now } from "../../src/lib/time.ts";
+import { newId, timeOfId } from "../../src/lib/ids.ts";
+import { decisionLines } from "../../src/domain/log-export/records.ts";
+import { now, toTimestamp } from "../../src/lib/time.ts";
 import { freePort } from "../helpers/process.ts";
 
 const SECRET = "gh_live_unit-export-secret-0123456789abcdef";
@@ -198,4 +199,36 @@ test("log export over HTTP: while the receiver is away records wait on disk, the
     await sink.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("decision lines: an entry shipped by a standalone PDP keeps its time and names its PDP once", () => {
+  const [a, b] = [newId(), newId()];
+  const entries = [
+    { id: a, pdp_id: "pdp-9", timestamp: "2026-01-02T03:04:05.006+00:00", query: "check", decision: false },
+    { id: b, pdp_id: "pdp-9", query: "check", decision: true },
+  ];
+  const lines = decisionLines({
+    environmentId: "env-s",
+    pdpId: "pdp-9",
+    entries: Buffer.from(JSON.stringify(entries)),
+    count: 2,
+    firstId: a,
+    lastId: b,
+  })
+    .toString()
+    .split("\n");
+  assert.equal(lines.pop(), "");
+  assert.ok(lines.every((l) => l.split('"pdp_id"').length === 2 && l.split('"timestamp"').length === 2));
+  const [first, second] = lines.map((l) => JSON.parse(l));
+  assert.deepEqual(first, {
+    log: "decision",
+    environment_id: "env-s",
+    pdp_id: "pdp-9",
+    timestamp: "2026-01-02T03:04:05.006+00:00",
+    id: a,
+    query: "check",
+    decision: false,
+  });
+  assert.equal(second.timestamp, toTimestamp(new Date(timeOfId(b))));
+  assert.equal(second.decision, true);
 });

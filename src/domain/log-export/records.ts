@@ -21,17 +21,34 @@ interface StoredDecision {
 
 /** A decision log chunk's entries as lines, each with its environment, PDP and time. */
 export function decisionLines(chunk: DecisionLogChunk): Buffer {
-  const entries = JSON.parse(
-    Buffer.from(chunk.entries.buffer, chunk.entries.byteOffset, chunk.entries.length).toString("utf8"),
-  ) as StoredDecision[];
-  const head = `{"log":"decision","environment_id":${JSON.stringify(chunk.environmentId)},"pdp_id":${JSON.stringify(chunk.pdpId)},"timestamp":`;
-  let text = "";
-  for (const { pdp_id: _pdp, timestamp, ...entry } of entries) {
-    const at = typeof timestamp === "string" ? timestamp : toTimestamp(new Date(timeOfId(entry.id)));
+  const { entries: bytes } = chunk;
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("utf8");
+  const entries = JSON.parse(text) as StoredDecision[];
+  const head = `{"log":"decision","environment_id":${JSON.stringify(chunk.environmentId)},"pdp_id":${JSON.stringify(chunk.pdpId)},"timestamp":"`;
+  // Entries of one chunk share their milliseconds often: the time's text is made once per millisecond.
+  let ms = -1;
+  let at = "";
+  let out = "";
+  for (const stored of entries) {
+    // The embedded PDP's entries name neither their PDP nor their time; shipped ones may (the line says each once).
+    let entry: StoredDecision = stored;
+    let given: unknown;
+    if (stored.pdp_id !== undefined || stored.timestamp !== undefined) {
+      const { pdp_id: _pdp, timestamp, ...rest } = stored;
+      entry = rest as StoredDecision;
+      given = timestamp;
+    }
+    if (typeof given === "string") {
+      ms = -1;
+      at = given;
+    } else if (timeOfId(stored.id) !== ms) {
+      ms = timeOfId(stored.id);
+      at = toTimestamp(new Date(ms));
+    }
     // The entry's own fields after the head's, from its `{` on.
-    text += `${head}${JSON.stringify(at)},${JSON.stringify(entry).slice(1)}\n`;
+    out += `${head}${at}",${JSON.stringify(entry).slice(1)}\n`;
   }
-  return Buffer.from(text, "utf8");
+  return Buffer.from(out, "utf8");
 }
 
 /** API log rows (as the writer stored them) as lines. */
