@@ -12,6 +12,7 @@ const OverviewPage = lazy(() => import("./pages/OverviewPage"));
 const InstancesPage = lazy(() => import("./pages/InstancesPage"));
 const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
 const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
+const ConnectPage = lazy(() => import("./pages/ConnectPage"));
 // The four policy pages are one chunk.
 const PolicyPages = lazy(() => import("./pages/policy"));
 
@@ -48,6 +49,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     env: true,
     pages: [
       { path: "overview", label: "Overview", element: <OverviewPage /> },
+      { path: "connect", label: "Connect your app", element: <ConnectPage /> },
       { path: "instances", label: "Instances", element: <InstancesPage /> },
       { path: "check", label: "Check playground", element: <PlaygroundPage /> },
       { path: "decisions", label: "Decision log", element: <DecisionLogPage /> },
