@@ -13,6 +13,7 @@ const InstancesPage = lazy(() => import("./pages/InstancesPage"));
 const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
 const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
 const ConnectPage = lazy(() => import("./pages/ConnectPage"));
+const AssignmentsPage = lazy(() => import("./pages/AssignmentsPage"));
 // The four policy pages are one chunk.
 const PolicyPages = lazy(() => import("./pages/policy"));
 
@@ -42,6 +43,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     pages: [
       { path: "users", label: "Users", element: <UsersPage /> },
       { path: "tenants", label: "Tenants", element: <TenantsPage /> },
+      { path: "role-assignments", label: "Role assignments", element: <AssignmentsPage /> },
     ],
   },
   {
