@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { browserUnavailable, checkPage, SCREENSHOTS } from "../helpers/browser.ts";
 import { startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
+import { choose } from "../helpers/web-policy.ts";
 
 // The playground's "what can this user do" across tenants and its errors in words, the attribute schemas and the
 // ABAC builder's typed comparisons, the environment's role assignments: each asserted on the page and through the API.
@@ -101,6 +102,82 @@ test(
       await page.getByRole("button", { name: "Clear the resource type" }).click();
       assert.equal(await type.inputValue(), "");
     });
+
+    await step(
+      t,
+      "attributes: user and tenant schemas; the ABAC builder offers them and refuses what cannot hold",
+      async () => {
+        await page.getByRole("link", { name: "Attributes", exact: true }).click();
+        await page.getByRole("heading", { name: "Attributes", exact: true }).waitFor();
+        const dialog = page.getByRole("dialog");
+        for (const [noun, key, type] of [
+          ["user", "level", "string"],
+          ["user", "age", "number"],
+          ["tenant", "plan", "string"],
+        ] as const) {
+          await page.getByRole("button", { name: `New ${noun} attribute` }).click();
+          await dialog.getByRole("textbox", { name: "Key" }).fill(key);
+          await choose(page, dialog.getByRole("combobox", { name: "Type" }), type);
+          await dialog.getByRole("button", { name: "Create" }).click();
+          await dialog.waitFor({ state: "detached" });
+          const table = page.getByRole("table", {
+            name: noun === "user" ? "User attributes" : "Tenant attributes",
+          });
+          await table.getByRole("cell", { name: key, exact: true }).waitFor();
+        }
+        await checkPage(page, "attributes");
+        const declared = async (resource: string) =>
+          (
+            (await s.api("GET", `${SCHEMA}/resources/${resource}/attributes`)).json as {
+              key: string;
+              type: string;
+            }[]
+          )
+            .map((a) => `${a.key}:${a.type}`)
+            .sort();
+        assert.deepEqual(await declared("__user"), ["age:number", "level:string"]);
+        assert.deepEqual(await declared("__tenant"), ["plan:string"]);
+
+        await page.goto(`${envUrl()}/abac`);
+        await page.getByRole("button", { name: "New user set" }).click();
+        await dialog.getByRole("textbox", { name: "Key", exact: true }).fill("seniors");
+        await dialog.getByRole("textbox", { name: "Name", exact: true }).fill("Seniors");
+        const save = dialog.getByRole("button", { name: "Save", exact: true });
+        // The declared attributes are offered, with their types.
+        const offered = await dialog
+          .locator("datalist option")
+          .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+        assert.deepEqual(offered.sort(), ["user.age", "user.level"]);
+        await dialog.getByLabel("Attribute 1").fill("user.level");
+        await choose(page, dialog.getByLabel("Operator 1"), "greater-than");
+        await dialog.getByLabel("Value 1", { exact: true }).fill("high");
+        await dialog
+          .getByText(/Condition 1: user\.level is a text attribute: “greater-than” cannot hold for it/)
+          .waitFor();
+        await dialog.getByText("1 problem to fix before saving").waitFor();
+        assert.equal(await save.isDisabled(), true);
+        await checkPage(page, "abac-typed-refusal");
+        await choose(page, dialog.getByLabel("Operator 1"), "equals");
+        await dialog.getByText("Valid", { exact: true }).waitFor();
+
+        await dialog.getByRole("button", { name: "Add condition to the conditions" }).click();
+        await dialog.getByLabel("Attribute 2").fill("user.age");
+        await choose(page, dialog.getByLabel("Operator 2"), "greater-than-equals");
+        await dialog.getByLabel("Value 2", { exact: true }).fill("old");
+        await dialog
+          .getByText(/Condition 2: user\.age is a number attribute and "old" is not a number/)
+          .waitFor();
+        assert.equal(await save.isDisabled(), true);
+        await dialog.getByLabel("Value 2", { exact: true }).fill("65");
+        await dialog.getByText("Valid", { exact: true }).waitFor();
+        await save.click();
+        await dialog.waitFor({ state: "detached" });
+        const set = (await s.api("GET", `${SCHEMA}/condition_sets/seniors`)).json as { conditions: unknown };
+        assert.deepEqual(set.conditions, {
+          allOf: [{ "user.level": { equals: "high" } }, { "user.age": { "greater-than-equals": 65 } }],
+        });
+      },
+    );
 
     await step(
       t,

@@ -14,6 +14,7 @@ const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
 const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
 const ConnectPage = lazy(() => import("./pages/ConnectPage"));
 const AssignmentsPage = lazy(() => import("./pages/AssignmentsPage"));
+const AttributesPage = lazy(() => import("./pages/AttributesPage"));
 // The four policy pages are one chunk.
 const PolicyPages = lazy(() => import("./pages/policy"));
 
@@ -64,6 +65,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
       { path: "resources", label: "Resources", element: <PolicyPages page="resources" /> },
       { path: "roles", label: "Tenant roles", element: <PolicyPages page="roles" /> },
       { path: "policy", label: "Policy editor", element: <PolicyPages page="policy" /> },
+      { path: "attributes", label: "Attributes", element: <AttributesPage /> },
       { path: "abac", label: "ABAC", element: <PolicyPages page="abac" /> },
     ],
   },
