@@ -113,7 +113,9 @@ export function AssignmentImport({ onClose, onDone }: { onClose: () => void; onD
           <Stack gap={4}>
             <Bar value={percent} aria-label="Import progress" animated={running} />
             <Text size="sm" role="status" aria-label="Import status">
-              {progress.done ? "Import finished: " : `Importing (${percent}%): `}
+              {progress.done
+                ? "Import finished: "
+                : `Importing (${percent}%${progress.waiting ? ", waiting for the rate limit" : ""}): `}
               {progress.rows.toLocaleString("en")} rows read, {progress.users.toLocaleString("en")} users and{" "}
               {progress.assignments.toLocaleString("en")} assignments imported,{" "}
               {progress.errors.length.toLocaleString("en")} rows refused.

@@ -54,6 +54,8 @@ export interface Progress {
   assignments: number;
   errors: RowError[];
   done: boolean;
+  /** set while the import waits for the rate limit's window to end */
+  waiting?: boolean;
 }
 
 /** The two bulk calls, so the import can be driven by the page's typed client. */
@@ -117,6 +119,22 @@ function reasonOf(error: unknown): string {
 const refusesItems = (error: unknown) =>
   error instanceof ApiError && [400, 404, 409, 422].includes(error.status);
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends once; a 429 (the session's requests per minute) waits for its Retry-After and sends again. */
+export async function retryingRateLimit(send: () => Promise<void>, onWait: (waiting: boolean) => void) {
+  for (;;) {
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 429) throw error;
+      onWait(true);
+      await sleep(Math.max(1000, (error.retryAt ?? 0) - Date.now()));
+      onWait(false);
+    }
+  }
+}
+
 /**
  * Sends items in one call; when the API refuses them, in halves, down to the single items it refuses, which
  * `onRefused` gets with the reason. Errors of the server or the session stop the import.
@@ -151,9 +169,18 @@ async function importChunk(
   rows: Row[],
   firstLine: number,
   tenantRoles: Set<string>,
-  sender: BulkSender,
+  given: BulkSender,
   p: Progress,
+  report: () => void,
 ) {
+  const onWait = (waiting: boolean) => {
+    p.waiting = waiting;
+    report();
+  };
+  const sender: BulkSender = {
+    users: (ops) => retryingRateLimit(() => given.users(ops), onWait),
+    assign: (ops) => retryingRateLimit(() => given.assign(ops), onWait),
+  };
   const users = new Map<string, Lined<UserOp>>();
   const assigns: Lined<AssignOp>[] = [];
   rows.forEach((row, i) => {
@@ -216,6 +243,8 @@ export function importCsv(
   return new Promise((resolve, reject) => {
     let line = 2;
     let chunks = 0;
+    // An abort (a bad header, a failed call) also ends in `complete`: that is not a finished import.
+    let failed = false;
     const CHUNK = 256 * 1024;
     Papa.parse<Row>(file, {
       header: true,
@@ -224,6 +253,7 @@ export function importCsv(
       transformHeader: (h) => h.trim().toLowerCase(),
       chunk: (results, parser) => {
         if (!results.meta.fields?.includes("key")) {
+          failed = true;
           parser.abort();
           reject(
             new Error(`The file's first line must name the columns, among them key (${COLUMNS.join(", ")}).`),
@@ -234,7 +264,7 @@ export function importCsv(
         const rows = results.data;
         const first = line;
         line += rows.length;
-        importChunk(rows, first, tenantRoles, sender, p).then(
+        importChunk(rows, first, tenantRoles, sender, p, report).then(
           () => {
             p.rows += rows.length;
             p.read = Math.min(file.size, ++chunks * CHUNK);
@@ -242,12 +272,14 @@ export function importCsv(
             parser.resume();
           },
           (error: unknown) => {
+            failed = true;
             parser.abort();
             reject(error instanceof Error ? error : new Error(String(error)));
           },
         );
       },
       complete: () => {
+        if (failed) return;
         p.read = file.size;
         p.done = true;
         p.errors.sort((a, b) => a.line - b.line);
