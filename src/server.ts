@@ -233,6 +233,7 @@ export async function startServer(
         pdpApps.push(opaApp);
         await listenOn(opaApp, config.host, config.opaPort, "--opa-port");
       }
+      app.pdpSlot.ports = { pdp: config.pdpPort, opa: config.opaPort };
     }
   } catch (e) {
     await close().catch(() => {});

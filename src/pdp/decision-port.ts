@@ -51,4 +51,6 @@ export interface ListingPage<T> {
 /** Where the control plane finds the embedded PDP built over it (none while the PDP is off). */
 export interface PdpSlot {
   current: DecisionPort | undefined;
+  /** The ports the embedded PDP listens on once bound (`opa` 0 when the OPA port is off). */
+  ports?: { pdp: number; opa: number };
 }

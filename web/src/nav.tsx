@@ -14,6 +14,9 @@ const OverviewPage = lazy(() => import("./pages/OverviewPage"));
 const InstancesPage = lazy(() => import("./pages/InstancesPage"));
 const PlaygroundPage = lazy(() => import("./pages/PlaygroundPage"));
 const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
+const ConnectPage = lazy(() => import("./pages/ConnectPage"));
+const AssignmentsPage = lazy(() => import("./pages/AssignmentsPage"));
+const AttributesPage = lazy(() => import("./pages/AttributesPage"));
 // The four policy pages are one chunk.
 const PolicyPages = lazy(() => import("./pages/policy"));
 
@@ -43,6 +46,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     pages: [
       { path: "users", label: "Users", element: <UsersPage /> },
       { path: "tenants", label: "Tenants", element: <TenantsPage /> },
+      { path: "role-assignments", label: "Role assignments", element: <AssignmentsPage /> },
     ],
   },
   {
@@ -50,6 +54,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     env: true,
     pages: [
       { path: "overview", label: "Overview", element: <OverviewPage /> },
+      { path: "connect", label: "Connect your app", element: <ConnectPage /> },
       { path: "instances", label: "Instances", element: <InstancesPage /> },
       { path: "check", label: "Check playground", element: <PlaygroundPage /> },
       { path: "decisions", label: "Decision log", element: <DecisionLogPage /> },
@@ -62,6 +67,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
       { path: "resources", label: "Resources", element: <PolicyPages page="resources" /> },
       { path: "roles", label: "Tenant roles", element: <PolicyPages page="roles" /> },
       { path: "policy", label: "Policy editor", element: <PolicyPages page="policy" /> },
+      { path: "attributes", label: "Attributes", element: <AttributesPage /> },
       { path: "abac", label: "ABAC", element: <PolicyPages page="abac" /> },
     ],
   },

@@ -99,3 +99,20 @@ export const keyList = (text: string) =>
     .split(/[,\n]/)
     .map((k) => k.trim())
     .filter((k) => k !== "");
+
+/** The declared attributes of a resource, or of users (`__user`) or tenants (`__tenant`). */
+export function useAttributes(resource: string | null) {
+  const { path, key } = useEnvPlace();
+  return useQuery({
+    queryKey: [...key, "attributes", resource],
+    enabled: resource !== null,
+    queryFn: () =>
+      allPages(async (page) =>
+        unwrap(
+          await api.GET("/v2/schema/{proj_id}/{env_id}/resources/{resource_id}/attributes", {
+            params: { path: { ...path, resource_id: resource ?? "" }, query: { page, per_page: PER_PAGE } },
+          }),
+        ),
+      ),
+  });
+}

@@ -204,6 +204,12 @@ export const PdpStatus = Type.Object({
   lag_ms: Type.Integer({
     description: "how long the copy may have missed writes (0 at the head of its feed)",
   }),
+  pdp_port: Type.Optional(
+    Type.Integer({ description: "the port of the embedded PDP's check routes (GATEHOUSE_PDP_PORT)" }),
+  ),
+  opa_port: Type.Optional(
+    Type.Integer({ description: "the PDP's OPA-compatible port (GATEHOUSE_OPA_PORT); 0 when off" }),
+  ),
 });
 
 export { EnvParams };

@@ -68,6 +68,7 @@ export function createDecisionsService(deps: { store: Store; pdpSlot: PdpSlot })
         pdp_revision: held.revision,
         revisions_behind: Math.max(0, environmentRevision - held.revision),
         lag_ms: Math.max(0, Date.now() - held.lastSyncAt),
+        ...(deps.pdpSlot.ports && { pdp_port: deps.pdpSlot.ports.pdp, opa_port: deps.pdpSlot.ports.opa }),
       };
     },
   };

@@ -1,6 +1,7 @@
 import { useEffect, useState, type ReactNode } from "react";
 import { Alert, Button, Center, Loader, Stack, Text } from "@mantine/core";
 import { ApiError } from "../api/client";
+import { FormProblem } from "./sentences";
 
 /** While a query loads. */
 export function Loading({ label = "Loading" }: { label?: string }) {
@@ -19,6 +20,7 @@ export function describeError(error: unknown): { title: string; message: string 
       message: `${error.message}. Nothing was changed; try again ${waitText(error.retryAfter)}.`,
     };
   }
+  if (error instanceof FormProblem) return { title: "Not sent", message: error.message };
   // The status too: a 403 reads as the API's refusal, whatever its title.
   return {
     title: error instanceof ApiError ? `${error.title} (${error.status})` : "Something went wrong",

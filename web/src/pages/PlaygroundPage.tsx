@@ -19,6 +19,7 @@ import { formText } from "../components/dialogs";
 import { DecisionView, Verdict, type Reason } from "../components/reason";
 import { DataTable } from "../components/tables";
 import { ErrorState } from "../components/states";
+import { FormProblem, withSentence } from "../components/sentences";
 import { useOrg, usePlace } from "../org";
 
 type CheckAnswer = { allow: boolean; reason: Reason; explanation: string; revision: number };
@@ -30,6 +31,38 @@ type Result =
       revision: number;
       permissions: Record<string, { permissions: string[]; roles: string[] }>;
     };
+
+/** The page's names of the check's fields, for the API's validation messages. */
+const FIELDS: Record<string, string> = {
+  user: "The user",
+  "user.key": "The user",
+  "user.attributes": "The user attributes",
+  action: "The action",
+  resource: "The resource",
+  "resource.type": "The resource type",
+  "resource.key": "The instance key",
+  "resource.tenant": "The tenant",
+  "resource.attributes": "The resource attributes",
+  context: "The context",
+  tenants: "The tenant",
+};
+
+/** A JSON object field of the form, or an error naming the field. */
+function jsonObject(data: FormData, name: string, label: string): Record<string, unknown> {
+  try {
+    return parseAttributes(formText(data, name));
+  } catch {
+    throw new FormProblem(`${label} must be a JSON object, such as {"department": "legal"}.`);
+  }
+}
+
+/** What the form lacks for a request of this kind, as a sentence; undefined when it is complete. */
+function missing(kind: Result["kind"], data: FormData, resourceType: string | null): string | undefined {
+  if (!formText(data, "user")) return "Pick a user or type a user key.";
+  if (kind !== "permissions" && !resourceType) return "Pick a resource type.";
+  if (kind === "check" && !formText(data, "action")) return "Pick an action or type its key.";
+  return undefined;
+}
 
 function JsonField({ label, name }: { label: string; name: string }) {
   return (
@@ -81,17 +114,20 @@ export default function PlaygroundPage() {
     setBusy(true);
     try {
       const data = new FormData(form);
-      const userAttributes = parseAttributes(formText(data, "user_attributes"));
+      const lacking = missing(kind, data, resourceType);
+      if (lacking) throw new FormProblem(lacking);
+      const userAttributes = jsonObject(data, "user_attributes", "The user attributes");
       const user = {
         key: formText(data, "user"),
         ...(Object.keys(userAttributes).length > 0 && { attributes: userAttributes }),
       };
-      const context = parseAttributes(formText(data, "context"));
-      const resourceAttributes = parseAttributes(formText(data, "resource_attributes"));
+      const context = jsonObject(data, "context", "The context");
+      const resourceAttributes = jsonObject(data, "resource_attributes", "The resource attributes");
       const key = formText(data, "instance");
+      const tenant = formText(data, "tenant");
       const resource = {
         type: resourceType ?? "",
-        tenant: formText(data, "tenant") || "default",
+        tenant: tenant || "default",
         ...(key && { key }),
         ...(Object.keys(resourceAttributes).length > 0 && { attributes: resourceAttributes }),
       };
@@ -99,7 +135,8 @@ export default function PlaygroundPage() {
         const answer = unwrap(
           await api.POST("/v2/pdps/{proj_id}/{env_id}/user-permissions", {
             params: { path },
-            body: { user, context, tenants: [resource.tenant] },
+            // Without a tenant typed in, every tenant the user is in.
+            body: { user, context, ...(tenant && { tenants: [tenant] }) },
           }),
         );
         setResult({ kind, revision: answer.revision, permissions: answer.permissions });
@@ -119,7 +156,7 @@ export default function PlaygroundPage() {
         setResult({ kind, answer: answer as CheckAnswer });
       }
     } catch (e) {
-      setError(e);
+      setError(withSentence(e, FIELDS));
       setResult(null);
     } finally {
       setBusy(false);
@@ -152,6 +189,14 @@ export default function PlaygroundPage() {
               placeholder="pick a resource type"
               value={resourceType}
               onChange={setResourceType}
+              // Picking the chosen type again keeps it; the clear button empties the box.
+              allowDeselect={false}
+              clearable
+              clearButtonProps={{
+                "aria-label": "Clear the resource type",
+                "aria-hidden": false,
+                tabIndex: 0,
+              }}
               data={resourceList.map((r) => ({
                 value: r.key,
                 label: r.name ? `${r.name} (${r.key})` : r.key,
@@ -159,7 +204,12 @@ export default function PlaygroundPage() {
             />
             <Autocomplete label="Action" name="action" placeholder="action key" data={actions} />
             <TextInput label="Instance key" name="instance" placeholder="none: the resource type" />
-            <TextInput label="Tenant" name="tenant" placeholder="default" />
+            <TextInput
+              label="Tenant"
+              name="tenant"
+              placeholder="default"
+              description="checks: default when empty; what this user can do: every tenant when empty"
+            />
           </SimpleGrid>
           <SimpleGrid cols={{ base: 1, sm: 3 }}>
             <JsonField label="User attributes" name="user_attributes" />

@@ -20,6 +20,7 @@ import { Empty, ErrorState, QueryState } from "../../components/states";
 import { UnsavedChangesGuard } from "../../components/unsaved";
 import { notifyError } from "../../notify";
 import {
+  useAttributes,
   useConditionSets,
   useEnvPlace,
   useRefreshSchema,
@@ -202,7 +203,16 @@ function ConditionSetModal({
   const [tree, setTree] = useState<Tree>(opened);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const problems = treeProblems(tree);
+  const userAttributes = useAttributes("__user");
+  const resourceAttributes = useAttributes(type === "resourceset" ? resource : null);
+  const declared = [
+    ...(userAttributes.data ?? []).map((a) => ({ ...a, path: `user.${a.key}` })),
+    ...(type === "resourceset" ? (resourceAttributes.data ?? []) : []).map((a) => ({
+      ...a,
+      path: `resource.${a.key}`,
+    })),
+  ];
+  const problems = treeProblems(tree, declared);
   const missing = key.trim() === "" || name.trim() === "" || (type === "resourceset" && !resource);
   const conditions = toConditions(tree);
   // Every edit makes a new tree; a save closes the modal, and with it the guard.
@@ -272,7 +282,7 @@ function ConditionSetModal({
         <Text size="sm" fw={500}>
           Conditions
         </Text>
-        <ConditionBuilder value={tree} onChange={setTree} prefix={prefix} />
+        <ConditionBuilder value={tree} onChange={setTree} prefix={prefix} declared={declared} />
         <Text size="sm" c="dimmed">
           As stored:
         </Text>

@@ -1,5 +1,6 @@
 import { Button, Checkbox, Group, Paper, Select, Stack, Text, TextInput } from "@mantine/core";
 import { CONDITION_OPERATORS, validateConditions } from "../../../../src/pdp/engine/conditions";
+import { typeProblem, type DeclaredAttribute } from "./attribute-types";
 
 // The condition language is the engine's own (src/pdp/engine/conditions.ts): the builder validates with the
 // same function the API and the PDP use, so what it accepts is exactly what will be stored and evaluated.
@@ -93,8 +94,11 @@ function nodeOf(node: unknown): Node {
   return { ...emptyGroup(), children: entries.map(([key, value]) => nodeOf({ [key]: value })) };
 }
 
-/** What is wrong with one node itself (children are checked on their own), as the engine says it. */
-function problemsOf(node: Node): string[] {
+/**
+ * What is wrong with one node itself (children are checked on their own): as the engine says it, then whether the
+ * comparison can hold for the attribute's declared type.
+ */
+function problemsOf(node: Node, declared: DeclaredAttribute[]): string[] {
   if (node.kind === "group") {
     return node.op === "anyOf" && node.children.length === 0 ? ["an “any of” group needs a condition"] : [];
   }
@@ -102,14 +106,19 @@ function problemsOf(node: Node): string[] {
   if (node.path.trim() === "") problems.push("choose an attribute, e.g. user.department");
   else problems.push(...validateConditions(toConditions(node)).map((p) => p.message));
   if (!node.ref && node.value.trim() === "") problems.push("enter a value");
+  if (problems.length === 0 && !node.ref) {
+    const attribute = declared.find((a) => a.path === node.path.trim());
+    const typed = typeProblem(attribute, node.operator, parseValue(node.value));
+    if (typed) problems.push(typed);
+  }
   return problems;
 }
 
 /** Every problem of the tree: save is disabled while there is one. */
-export function treeProblems(node: Node): number {
+export function treeProblems(node: Node, declared: DeclaredAttribute[] = []): number {
   return (
-    problemsOf(node).length +
-    (node.kind === "group" ? node.children.reduce((n, c) => n + treeProblems(c), 0) : 0)
+    problemsOf(node, declared).length +
+    (node.kind === "group" ? node.children.reduce((n, c) => n + treeProblems(c, declared), 0) : 0)
   );
 }
 
@@ -127,28 +136,44 @@ export function ConditionBuilder({
   value,
   onChange,
   prefix,
+  declared = [],
 }: {
   value: Group;
   onChange: (next: Group) => void;
   /** The attributes a condition usually reads: "user" for user sets, "resource" for resource sets. */
   prefix: "user" | "resource";
+  /** The declared attributes, offered in the attribute boxes and checked against their types. */
+  declared?: DeclaredAttribute[];
 }) {
   let counter = 0;
   let groups = 0;
+  const listId = `declared-attributes-${prefix}`;
   const render = (node: Node, update: (next: Node | null) => void, depth: number): React.ReactNode => {
-    const problems = problemsOf(node);
+    const problems = problemsOf(node, declared);
     if (node.kind === "leaf") {
       const n = ++counter;
       const pathProblem = problems.some(
         (p) => p.startsWith("choose an attribute") || p.startsWith("unknown key"),
       );
-      const valueProblem = problems.some((p) => p === "enter a value" || p.includes("expects"));
+      const valueProblem = problems.some(
+        (p) => p === "enter a value" || p.includes("expects") || p.includes("never"),
+      );
+      const type = declared.find((a) => a.path === node.path.trim())?.type;
       return (
         <Stack key={`leaf-${n}`} gap={4}>
           <Group gap="xs" align="flex-start" wrap="nowrap">
             <TextInput
               aria-label={`Attribute ${n}`}
               placeholder={`${prefix}.department`}
+              list={listId}
+              rightSection={
+                type && (
+                  <Text size="xs" c="dimmed">
+                    {type}
+                  </Text>
+                )
+              }
+              rightSectionWidth={type ? 84 : undefined}
               value={node.path}
               {...invalid(pathProblem)}
               onChange={(e) => update({ ...node, path: e.currentTarget.value })}
@@ -271,5 +296,14 @@ export function ConditionBuilder({
       </Paper>
     );
   };
-  return <>{render(value, (next) => onChange(next && next.kind === "group" ? next : emptyGroup()), 0)}</>;
+  return (
+    <>
+      <datalist id={listId}>
+        {declared.map((a) => (
+          <option key={a.path} value={a.path} label={`${a.path} (${a.type})`} />
+        ))}
+      </datalist>
+      {render(value, (next) => onChange(next && next.kind === "group" ? next : emptyGroup()), 0)}
+    </>
+  );
 }
