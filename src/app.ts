@@ -63,6 +63,7 @@ import { proxyConfigsRoutes } from "./modules/proxy-configs/proxy-configs.routes
 import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
 import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
+import { webhooksRoutes } from "./modules/webhooks/webhooks.routes.ts";
 import type { PdpSlot } from "./pdp/decision-port.ts";
 import { negotiate } from "@fastify/accept-negotiator";
 
@@ -90,6 +91,10 @@ export type AppConfig = Pick<
   | "region"
   | "regionUrls"
   | "regionSecret"
+  | "webhookAllowPrivateUrls"
+  | "webhookTimeoutMs"
+  | "webhookRetryBaseMs"
+  | "webhookRetrySeconds"
 >;
 
 export interface AppDeps {
@@ -157,6 +162,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   policyRoutes,
   membersRoutes,
   sessionsRoutes,
+  webhooksRoutes,
 ];
 
 export const OPENAPI_INFO = {

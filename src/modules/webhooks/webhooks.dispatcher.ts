@@ -1,0 +1,176 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/types.ts";
+import type { Dialect } from "../../db/store.ts";
+import type { ChangeNotifier } from "../../changes/feed.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { FailureReporter } from "../../lib/periodic.ts";
+import { newId } from "../../lib/ids.ts";
+import { toTimestamp } from "../../lib/time.ts";
+import {
+  claimDeliveries,
+  disableSubscription,
+  recordAttempt,
+  type ClaimedDelivery,
+} from "./webhooks.repo.ts";
+import { send, signature, type SendOutcome } from "./webhooks.sender.ts";
+
+/** Deliveries claimed (and sent at the same time) per round. */
+const BATCH = 16;
+/** With nothing due, the next look at the table; a commit in this process wakes the sender at once. */
+const IDLE_MS = 1000;
+/** The longest wait between two attempts of one delivery. */
+const MAX_DELAY_MS = 3_600_000;
+
+export interface DispatcherOptions {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  box: SecretBox;
+  notifier: ChangeNotifier;
+  log: FastifyBaseLogger;
+  outage: FailureReporter;
+  timeoutMs: number;
+  retryBaseMs: number;
+  retrySeconds: number;
+  allowPrivate: boolean;
+}
+
+/** The wait before attempt `n + 1` after `n` failed ones: doubling from the base, jittered, at most an hour. */
+export const retryDelayMs = (baseMs: number, failed: number): number =>
+  Math.min(MAX_DELAY_MS, baseMs * 2 ** Math.min(failed - 1, 30)) * (0.8 + Math.random() * 0.4);
+
+/**
+ * The sender of one instance: claims due deliveries under a lease, signs and sends them, records each outcome,
+ * schedules retries, and gives a delivery up (disabling its subscription) once it has failed for the retry window.
+ */
+export function createWebhookDispatcher(options: DispatcherOptions) {
+  const { db, dialect, box, log } = options;
+  const owner = newId();
+  const leaseMs = options.timeoutMs * 2 + 30_000;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let stopped = true;
+  let unsubscribe: (() => void) | undefined;
+
+  async function deliver(d: ClaimedDelivery): Promise<void> {
+    const secret = box.open(d.secret_sealed);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const outcome: SendOutcome =
+      secret === undefined
+        ? { latencyMs: 0, error: "the secret cannot be decrypted with this server's GATEHOUSE_SECRET_KEY" }
+        : await send(
+            d.url,
+            {
+              "webhook-id": d.id,
+              "webhook-timestamp": String(timestamp),
+              "webhook-signature": signature(secret, d.id, timestamp, d.payload),
+              "user-agent": "Gatehouse-Webhooks",
+            },
+            d.payload,
+            { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
+          );
+    const at = new Date();
+    const ok = outcome.statusCode !== undefined && outcome.statusCode >= 200 && outcome.statusCode < 300;
+    const attempts = d.attempts + 1;
+    const givenUp = !ok && at.getTime() - Date.parse(d.created_at) >= options.retrySeconds * 1000;
+    const last = {
+      attempts,
+      last_attempt_at: toTimestamp(at),
+      last_status_code: outcome.statusCode ?? null,
+      last_latency_ms: outcome.latencyMs,
+      last_response: outcome.response ?? null,
+      last_error: outcome.error ?? null,
+    };
+    const status = ok ? "delivered" : givenUp ? "failed" : "pending";
+    const next = ok || givenUp ? at : new Date(at.getTime() + retryDelayMs(options.retryBaseMs, attempts));
+    await db.transaction().execute(async (trx) => {
+      const mine = await recordAttempt(trx, d.id, owner, {
+        ...last,
+        status,
+        next_attempt_at: toTimestamp(next),
+        ...(ok && { delivered_at: toTimestamp(at) }),
+      });
+      if (mine && givenUp) {
+        const why = outcome.statusCode === undefined ? outcome.error : `HTTP ${outcome.statusCode}`;
+        await disableSubscription(
+          trx,
+          d.subscription_id,
+          `a delivery failed for ${options.retrySeconds} s (${attempts} attempts; last: ${why}); ` +
+            "fix the receiver, then enable the webhook again",
+          toTimestamp(at),
+        );
+      }
+    });
+  }
+
+  async function round(): Promise<number> {
+    const at = new Date();
+    const claimed = await claimDeliveries(
+      db,
+      dialect,
+      owner,
+      toTimestamp(at),
+      toTimestamp(new Date(at.getTime() + leaseMs)),
+      BATCH,
+    );
+    await Promise.all(
+      claimed.map((d) =>
+        deliver(d).catch((err: unknown) => {
+          if (!options.outage.report(err, log)) log.warn({ err, delivery: d.id }, "webhook delivery failed");
+        }),
+      ),
+    );
+    return claimed.length;
+  }
+
+  function schedule(ms: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(kick, ms);
+    timer.unref();
+  }
+
+  /** Runs rounds while they find work; a wake-up during a round runs another. */
+  function kick(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      let busy = true;
+      while (busy && !stopped) {
+        again = false;
+        busy =
+          (await round().catch((err: unknown) => {
+            if (!options.outage.report(err, log)) log.warn({ err }, "webhook sender: a round failed");
+            return 0;
+          })) > 0;
+        busy ||= again;
+      }
+    })().finally(() => {
+      running = undefined;
+      schedule(IDLE_MS);
+    });
+  }
+
+  return {
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      unsubscribe = options.notifier.subscribe(() => kick());
+      kick();
+    },
+    /** Wakes the sender (a delivery was queued outside the change feed, or asked again). */
+    wake: kick,
+    async stop(): Promise<void> {
+      stopped = true;
+      unsubscribe?.();
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;
