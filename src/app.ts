@@ -64,6 +64,7 @@ import { membersRoutes } from "./modules/members/members.routes.ts";
 import { sessionsRoutes } from "./modules/sessions/sessions.routes.ts";
 import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
 import { webhooksRoutes } from "./modules/webhooks/webhooks.routes.ts";
+import { changeStreamRoutes } from "./modules/change-stream/change-stream.routes.ts";
 import type { PdpSlot } from "./pdp/decision-port.ts";
 import { negotiate } from "@fastify/accept-negotiator";
 
@@ -143,6 +144,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   decisionLogRoutes,
   decisionsRoutes,
   pdpSyncRoutes,
+  changeStreamRoutes,
   usersRoutes,
   tenantsRoutes,
   roleAssignmentsRoutes,
