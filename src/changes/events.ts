@@ -137,3 +137,14 @@ export function feedEvents(revision: number, at: string, records: readonly FeedR
   }
   return [...byType].map(([type, changes]) => ({ type, data: { revision, changes } }));
 }
+
+/** An organization's own scope: its subscriptions see the event, no environment's does. */
+export const organizationScope = (organizationId: string): EventScope => ({
+  organization_id: organizationId,
+  project_id: null,
+  environment_id: null,
+});
+
+/** One event, in the caller's transaction (enqueueEvents). */
+export const enqueueEvent = (trx: Db, scope: EventScope, type: string, data: Record<string, unknown>) =>
+  enqueueEvents(trx, scope, [{ type, data }]);

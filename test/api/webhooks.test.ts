@@ -148,6 +148,57 @@ describeEachDialect(
       await call(acme.adminKey, "DELETE", `/v2/webhooks/${id}`);
     });
 
+    test("API keys, invites, an environment copy and its task: one event each, without secrets", async () => {
+      const { acme, app, call } = env();
+      const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+        url: receiver.url,
+        events: ["api_key.*", "invite.*", "environment.copied", "task.finished"],
+      });
+      receiver.setSecret(created.json.secret);
+      const start = receiver.received.length;
+      const key = await call(acme.adminKey, "POST", "/v2/api-key", {
+        object_type: "org",
+        access_level: "read",
+      });
+      const rotated = await call(acme.adminKey, "POST", `/v2/api-key/${key.json.id}/rotate-secret`);
+      await call(acme.adminKey, "DELETE", `/v2/api-key/${key.json.id}`);
+      const invited = await call(acme.adminKey, "POST", `/v2/orgs/${acme.id}/invites`, [
+        { email: "x@acme.test" },
+      ]);
+      assert.equal(invited.status, 200, invited.body);
+      await call(acme.adminKey, "DELETE", `/v2/orgs/${acme.id}/invites/${invited.json.success[0].id}`);
+      app.taskRunner.start();
+      const copy = await call(
+        acme.adminKey,
+        "POST",
+        `/v2/projects/${acme.projectId}/envs/${acme.envs.production}/copy/async`,
+        { target_env: { new: { key: "copied", name: "Copied" } } },
+      );
+      assert.equal(copy.status, 202, copy.body);
+      const expected = [
+        "api_key.created",
+        "api_key.rotated",
+        "api_key.deleted",
+        "invite.created",
+        "invite.cancelled",
+        "environment.copied",
+        "task.finished",
+      ];
+      await until(() => receiver.received.length >= start + expected.length, "the events");
+      const got = receiver.received.slice(start);
+      assert.deepEqual(got.map((r) => r.type).sort(), [...expected].sort());
+      const text = JSON.stringify(got);
+      for (const secret of [key.json.secret, rotated.json.secret, invited.json.success[0].code]) {
+        if (secret) assert.ok(!text.includes(secret), "an event carries a secret");
+      }
+      const keyEvent = got.find((r) => r.type === "api_key.created")!.payload;
+      assert.equal(keyEvent.data.api_key.id, key.json.id);
+      const task = got.find((r) => r.type === "task.finished")!.payload;
+      assert.equal(task.data.task.id, copy.json.task_id);
+      assert.equal(task.data.task.status, "success");
+      await call(acme.adminKey, "DELETE", `/v2/webhooks/${created.json.id}`);
+    });
+
     test("a receiver that keeps failing: retried with backoff, then the subscription is disabled and says why", async () => {
       const { acme, call } = env();
       const failing = await startReceiver();

@@ -67,8 +67,8 @@ export type WebhookRead = Static<typeof WebhookRead>;
 
 export const WebhookPage = Paginated(WebhookRead);
 export const WebhookListQuery = Type.Object(PageQuery);
-export const WebhookParams = Type.Object({ webhook_id: Uuid });
-export const DeliveryParams = Type.Object({ webhook_id: Uuid, delivery_id: Uuid });
+export const WebhookParams = Type.Object({ webhook_id: Ref("webhook id") });
+export const DeliveryParams = Type.Object({ webhook_id: Ref("webhook id"), delivery_id: Ref("delivery id") });
 
 export const DeliveryRead = Type.Object({
   id: Uuid,
