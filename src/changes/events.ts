@@ -126,7 +126,13 @@ export async function enqueueEvents(
   if (rows.length > 0) await trx.insertInto("webhook_deliveries").values(rows).execute();
 }
 
-/** The events of one revision of an environment's feed: one per category and object type, with its changes. */
+/** Changes per event at most, so that a bulk write's deliveries stay modest bodies (as the feed's batches do). */
+const CHANGES_PER_EVENT = 1000;
+
+/**
+ * The events of one revision of an environment's feed: one per category and object type with its changes (more
+ * when a bulk write changed more than CHANGES_PER_EVENT of one type).
+ */
 export function feedEvents(revision: number, at: string, records: readonly FeedRecord[]): GatehouseEvent[] {
   const byType = new Map<string, PublicChange[]>();
   for (const change of publicChanges(revision, at, records)) {
@@ -135,7 +141,13 @@ export function feedEvents(revision: number, at: string, records: readonly FeedR
     if (list) list.push(change);
     else byType.set(type, [change]);
   }
-  return [...byType].map(([type, changes]) => ({ type, data: { revision, changes } }));
+  const events: GatehouseEvent[] = [];
+  for (const [type, changes] of byType) {
+    for (let start = 0; start < changes.length; start += CHANGES_PER_EVENT) {
+      events.push({ type, data: { revision, changes: changes.slice(start, start + CHANGES_PER_EVENT) } });
+    }
+  }
+  return events;
 }
 
 /** An organization's own scope: its subscriptions see the event, no environment's does. */

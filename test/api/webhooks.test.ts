@@ -25,6 +25,44 @@ describeEachDialect("webhooks: refusing private addresses (the default)", (env) 
     const list = await call(acme.adminKey, "GET", "/v2/webhooks");
     assert.equal(list.json.total_count, 0);
   });
+
+  test("at delivery, a name that now resolves to a loopback address is not connected to (DNS rebinding)", async () => {
+    const { acme, box, call, store } = env();
+    const receiver = await startReceiver();
+    try {
+      // As if `localhost` had resolved to a public address when the subscription was saved.
+      const id = crypto.randomUUID();
+      const at = new Date().toISOString();
+      await store.db
+        .insertInto("webhook_subscriptions")
+        .values({
+          id,
+          organization_id: acme.id,
+          project_id: null,
+          environment_id: null,
+          url: `http://localhost:${receiver.port}/hook`,
+          description: null,
+          events: JSON.stringify(["*"]),
+          secret_sealed: box.seal("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+          enabled: 1,
+          disabled_reason: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "rebound" });
+      await until(async () => {
+        const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        return (log.json.data[0]?.attempts ?? 0) >= 1;
+      }, "an attempt");
+      const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+      assert.match(log.json.data[0].last_error, /private address/);
+      assert.equal(log.json.data[0].status, "pending");
+      assert.equal(receiver.received.length + receiver.rejected.length, 0, "the receiver was reached");
+    } finally {
+      await receiver.stop();
+    }
+  });
 });
 
 describeEachDialect(
