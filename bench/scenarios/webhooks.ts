@@ -72,23 +72,29 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
     environment_id: "production",
   });
   const setEnabled = (enabled: boolean) => api.call("PATCH", `/v2/webhooks/${hook.json.id}`, { enabled });
-  const plan: WrkPlan = {
+  // `{n}` counts from 0 in every load, so each load creates users of its own prefix.
+  const plan = (prefix: string): WrkPlan => ({
     url: server.apiUrl,
     mode: "status",
     statuses: [201],
     headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, "content-type": "application/json" },
     requests: [
-      { method: "POST", path: `${FACTS}/users`, template: true, body: JSON.stringify({ key: "u{n}" }) },
+      {
+        method: "POST",
+        path: `${FACTS}/users`,
+        template: true,
+        body: JSON.stringify({ key: `${prefix}-{n}` }),
+      },
     ],
-  };
-  await runWrk(plan, sizes.opConcurrency, settings.warmupSeconds);
+  });
+  await runWrk(plan("warmup"), sizes.opConcurrency, settings.warmupSeconds);
   const blocks: Record<"on" | "off", WrkResult[]>[] = [];
   const problems: string[] = [];
   for (let i = 0; i < 2 * BLOCKS; i++) {
     const mode = abServerMode(i);
     await setEnabled(mode === "on");
     await sleep(1000); // the deliveries of the slice before go out before this one
-    const load = await runWrk(plan, sizes.opConcurrency, sizes.opSeconds);
+    const load = await runWrk(plan(`slice${i}`), sizes.opConcurrency, sizes.opSeconds);
     problems.push(...load.problems.map((p) => `${dialect} (webhook ${mode}): ${p}`));
     (blocks[Math.floor(i / 2)] ??= { on: [], off: [] })[mode].push(load);
   }

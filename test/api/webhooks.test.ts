@@ -83,9 +83,9 @@ describeEachDialect(
       });
       assert.equal(created.status, 201, created.body);
       const secret: string = created.json.secret;
+      const id: string = created.json.id;
       assert.match(secret, /^whsec_[A-Za-z0-9+/]{32}$/);
       assert.equal(created.json.enabled, true);
-      const id: string = created.json.id;
 
       const got = await call(acme.adminKey, "GET", `/v2/webhooks/${id}`);
       assert.equal(got.status, 200);
@@ -95,7 +95,9 @@ describeEachDialect(
       assert.equal(list.json.total_count, 1);
       assert.equal(list.json.data[0].secret, undefined);
       // Neither the API log nor the table holds the secret in clear.
+      await env().app.apiLog.flush();
       const logged = await store.db.selectFrom("api_log").selectAll().execute();
+      assert.ok(JSON.stringify(logged).includes(id), "the creation is in the API log");
       assert.ok(!JSON.stringify(logged).includes(secret.slice(6)), "the secret is in the API log");
       const row = await store.db.selectFrom("webhook_subscriptions").selectAll().execute();
       assert.ok(!JSON.stringify(row).includes(secret.slice(6)), "the secret is stored in clear");

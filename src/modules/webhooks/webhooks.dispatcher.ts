@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { Kysely } from "kysely";
-import type { Database } from "../../db/types.ts";
+import type { Kysely, Updateable } from "kysely";
+import type { Database, WebhookDeliveriesTable } from "../../db/types.ts";
 import type { Dialect } from "../../db/store.ts";
 import type { ChangeNotifier } from "../../changes/feed.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
@@ -16,11 +16,23 @@ import {
 import { send, signature, type SendOutcome } from "./webhooks.sender.ts";
 
 /** Deliveries claimed (and sent at the same time) per round. */
-const BATCH = 16;
+const BATCH = 64;
+/**
+ * After a commit wakes the sender, it waits this long so the deliveries of many writes go in one round: one claim
+ * and one transaction for their outcomes, rather than two writes per delivery (on SQLite, writes share one writer).
+ */
+const GATHER_MS = 100;
 /** With nothing due, the next look at the table; a commit in this process wakes the sender at once. */
 const IDLE_MS = 1000;
 /** The longest wait between two attempts of one delivery. */
 const MAX_DELAY_MS = 3_600_000;
+
+/** One attempt's result: the delivery's new state, and why to disable its subscription when it gave up. */
+interface Outcome {
+  delivery: ClaimedDelivery;
+  set: Updateable<WebhookDeliveriesTable> & { last_attempt_at: string };
+  disable?: string;
+}
 
 export interface DispatcherOptions {
   db: Kysely<Database>;
@@ -50,13 +62,15 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
+  let gathering = false;
   let stopped = true;
   let unsubscribe: (() => void) | undefined;
 
-  async function deliver(d: ClaimedDelivery): Promise<void> {
+  /** Signs and sends one delivery; what its row becomes. */
+  async function attempt(d: ClaimedDelivery): Promise<Outcome> {
     const secret = box.open(d.secret_sealed);
     const timestamp = Math.floor(Date.now() / 1000);
-    const outcome: SendOutcome =
+    const sent: SendOutcome =
       secret === undefined
         ? { latencyMs: 0, error: "the secret cannot be decrypted with this server's GATEHOUSE_SECRET_KEY" }
         : await send(
@@ -71,35 +85,41 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
             { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
           );
     const at = new Date();
-    const ok = outcome.statusCode !== undefined && outcome.statusCode >= 200 && outcome.statusCode < 300;
+    const ok = sent.statusCode !== undefined && sent.statusCode >= 200 && sent.statusCode < 300;
     const attempts = d.attempts + 1;
     const givenUp = !ok && at.getTime() - Date.parse(d.created_at) >= options.retrySeconds * 1000;
-    const last = {
-      attempts,
-      last_attempt_at: toTimestamp(at),
-      last_status_code: outcome.statusCode ?? null,
-      last_latency_ms: outcome.latencyMs,
-      last_response: outcome.response ?? null,
-      last_error: outcome.error ?? null,
-    };
-    const status = ok ? "delivered" : givenUp ? "failed" : "pending";
     const next = ok || givenUp ? at : new Date(at.getTime() + retryDelayMs(options.retryBaseMs, attempts));
-    await db.transaction().execute(async (trx) => {
-      const mine = await recordAttempt(trx, d.id, owner, {
-        ...last,
-        status,
+    const why = sent.statusCode === undefined ? sent.error : `HTTP ${sent.statusCode}`;
+    return {
+      delivery: d,
+      set: {
+        status: ok ? "delivered" : givenUp ? "failed" : "pending",
+        attempts,
         next_attempt_at: toTimestamp(next),
+        last_attempt_at: toTimestamp(at),
+        last_status_code: sent.statusCode ?? null,
+        last_latency_ms: sent.latencyMs,
+        last_response: sent.response ?? null,
+        last_error: sent.error ?? null,
         ...(ok && { delivered_at: toTimestamp(at) }),
-      });
-      if (mine && givenUp) {
-        const why = outcome.statusCode === undefined ? outcome.error : `HTTP ${outcome.statusCode}`;
-        await disableSubscription(
-          trx,
-          d.subscription_id,
+      },
+      ...(givenUp && {
+        disable:
           `a delivery failed for ${options.retrySeconds} s (${attempts} attempts; last: ${why}); ` +
-            "fix the receiver, then enable the webhook again",
-          toTimestamp(at),
-        );
+          "fix the receiver, then enable the webhook again",
+      }),
+    };
+  }
+
+  /** Writes a round's outcomes in one transaction; a subscription whose delivery gave up is disabled. */
+  async function record(outcomes: Outcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const o of outcomes) {
+        const mine = await recordAttempt(trx, o.delivery.id, owner, o.set);
+        if (mine && o.disable) {
+          await disableSubscription(trx, o.delivery.subscription_id, o.disable, o.set.last_attempt_at!);
+        }
       }
     });
   }
@@ -114,13 +134,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       toTimestamp(new Date(at.getTime() + leaseMs)),
       BATCH,
     );
-    await Promise.all(
-      claimed.map((d) =>
-        deliver(d).catch((err: unknown) => {
-          if (!options.outage.report(err, log)) log.warn({ err, delivery: d.id }, "webhook delivery failed");
-        }),
-      ),
-    );
+    await record(await Promise.all(claimed.map(attempt)));
     return claimed.length;
   }
 
@@ -133,6 +147,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
 
   /** Runs rounds while they find work; a wake-up during a round runs another. */
   function kick(): void {
+    gathering = false;
     if (stopped) return;
     if (running) {
       again = true;
@@ -159,7 +174,13 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     start(): void {
       if (!stopped) return;
       stopped = false;
-      unsubscribe = options.notifier.subscribe(() => kick());
+      unsubscribe = options.notifier.subscribe(() => {
+        if (running) again = true;
+        else if (!gathering) {
+          gathering = true;
+          schedule(GATHER_MS);
+        }
+      });
       kick();
     },
     /** Wakes the sender (a delivery was queued outside the change feed, or asked again). */

@@ -109,6 +109,15 @@ export interface SendOutcome {
 
 const SNIPPET_BYTES = 1024;
 
+/**
+ * Connections kept open between deliveries to one receiver. The address check runs when a connection is made
+ * (`lookup`), so a kept connection was checked; the setting is the same for every request of a process.
+ */
+const AGENTS = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 16 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 16 }),
+};
+
 /** POSTs one signed delivery and reads the start of the answer; never throws. */
 export function send(
   url: string,
@@ -135,7 +144,7 @@ export function send(
       headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
       signal: AbortSignal.timeout(options.timeoutMs),
       ...(!options.allowPrivate && { lookup: publicOnlyLookup }),
-      agent: false,
+      agent: target.protocol === "https:" ? AGENTS.https : AGENTS.http,
     });
     req.on("response", (res) => {
       const chunks: Buffer[] = [];
