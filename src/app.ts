@@ -66,6 +66,8 @@ import { ssoRoutes } from "./modules/sessions/sso.routes.ts";
 import { twoFactorRoutes } from "./modules/sessions/two-factor.routes.ts";
 import { loginSettingsRoutes } from "./modules/login-settings/login-settings.routes.ts";
 import { decisionsRoutes } from "./modules/decisions/decisions.routes.ts";
+import { webhooksRoutes } from "./modules/webhooks/webhooks.routes.ts";
+import { changeStreamRoutes } from "./modules/change-stream/change-stream.routes.ts";
 import type { PdpSlot } from "./pdp/decision-port.ts";
 import { noLogExport, type LogExport } from "./domain/log-export/log-export.ts";
 import { tracingPlugin } from "./http/tracing.ts";
@@ -95,6 +97,10 @@ export type AppConfig = Pick<
   | "region"
   | "regionUrls"
   | "regionSecret"
+  | "webhookAllowPrivateUrls"
+  | "webhookTimeoutMs"
+  | "webhookRetryBaseMs"
+  | "webhookRetrySeconds"
 >;
 
 export interface AppDeps {
@@ -146,6 +152,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   decisionLogRoutes,
   decisionsRoutes,
   pdpSyncRoutes,
+  changeStreamRoutes,
   usersRoutes,
   tenantsRoutes,
   roleAssignmentsRoutes,
@@ -168,6 +175,7 @@ const MODULES: FastifyPluginAsyncTypebox<ModuleDeps>[] = [
   ssoRoutes,
   twoFactorRoutes,
   loginSettingsRoutes,
+  webhooksRoutes,
 ];
 
 export const OPENAPI_INFO = {

@@ -55,6 +55,10 @@ export interface Config {
   region: string;
   regions: string | undefined;
   regionSecret: string | undefined;
+  webhookAllowPrivateUrls: string;
+  webhookTimeoutMs: number;
+  webhookRetryBaseMs: number;
+  webhookRetrySeconds: number;
   /** The regions' public base URLs, from `regions` (this one's is `publicUrl` when it is not listed). */
   regionUrls: Record<string, string>;
 }
@@ -216,6 +220,42 @@ export const SETTINGS: readonly Setting[] = [
     describe:
       "how long a worker's claim on a background task lasts without renewal (renewed every third of it)",
     doc: "how long a worker's claim on a background task lasts unless renewed; a crashed instance's task is taken over after this",
+  },
+  {
+    env: "GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_URLS",
+    flag: "webhook-allow-private-urls",
+    key: "webhookAllowPrivateUrls",
+    kind: "string",
+    default: "false",
+    describe: "let webhooks send to private, loopback and link-local addresses (true) or not (false)",
+    doc: "`true` lets webhook URLs name (or resolve to) private, loopback and link-local addresses; `false` refuses them when a subscription is saved and again at each delivery (SSRF)",
+  },
+  {
+    env: "GATEHOUSE_WEBHOOK_TIMEOUT_MS",
+    flag: "webhook-timeout-ms",
+    key: "webhookTimeoutMs",
+    kind: "int",
+    default: "10000",
+    describe: "a webhook delivery that has not been answered in this time is cut and counts as failed",
+    doc: "how long a webhook receiver has to answer a delivery; past it the attempt is cut and retried later",
+  },
+  {
+    env: "GATEHOUSE_WEBHOOK_RETRY_BASE_MS",
+    flag: "webhook-retry-base-ms",
+    key: "webhookRetryBaseMs",
+    kind: "int",
+    default: "5000",
+    describe: "wait before a failed webhook delivery's first retry; each next wait doubles, up to an hour",
+    doc: "wait before a failed webhook delivery's first retry; each next wait doubles (with jitter), up to an hour",
+  },
+  {
+    env: "GATEHOUSE_WEBHOOK_RETRY_SECONDS",
+    flag: "webhook-retry-seconds",
+    key: "webhookRetrySeconds",
+    kind: "int",
+    default: "86400",
+    describe: "how long a webhook delivery is retried; then it fails and its subscription is disabled",
+    doc: "how long a failed webhook delivery is retried; a delivery that still fails after it is given up and its subscription is disabled (it failed all that time)",
   },
   {
     env: "GATEHOUSE_API_LOG",
@@ -572,6 +612,16 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   if (config.apiLog !== "on" && config.apiLog !== "off") {
     throw new ConfigError(`GATEHOUSE_API_LOG must be "on" or "off", got "${config.apiLog}"`);
+  }
+  if (config.webhookAllowPrivateUrls !== "true" && config.webhookAllowPrivateUrls !== "false") {
+    throw new ConfigError(
+      `GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_URLS must be "true" or "false", got "${config.webhookAllowPrivateUrls}"`,
+    );
+  }
+  if (config.webhookTimeoutMs < 1 || config.webhookRetryBaseMs < 1 || config.webhookRetrySeconds < 1) {
+    throw new ConfigError(
+      "GATEHOUSE_WEBHOOK_TIMEOUT_MS, _RETRY_BASE_MS and _RETRY_SECONDS must be at least 1",
+    );
   }
   if (config.apiLogMaxBodyBytes < 1)
     throw new ConfigError("GATEHOUSE_API_LOG_MAX_BODY_BYTES must be at least 1");

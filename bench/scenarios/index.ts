@@ -13,6 +13,7 @@ import { rebacPeersScenario } from "./rebac-peers.ts";
 import { scaleScenario } from "./scale.ts";
 import { soakScenario } from "./soak.ts";
 import { startupScenario } from "./startup.ts";
+import { webhooksScenario } from "./webhooks.ts";
 
 /** Every scenario, in the order a full run takes them and docs/benchmarks.md shows them. */
 export const SCENARIOS = [
@@ -24,6 +25,7 @@ export const SCENARIOS = [
   engineScenario,
   scaleScenario,
   controlPlaneScenario,
+  webhooksScenario,
   listsScenario,
   listingsScenario,
   propagationScenario,

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { isPostgres, type Db } from "../db/db.ts";
 import { now } from "../lib/time.ts";
 import { recordRevision } from "./context.ts";
+import { enqueueEvents, eventTargets, feedEvents, type EventScope, type EventTarget } from "./events.ts";
 
 /** Where an entry stands in its environment's feed. */
 interface FeedPosition {
@@ -59,7 +60,9 @@ export const TASK_CREATED_PAYLOAD = "task";
  * Appends the records of one write as the environment's next revision. Call it inside the write's transaction:
  * the row lock on the environment orders concurrent writers, and the feed commits or rolls back with the change.
  * On PostgreSQL the same statement queues a notification `<environment id>:<revision>` on `CHANGES_CHANNEL_SQL`,
- * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once.
+ * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once. The webhook
+ * subscriptions that see the environment are read in the same round trip (PostgreSQL) and get their deliveries
+ * in this transaction too (src/changes/events.ts).
  */
 export async function appendChanges(
   trx: Db,
@@ -74,6 +77,8 @@ export async function appendChanges(
   }));
   let revision: number;
   let written = 0;
+  let scope: EventScope;
+  let targets: EventTarget[];
   if (isPostgres(trx)) {
     // One statement: the environment's row stays locked (ordering its writers) from here to the commit, so the
     // write's last round trip before COMMIT both takes the revision and stores the records.
@@ -81,9 +86,15 @@ export async function appendChanges(
     const values = rows
       .slice(0, written)
       .map((row) => sql`(${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
-    const taken = await sql<{ revision: number }>`with r as (
+    const taken = await sql<{
+      revision: number;
+      organization_id: string;
+      project_id: string;
+      targets: string;
+    }>`with r as (
         update environments set revision = revision + 1 where id = ${environmentId}
-        returning revision, pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
+        returning id, revision, organization_id, project_id,
+          pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
       )${
         written > 0
           ? sql`, c as (
@@ -93,18 +104,33 @@ export async function appendChanges(
       )`
           : sql``
       }
-      select revision from r`.execute(trx);
+      select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`.execute(trx);
     const [row] = taken.rows;
     if (!row) throw new Error(`environment ${environmentId} is gone`);
     revision = Number(row.revision);
+    scope = {
+      organization_id: row.organization_id,
+      project_id: row.project_id,
+      environment_id: environmentId,
+    };
+    targets = (JSON.parse(row.targets) as [string, string][]).map(([id, events]) => ({
+      id,
+      events: JSON.parse(events) as string[],
+    }));
   } else {
     const row = await trx
       .updateTable("environments")
       .set((eb) => ({ revision: eb("revision", "+", 1) }))
       .where("id", "=", environmentId)
-      .returning("revision")
+      .returning(["revision", "organization_id", "project_id"])
       .executeTakeFirstOrThrow();
     revision = Number(row.revision);
+    scope = {
+      organization_id: row.organization_id,
+      project_id: row.project_id,
+      environment_id: environmentId,
+    };
+    targets = await eventTargets(trx, scope);
   }
   recordRevision(environmentId, revision);
   for (let start = written; start < rows.length; start += INSERT_ROWS) {
@@ -113,8 +139,15 @@ export async function appendChanges(
       .values(rows.slice(start, start + INSERT_ROWS).map((row) => ({ ...row, revision })))
       .execute();
   }
+  if (targets.length > 0) await enqueueEvents(trx, scope, feedEvents(revision, createdAt, records), targets);
   return revision;
 }
+
+/** The enabled webhook subscriptions that see the environment `r` (eventTargets as one subquery), as JSON text. */
+const TARGETS_SQL = `select coalesce(json_agg(json_build_array(s.id, s.events)), '[]')::text
+  from webhook_subscriptions s
+  where s.organization_id = r.organization_id and s.enabled = 1
+    and (s.environment_id is null or s.environment_id = r.id)`;
 
 /** Rows of the changes table per insert statement. */
 const INSERT_ROWS = 500;

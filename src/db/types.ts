@@ -358,6 +358,46 @@ export interface Database {
   sso_logins: SsoLoginsTable;
   member_totp: MemberTotpTable;
   member_recovery_codes: MemberRecoveryCodesTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}
+
+/** Webhook subscriptions (migration 0020): an organization's, or one environment's when environment_id is set. */
+export interface WebhookSubscriptionsTable {
+  id: string;
+  organization_id: string;
+  project_id: string | null;
+  environment_id: string | null;
+  url: string;
+  description: string | null;
+  /** JSON array of event types or patterns (`facts.*`) */
+  events: string;
+  secret_sealed: string;
+  /** 1 or 0 */
+  enabled: number;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event to send to one subscription; `status` is pending, delivered or failed (migration 0020). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  subscription_id: string;
+  event_type: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  last_attempt_at: string | null;
+  last_status_code: number | null;
+  last_latency_ms: number | null;
+  last_response: string | null;
+  last_error: string | null;
+  created_at: string;
+  delivered_at: string | null;
 }
 
 /** People who log in (migration 0012). `email` is lower-cased; `password_hash` is Argon2id. */

@@ -38,9 +38,15 @@ export const TRANSFERRED_TABLES = [
 
 /**
  * Not moved: sessions (people log in again at the new region) and pending invites (their links name the old
- * region's URL: invite again). Setup links belong to a deployment, not to an organization.
+ * region's URL: invite again), and webhooks (their secrets are sealed with this region's key, and their
+ * deliveries name this region's objects: subscribe again). Setup links belong to a deployment, not to an organization.
  */
-export const LEFT_BEHIND = ["sessions", "invites"] as const satisfies readonly (keyof Database)[];
+export const LEFT_BEHIND = [
+  "sessions",
+  "invites",
+  "webhook_deliveries",
+  "webhook_subscriptions",
+] as const satisfies readonly (keyof Database)[];
 export const DEPLOYMENT_TABLES: readonly (keyof Database)[] = ["setup_tokens"];
 /**
  * Not moved, rebuilt: the list counters of migration 0013 are kept by triggers, so the receiving side counts the
@@ -99,6 +105,8 @@ function belongsTo(table: Table | (typeof LEFT_BEHIND)[number], orgId: string) {
   if (table === "organizations") return sql`id = ${orgId}`;
   if (table === "members")
     return sql`id in (select member_id from member_grants where organization_id = ${orgId})`;
+  if (table === "webhook_deliveries")
+    return sql`subscription_id in (select id from webhook_subscriptions where organization_id = ${orgId})`;
   if (BY_ENVIRONMENT.has(table))
     return sql`environment_id in (select id from environments where organization_id = ${orgId})`;
   return sql`organization_id = ${orgId}`;

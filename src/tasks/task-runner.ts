@@ -2,6 +2,8 @@ import os from "node:os";
 import { randomUUID } from "node:crypto";
 import { runWithWriteContext, type WriteContext } from "../changes/context.ts";
 import type { ChangeNotifier } from "../changes/feed.ts";
+import { enqueueEvent } from "../changes/events.ts";
+import type { Db } from "../db/db.ts";
 import { AppError, errorBody } from "../lib/errors.ts";
 import { now, toTimestamp } from "../lib/time.ts";
 import {
@@ -117,8 +119,25 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
     error: JSON.stringify(errorBody(error, tasks.publicUrl)),
   });
 
+  /** Writes the outcome, and the `task.finished` webhook event with it; false when the lease was lost. */
+  async function finishAnnounced(trx: Db, task: TaskRow, outcome: TaskOutcome): Promise<boolean> {
+    if (!(await finishTask(trx, task.id, owner, outcome, now()))) return false;
+    await enqueueEvent(
+      trx,
+      {
+        organization_id: task.organization_id,
+        project_id: task.project_id,
+        environment_id: task.environment_id,
+      },
+      "task.finished",
+      { task: { id: task.id, type: task.type, status: outcome.status } },
+    );
+    return true;
+  }
+
   async function finish(task: TaskRow, outcome: TaskOutcome): Promise<void> {
-    if (await finishTask(db, task.id, owner, outcome, now())) events.emitFinished(task.id);
+    const done = await db.transaction().execute((trx) => finishAnnounced(trx, task, outcome));
+    if (done) events.emitFinished(task.id);
   }
 
   const timeLimitError = () =>
@@ -220,7 +239,7 @@ export function createTaskRunner(tasks: TasksService, options: TaskRunnerOptions
       },
       async succeedWithin(trx, result) {
         const outcome: TaskOutcome = { status: "success", result: JSON.stringify(result), error: null };
-        if (!(await finishTask(trx, task.id, owner, outcome, now()))) throw new LeaseLostError(task.id);
+        if (!(await finishAnnounced(trx, task, outcome))) throw new LeaseLostError(task.id);
         run.committed = true;
       },
     };

@@ -74,6 +74,10 @@ export interface TestAppOptions extends Partial<
     | "smtpUrl"
     | "inviteExpiryDays"
     | "publicUrl"
+    | "webhookAllowPrivateUrls"
+    | "webhookTimeoutMs"
+    | "webhookRetryBaseMs"
+    | "webhookRetrySeconds"
   >
 > {
   /** rate-limit clock (ms since the epoch) */

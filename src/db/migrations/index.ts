@@ -16,6 +16,7 @@ import * as m0015 from "./0015_proxy_configs.ts";
 import * as m0017 from "./0017_tenant_members_index.ts";
 import * as m0018 from "./0018_api_key_creator.ts";
 import * as m0019 from "./0019_organization_moves.ts";
+import * as m0020 from "./0020_webhooks.ts";
 import * as m0021 from "./0021_sso_and_two_factor.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
@@ -37,5 +38,6 @@ export const migrations: Record<string, Migration> = {
   "0017_tenant_members_index": m0017,
   "0018_api_key_creator": m0018,
   "0019_organization_moves": m0019,
+  "0020_webhooks": m0020,
   "0021_sso_and_two_factor": m0021,
 };

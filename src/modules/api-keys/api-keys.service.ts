@@ -1,5 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
+import type { Db } from "../../db/db.ts";
+import { enqueueEvents } from "../../changes/events.ts";
 import { type AccessLevel, type Principal, type ScopeLevel } from "../../lib/access.ts";
 import { AppError, forbidden, invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, type PageRequest } from "../../lib/pagination.ts";
@@ -94,6 +96,27 @@ async function newKeyScope(db: Kysely<Database>, organizationId: string, body: A
   return { objectType, projectId: project.id, environmentId: environment.id };
 }
 
+/** A key's webhook event (docs/events.md): what names the key and its scope, never its secret. */
+const enqueueKeyEvent = (trx: Db, row: ApiKeyRow, type: string) =>
+  enqueueEvents(
+    trx,
+    { organization_id: row.organization_id, project_id: row.project_id, environment_id: row.environment_id },
+    [
+      {
+        type,
+        data: {
+          api_key: {
+            id: row.id,
+            name: row.name,
+            object_type: row.object_type,
+            access_level: row.access_level,
+            owner_type: row.owner_type,
+          },
+        },
+      },
+    ],
+  );
+
 export function createApiKeysService(deps: {
   db: Kysely<Database>;
   box: SecretBox;
@@ -148,14 +171,19 @@ export function createApiKeysService(deps: {
       if (body.organization_id && body.organization_id.toLowerCase() !== principal.organizationId) {
         throw forbidden("an API key can only create keys of its own organization");
       }
-      const row = await createKeyRecord(db, box, {
-        organizationId: principal.organizationId,
-        ...(await newKeyScope(db, principal.organizationId, body)),
-        accessLevel: body.access_level ?? "admin",
-        ownerType: body.owner_type ?? "member",
-        name: body.name ?? null,
-        createdByMemberId: principal.member?.id ?? null,
-        createdByKeyId: principal.member ? null : principal.keyId,
+      const scope = await newKeyScope(db, principal.organizationId, body);
+      const row = await db.transaction().execute(async (trx) => {
+        const created = await createKeyRecord(trx, box, {
+          organizationId: principal.organizationId,
+          ...scope,
+          accessLevel: body.access_level ?? "admin",
+          ownerType: body.owner_type ?? "member",
+          name: body.name ?? null,
+          createdByMemberId: principal.member?.id ?? null,
+          createdByKeyId: principal.member ? null : principal.keyId,
+        });
+        await enqueueKeyEvent(trx, created, "api_key.created");
+        return created;
       });
       return keyRead(db, row, row.secret);
     },
@@ -180,6 +208,7 @@ export function createApiKeysService(deps: {
           );
         }
         await deleteApiKey(trx, row.id);
+        await enqueueKeyEvent(trx, row, "api_key.deleted");
       });
       deps.onKeysChanged?.();
     },
@@ -187,10 +216,14 @@ export function createApiKeysService(deps: {
     async rotate(principal: Principal, id: string): Promise<APIKeyRead> {
       const row = await mustFind(principal, id);
       const secret = box.newSecret();
-      const updated = await replaceSecret(db, row.id, {
-        hash: hashSecret(secret),
-        prefix: displayPrefix(secret),
-        sealed: box.seal(secret),
+      const updated = await db.transaction().execute(async (trx) => {
+        const replaced = await replaceSecret(trx, row.id, {
+          hash: hashSecret(secret),
+          prefix: displayPrefix(secret),
+          sealed: box.seal(secret),
+        });
+        await enqueueKeyEvent(trx, replaced, "api_key.rotated");
+        return replaced;
       });
       deps.onKeysChanged?.();
       return keyRead(db, updated, secret);

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { appendChanges } from "../../changes/feed.ts";
+import { enqueueEvent } from "../../changes/events.ts";
 import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
 import { isUniqueViolation } from "../../db/errors.ts";
@@ -200,6 +201,16 @@ export function createEnvironmentCopyService(deps: {
         ]);
         // PostgreSQL: another connection can note the progress while this transaction is open (SQLite has one).
         if (dialect === "postgres") await progress?.(90);
+        await enqueueEvent(
+          trx,
+          {
+            organization_id: target.row.organization_id,
+            project_id: target.row.project_id,
+            environment_id: target.row.id,
+          },
+          "environment.copied",
+          { source_environment_id: source.id, target_created: target.created, scope: params.scope },
+        );
         const row = await findEnvironmentById(trx, target.row.id);
         const result = environmentRead(row ?? target.row);
         signal?.throwIfAborted();

@@ -115,11 +115,13 @@ export const listInvites = (db: Db, organizationId: string, offset: number, limi
 export const findInviteByCodeHash = (db: Db, codeHash: string): Promise<InviteRow | undefined> =>
   db.selectFrom("invites").selectAll().where("code_hash", "=", codeHash).executeTakeFirst();
 
+/** Deletes an invite of the organization; the row it was, or undefined when there was none. */
 export const deleteInvite = (db: Db, organizationId: string, id: string) =>
   db
     .deleteFrom("invites")
     .where("organization_id", "=", organizationId)
     .where("id", "=", id)
+    .returningAll()
     .executeTakeFirst();
 
 /** Marks a pending invite used; false when another request used it first (an invite works once). */

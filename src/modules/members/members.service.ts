@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 import { ownOrganizationId } from "../../domain/organization-records.ts";
+import type { Db as Trx } from "../../db/db.ts";
+import { enqueueEvent, organizationScope } from "../../changes/events.ts";
 import type { Principal } from "../../lib/access.ts";
 import { AppError, forbidden, notFound } from "../../lib/errors.ts";
 import { isUuid } from "../../lib/ids.ts";
@@ -127,6 +129,31 @@ async function grantTarget(db: Db, organizationId: string, p: PermissionInput): 
   if (!environment) throw notFound("environment", p.environment_id);
   return { ...base, projectId: project.id, environmentId: environment.id };
 }
+
+/** A member's webhook event (docs/events.md): who, and the permissions given or taken. */
+const memberEvent = (
+  trx: Trx,
+  organizationId: string,
+  type: string,
+  member: MemberRow,
+  permissions?: readonly unknown[],
+) =>
+  enqueueEvent(trx, organizationScope(organizationId), type, {
+    member: { id: member.id, email: member.email },
+    ...(permissions && { permissions }),
+  });
+
+/** An invite's webhook event: never its code. */
+const inviteEvent = (trx: Trx, invite: InviteRow, type: string) =>
+  enqueueEvent(trx, organizationScope(invite.organization_id), type, {
+    invite: {
+      id: invite.id,
+      email: invite.email,
+      access_level: invite.access_level,
+      status: invite.status,
+      expires_at: invite.expires_at,
+    },
+  });
 
 export function createMembersService(deps: {
   db: Db;
@@ -273,6 +300,7 @@ export function createMembersService(deps: {
         await lockOrganization(trx, principal.organizationId);
         for (const target of targets) await putGrant(trx, row.id, target);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
+        await memberEvent(trx, principal.organizationId, "member.granted", row, body.permissions);
       });
       return { member: await read(principal, row) };
     },
@@ -286,6 +314,7 @@ export function createMembersService(deps: {
         await lockOrganization(trx, principal.organizationId);
         for (const target of targets) await deleteGrantOn(trx, row.id, target);
         if ((await countOrgAdmins(trx, principal.organizationId)) === 0) throw lastAdmin();
+        await memberEvent(trx, principal.organizationId, "member.revoked", row, body.permissions);
       });
     },
 
@@ -324,6 +353,7 @@ export function createMembersService(deps: {
           .executeTakeFirst();
         if (elsewhere) await deleteMemberSessions(trx, row.id, { organizationId: principal.organizationId });
         else await deleteMember(trx, row.id);
+        await memberEvent(trx, principal.organizationId, "member.removed", row);
       });
     },
 
@@ -365,7 +395,10 @@ export function createMembersService(deps: {
           expires_at: toTimestamp(new Date(at + deps.inviteExpiryDays * 86_400_000)),
           used_at: null,
         };
-        await insertInvite(db, row);
+        await db.transaction().execute(async (trx) => {
+          await insertInvite(trx, row);
+          await inviteEvent(trx, row, "invite.created");
+        });
         const failedReason = await mailInvite(row, code, inviter);
         result.success.push({
           ...inviteRead(row, code),
@@ -377,8 +410,11 @@ export function createMembersService(deps: {
 
     async cancelInvite(principal: Principal, orgRef: string, id: string): Promise<void> {
       const organizationId = await ownOrganization(principal, orgRef);
-      const result = await deleteInvite(db, organizationId, id.toLowerCase());
-      if (Number(result.numDeletedRows) === 0) throw notFound("invite", id);
+      await db.transaction().execute(async (trx) => {
+        const gone = await deleteInvite(trx, organizationId, id.toLowerCase());
+        if (!gone) throw notFound("invite", id);
+        await inviteEvent(trx, gone, "invite.cancelled");
+      });
     },
   };
 }

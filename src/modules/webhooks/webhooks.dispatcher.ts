@@ -1,0 +1,197 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Kysely, Updateable } from "kysely";
+import type { Database, WebhookDeliveriesTable } from "../../db/types.ts";
+import type { Dialect } from "../../db/store.ts";
+import type { ChangeNotifier } from "../../changes/feed.ts";
+import type { SecretBox } from "../../lib/secrets.ts";
+import type { FailureReporter } from "../../lib/periodic.ts";
+import { newId } from "../../lib/ids.ts";
+import { toTimestamp } from "../../lib/time.ts";
+import {
+  claimDeliveries,
+  disableSubscription,
+  recordAttempt,
+  type ClaimedDelivery,
+} from "./webhooks.repo.ts";
+import { send, signature, type SendOutcome } from "./webhooks.sender.ts";
+
+/** Deliveries claimed (and sent at the same time) per round. */
+const BATCH = 64;
+/**
+ * After a commit wakes the sender, it waits this long so the deliveries of many writes go in one round: one claim
+ * and one transaction for their outcomes, rather than two writes per delivery (on SQLite, writes share one writer).
+ */
+const GATHER_MS = 100;
+/** With nothing due, the next look at the table; a commit in this process wakes the sender at once. */
+const IDLE_MS = 1000;
+/** The longest wait between two attempts of one delivery. */
+const MAX_DELAY_MS = 3_600_000;
+
+/** One attempt's result: the delivery's new state, and why to disable its subscription when it gave up. */
+interface Outcome {
+  delivery: ClaimedDelivery;
+  set: Updateable<WebhookDeliveriesTable> & { last_attempt_at: string };
+  disable?: string;
+}
+
+export interface DispatcherOptions {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  box: SecretBox;
+  notifier: ChangeNotifier;
+  log: FastifyBaseLogger;
+  outage: FailureReporter;
+  timeoutMs: number;
+  retryBaseMs: number;
+  retrySeconds: number;
+  allowPrivate: boolean;
+}
+
+/** The wait before attempt `n + 1` after `n` failed ones: doubling from the base, jittered, at most an hour. */
+export const retryDelayMs = (baseMs: number, failed: number): number =>
+  Math.min(MAX_DELAY_MS, baseMs * 2 ** Math.min(failed - 1, 30)) * (0.8 + Math.random() * 0.4);
+
+/**
+ * The sender of one instance: claims due deliveries under a lease, signs and sends them, records each outcome,
+ * schedules retries, and gives a delivery up (disabling its subscription) once it has failed for the retry window.
+ */
+export function createWebhookDispatcher(options: DispatcherOptions) {
+  const { db, dialect, box, log } = options;
+  const owner = newId();
+  const leaseMs = options.timeoutMs * 2 + 30_000;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let gathering = false;
+  let stopped = true;
+  let unsubscribe: (() => void) | undefined;
+
+  /** Signs and sends one delivery; what its row becomes. */
+  async function attempt(d: ClaimedDelivery): Promise<Outcome> {
+    const secret = box.open(d.secret_sealed);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const sent: SendOutcome =
+      secret === undefined
+        ? { latencyMs: 0, error: "the secret cannot be decrypted with this server's GATEHOUSE_SECRET_KEY" }
+        : await send(
+            d.url,
+            {
+              "webhook-id": d.id,
+              "webhook-timestamp": String(timestamp),
+              "webhook-signature": signature(secret, d.id, timestamp, d.payload),
+              "user-agent": "Gatehouse-Webhooks",
+            },
+            d.payload,
+            { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
+          );
+    const at = new Date();
+    const ok = sent.statusCode !== undefined && sent.statusCode >= 200 && sent.statusCode < 300;
+    const attempts = d.attempts + 1;
+    const givenUp = !ok && at.getTime() - Date.parse(d.created_at) >= options.retrySeconds * 1000;
+    const next = ok || givenUp ? at : new Date(at.getTime() + retryDelayMs(options.retryBaseMs, attempts));
+    const why = sent.statusCode === undefined ? sent.error : `HTTP ${sent.statusCode}`;
+    return {
+      delivery: d,
+      set: {
+        status: ok ? "delivered" : givenUp ? "failed" : "pending",
+        attempts,
+        next_attempt_at: toTimestamp(next),
+        last_attempt_at: toTimestamp(at),
+        last_status_code: sent.statusCode ?? null,
+        last_latency_ms: sent.latencyMs,
+        last_response: sent.response ?? null,
+        last_error: sent.error ?? null,
+        ...(ok && { delivered_at: toTimestamp(at) }),
+      },
+      ...(givenUp && {
+        disable:
+          `a delivery failed for ${options.retrySeconds} s (${attempts} attempts; last: ${why}); ` +
+          "fix the receiver, then enable the webhook again",
+      }),
+    };
+  }
+
+  /** Writes a round's outcomes in one transaction; a subscription whose delivery gave up is disabled. */
+  async function record(outcomes: Outcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const o of outcomes) {
+        const mine = await recordAttempt(trx, o.delivery.id, owner, o.set);
+        if (mine && o.disable) {
+          await disableSubscription(trx, o.delivery.subscription_id, o.disable, o.set.last_attempt_at!);
+        }
+      }
+    });
+  }
+
+  async function round(): Promise<number> {
+    const at = new Date();
+    const claimed = await claimDeliveries(
+      db,
+      dialect,
+      owner,
+      toTimestamp(at),
+      toTimestamp(new Date(at.getTime() + leaseMs)),
+      BATCH,
+    );
+    await record(await Promise.all(claimed.map(attempt)));
+    return claimed.length;
+  }
+
+  function schedule(ms: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(kick, ms);
+    timer.unref();
+  }
+
+  /** Runs rounds while they find work; a wake-up during a round runs another. */
+  function kick(): void {
+    gathering = false;
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      let busy = true;
+      while (busy && !stopped) {
+        again = false;
+        busy =
+          (await round().catch((err: unknown) => {
+            if (!options.outage.report(err, log)) log.warn({ err }, "webhook sender: a round failed");
+            return 0;
+          })) > 0;
+        busy ||= again;
+      }
+    })().finally(() => {
+      running = undefined;
+      schedule(IDLE_MS);
+    });
+  }
+
+  return {
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      unsubscribe = options.notifier.subscribe(() => {
+        if (running) again = true;
+        else if (!gathering) {
+          gathering = true;
+          schedule(GATHER_MS);
+        }
+      });
+      kick();
+    },
+    /** Wakes the sender (a delivery was queued outside the change feed, or asked again). */
+    wake: kick,
+    async stop(): Promise<void> {
+      stopped = true;
+      unsubscribe?.();
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;

@@ -1,0 +1,305 @@
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { describeEachDialect } from "../helpers/app.ts";
+import { startReceiver, until, type Receiver } from "../helpers/webhook-receiver.ts";
+
+describeEachDialect("webhooks: refusing private addresses (the default)", (env) => {
+  test("a loopback, private or link-local URL is refused with 422 and nothing is created", async () => {
+    const { acme, call } = env();
+    for (const url of [
+      "http://127.0.0.1:9/hook",
+      "http://localhost/hook",
+      "http://10.1.2.3/hook",
+      "http://192.168.0.10/hook",
+      "http://169.254.169.254/latest/meta-data",
+      "http://[::1]/hook",
+      "http://[fe80::1]/hook",
+      "http://[::ffff:127.0.0.1]/hook",
+      "ftp://example.com/hook",
+      "not a url",
+    ]) {
+      const res = await call(acme.adminKey, "POST", "/v2/webhooks", { url, events: ["*"] });
+      assert.equal(res.status, 422, `${url}: ${res.body}`);
+      assert.equal(res.json.error_code, "INVALID_INPUT");
+    }
+    const list = await call(acme.adminKey, "GET", "/v2/webhooks");
+    assert.equal(list.json.total_count, 0);
+  });
+
+  test("at delivery, a name that now resolves to a loopback address is not connected to (DNS rebinding)", async () => {
+    const { acme, box, call, store } = env();
+    const receiver = await startReceiver();
+    try {
+      // As if `localhost` had resolved to a public address when the subscription was saved.
+      const id = crypto.randomUUID();
+      const at = new Date().toISOString();
+      await store.db
+        .insertInto("webhook_subscriptions")
+        .values({
+          id,
+          organization_id: acme.id,
+          project_id: null,
+          environment_id: null,
+          url: `http://localhost:${receiver.port}/hook`,
+          description: null,
+          events: JSON.stringify(["*"]),
+          secret_sealed: box.seal("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+          enabled: 1,
+          disabled_reason: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "rebound" });
+      await until(async () => {
+        const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        return (log.json.data[0]?.attempts ?? 0) >= 1;
+      }, "an attempt");
+      const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+      assert.match(log.json.data[0].last_error, /private address/);
+      assert.equal(log.json.data[0].status, "pending");
+      assert.equal(receiver.received.length + receiver.rejected.length, 0, "the receiver was reached");
+    } finally {
+      await receiver.stop();
+    }
+  });
+});
+
+describeEachDialect(
+  "webhooks",
+  (env) => {
+    let receiver: Receiver;
+    before(async () => {
+      receiver = await startReceiver();
+    });
+    after(() => receiver.stop());
+
+    test("create, read, list, update and delete; the secret is shown once and never again", async () => {
+      const { acme, globex, call, store } = env();
+      const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+        url: receiver.url,
+        events: ["facts.*"],
+        description: "cache invalidation",
+      });
+      assert.equal(created.status, 201, created.body);
+      const secret: string = created.json.secret;
+      const id: string = created.json.id;
+      assert.match(secret, /^whsec_[A-Za-z0-9+/]{32}$/);
+      assert.equal(created.json.enabled, true);
+
+      const got = await call(acme.adminKey, "GET", `/v2/webhooks/${id}`);
+      assert.equal(got.status, 200);
+      assert.equal(got.json.secret, undefined);
+      assert.deepEqual(got.json.events, ["facts.*"]);
+      const list = await call(acme.adminKey, "GET", "/v2/webhooks");
+      assert.equal(list.json.total_count, 1);
+      assert.equal(list.json.data[0].secret, undefined);
+      // Neither the API log nor the table holds the secret in clear.
+      await env().app.apiLog.flush();
+      const logged = await store.db.selectFrom("api_log").selectAll().execute();
+      assert.ok(JSON.stringify(logged).includes(id), "the creation is in the API log");
+      assert.ok(!JSON.stringify(logged).includes(secret.slice(6)), "the secret is in the API log");
+      const row = await store.db.selectFrom("webhook_subscriptions").selectAll().execute();
+      assert.ok(!JSON.stringify(row).includes(secret.slice(6)), "the secret is stored in clear");
+
+      // Another organization sees nothing of it.
+      assert.equal((await call(globex.adminKey, "GET", `/v2/webhooks/${id}`)).status, 404);
+      assert.equal((await call(globex.adminKey, "DELETE", `/v2/webhooks/${id}`)).status, 404);
+      assert.equal((await call(globex.adminKey, "GET", "/v2/webhooks")).json.total_count, 0);
+
+      const patched = await call(acme.adminKey, "PATCH", `/v2/webhooks/${id}`, { events: ["schema.*"] });
+      assert.equal(patched.status, 200);
+      assert.deepEqual(patched.json.events, ["schema.*"]);
+      assert.equal(patched.json.secret, undefined);
+
+      const bad = await call(acme.adminKey, "POST", "/v2/webhooks", { url: receiver.url, events: ["no"] });
+      assert.equal(bad.status, 422);
+      const half = await call(acme.adminKey, "POST", "/v2/webhooks", {
+        url: receiver.url,
+        events: ["*"],
+        project_id: "default",
+      });
+      assert.equal(half.status, 422);
+
+      assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${id}`)).status, 204);
+      assert.equal((await call(acme.adminKey, "GET", `/v2/webhooks/${id}`)).status, 404);
+    });
+
+    test("a fact write is delivered signed, once, only to the subscriptions that see it", async () => {
+      const { acme, globex, call } = env();
+      const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+        url: receiver.url,
+        events: ["facts.user"],
+        project_id: "default",
+        environment_id: "production",
+      });
+      assert.equal(created.status, 201, created.body);
+      receiver.setSecret(created.json.secret);
+      const id: string = created.json.id;
+      const start = receiver.received.length;
+
+      await call(acme.adminKey, "POST", "/v2/facts/default/development/users", { key: "dev-only" });
+      await call(globex.adminKey, "POST", "/v2/facts/default/production/users", { key: "other-org" });
+      await call(acme.adminKey, "POST", "/v2/schema/default/production/resources", {
+        key: "doc",
+        name: "Doc",
+        actions: { read: {} },
+      });
+      const user = await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "ann" });
+      assert.equal(user.status, 201, user.body);
+
+      await until(() => receiver.received.length > start, "the delivery");
+      const got = receiver.received.slice(start);
+      assert.equal(got.length, 1, JSON.stringify(got));
+      const event = got[0]!.payload;
+      assert.equal(event.type, "facts.user");
+      assert.equal(event.data.organization_id, acme.id);
+      assert.equal(event.data.environment_id, acme.envs.production);
+      assert.equal(event.data.changes.length, 1);
+      assert.equal(event.data.changes[0].object_type, "user");
+      assert.equal(event.data.changes[0].action, "upsert");
+      assert.equal(event.data.changes[0].object.key, "ann");
+      assert.deepEqual(receiver.rejected, []);
+
+      await until(async () => {
+        const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        return log.json.data[0]?.status === "delivered";
+      }, "the delivery log");
+      const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+      assert.equal(log.json.total_count, 1);
+      const delivery = log.json.data[0];
+      assert.equal(delivery.id, got[0]!.id);
+      assert.equal(delivery.last_status_code, 204);
+      assert.equal(delivery.attempts, 1);
+      assert.equal(typeof delivery.last_latency_ms, "number");
+
+      // Redelivery sends the same webhook-id again.
+      const again = await call(
+        acme.adminKey,
+        "POST",
+        `/v2/webhooks/${id}/deliveries/${delivery.id}/redeliver`,
+      );
+      assert.equal(again.status, 200, again.body);
+      await until(() => receiver.received.length > start + 1, "the redelivery");
+      assert.equal(receiver.received.at(-1)!.id, delivery.id);
+      const one = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries/${delivery.id}`);
+      assert.equal(one.json.payload.type, "facts.user");
+      assert.equal((await call(globex.adminKey, "GET", `/v2/webhooks/${id}/deliveries`)).status, 404);
+      await call(acme.adminKey, "DELETE", `/v2/webhooks/${id}`);
+    });
+
+    test("API keys, invites, an environment copy and its task: one event each, without secrets", async () => {
+      const { acme, app, call } = env();
+      const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+        url: receiver.url,
+        events: ["api_key.*", "invite.*", "environment.copied", "task.finished"],
+      });
+      receiver.setSecret(created.json.secret);
+      const start = receiver.received.length;
+      const key = await call(acme.adminKey, "POST", "/v2/api-key", {
+        object_type: "org",
+        access_level: "read",
+      });
+      const rotated = await call(acme.adminKey, "POST", `/v2/api-key/${key.json.id}/rotate-secret`);
+      await call(acme.adminKey, "DELETE", `/v2/api-key/${key.json.id}`);
+      const invited = await call(acme.adminKey, "POST", `/v2/orgs/${acme.id}/invites`, [
+        { email: "x@acme.test" },
+      ]);
+      assert.equal(invited.status, 200, invited.body);
+      await call(acme.adminKey, "DELETE", `/v2/orgs/${acme.id}/invites/${invited.json.success[0].id}`);
+      app.taskRunner.start();
+      const copy = await call(
+        acme.adminKey,
+        "POST",
+        `/v2/projects/${acme.projectId}/envs/${acme.envs.production}/copy/async`,
+        { target_env: { new: { key: "copied", name: "Copied" } } },
+      );
+      assert.equal(copy.status, 202, copy.body);
+      const expected = [
+        "api_key.created",
+        "api_key.rotated",
+        "api_key.deleted",
+        "invite.created",
+        "invite.cancelled",
+        "environment.copied",
+        "task.finished",
+      ];
+      await until(() => receiver.received.length >= start + expected.length, "the events");
+      const got = receiver.received.slice(start);
+      assert.deepEqual(got.map((r) => r.type).sort(), [...expected].sort());
+      const text = JSON.stringify(got);
+      for (const secret of [key.json.secret, rotated.json.secret, invited.json.success[0].code]) {
+        if (secret) assert.ok(!text.includes(secret), "an event carries a secret");
+      }
+      const keyEvent = got.find((r) => r.type === "api_key.created")!.payload;
+      assert.equal(keyEvent.data.api_key.id, key.json.id);
+      const task = got.find((r) => r.type === "task.finished")!.payload;
+      assert.equal(task.data.task.id, copy.json.task_id);
+      assert.equal(task.data.task.status, "success");
+      await call(acme.adminKey, "DELETE", `/v2/webhooks/${created.json.id}`);
+    });
+
+    test("a receiver that keeps failing: retried with backoff, then the subscription is disabled and says why", async () => {
+      const { acme, call } = env();
+      const failing = await startReceiver();
+      failing.setMode("fail");
+      try {
+        const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+          url: failing.url,
+          events: ["*"],
+        });
+        const id: string = created.json.id;
+        await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "bob" });
+        await until(
+          async () => (await call(acme.adminKey, "GET", `/v2/webhooks/${id}`)).json.enabled === false,
+          "the subscription to be disabled",
+        );
+        const hook = await call(acme.adminKey, "GET", `/v2/webhooks/${id}`);
+        assert.match(hook.json.disabled_reason, /HTTP 500/);
+        const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        const delivery = log.json.data[0];
+        assert.equal(delivery.status, "failed");
+        assert.ok(delivery.attempts >= 2, `attempts: ${delivery.attempts}`);
+        assert.equal(delivery.last_status_code, 500);
+        assert.equal(delivery.last_response, "receiver is failing on purpose");
+
+        // Disabled: new writes queue nothing for it.
+        await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "carl" });
+        const after = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        assert.equal(after.json.total_count, 1);
+        await call(acme.adminKey, "DELETE", `/v2/webhooks/${id}`);
+      } finally {
+        await failing.stop();
+      }
+    });
+
+    test("a receiver that hangs is cut at the timeout", async () => {
+      const { acme, call } = env();
+      const hanging = await startReceiver();
+      hanging.setMode("hang");
+      try {
+        const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+          url: hanging.url,
+          events: ["*"],
+        });
+        const id: string = created.json.id;
+        await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "dora" });
+        await until(async () => {
+          const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+          return (log.json.data[0]?.attempts ?? 0) >= 1;
+        }, "an attempt to end");
+        const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        assert.match(log.json.data[0].last_error, /no answer within 300 ms/);
+        await call(acme.adminKey, "DELETE", `/v2/webhooks/${id}`);
+      } finally {
+        await hanging.stop();
+      }
+    });
+  },
+  {
+    webhookAllowPrivateUrls: "true",
+    webhookTimeoutMs: 300,
+    webhookRetryBaseMs: 100,
+    webhookRetrySeconds: 1,
+  },
+);
