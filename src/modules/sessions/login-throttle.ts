@@ -1,3 +1,4 @@
+import type { FastifyRequest } from "fastify";
 import { AppError } from "../../lib/errors.ts";
 import type { FailureLimiter } from "../../plugins/rate-limit.ts";
 
@@ -9,6 +10,22 @@ export interface ThrottleDeps {
   /** Tells the caller to answer 429 with Retry-After (the rate limiter's headers). */
   onLimited: (retryAfterSeconds: number, limit: number) => void;
 }
+
+/**
+ * What a request's throttle needs: the shared failure counters, the configured limits, and the request to mark
+ * limited (the rate limiter's onSend hook turns that into RateLimit-* and Retry-After headers).
+ */
+export const throttleDeps = (
+  failures: FailureLimiter,
+  config: { loginFailuresPerAccount: number; loginFailuresPerAddress: number },
+  request: FastifyRequest,
+): ThrottleDeps => ({
+  failures,
+  limits: { perAccount: config.loginFailuresPerAccount, perAddress: config.loginFailuresPerAddress },
+  onLimited: (reset, limit) => {
+    request.rateLimit = { limit, remaining: 0, reset, limited: true };
+  },
+});
 
 /**
  * Failed logins, counted per address, per account and per account and address in fixed windows (docs/members.md,

@@ -18,6 +18,7 @@ import {
   RegionsRead,
 } from "./sessions.schemas.ts";
 import { createSessionsService, type Opened } from "./sessions.service.ts";
+import { throttleDeps } from "./login-throttle.ts";
 import { listRegions } from "../../lib/regions.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
 
@@ -52,12 +53,7 @@ export const sessionsRoutes: FastifyPluginAsyncTypebox<{
       db,
       box,
       lifetime,
-      failures: app.rateLimits.failures,
-      limits: { perAccount: config.loginFailuresPerAccount, perAddress: config.loginFailuresPerAddress },
-      // The rate limiter's onSend hook turns this into RateLimit-* and Retry-After headers.
-      onLimited: (reset, limit) => {
-        request.rateLimit = { limit, remaining: 0, reset, limited: true };
-      },
+      ...throttleDeps(app.rateLimits.failures, config, request),
     });
   /** Sets the cookie; the API log records the call as the member it logged in. */
   const opened = async (req: FastifyRequest, reply: FastifyReply, { token, session }: Opened) => {

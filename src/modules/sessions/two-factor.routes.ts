@@ -9,6 +9,7 @@ import type { SecretBox } from "../../lib/secrets.ts";
 import { memberOf } from "../../plugins/auth.ts";
 import { RecoveryCodes, TwoFactorCode, TwoFactorEnrolment, TwoFactorRead } from "./two-factor.schemas.ts";
 import { createTwoFactorService } from "./two-factor.service.ts";
+import { throttleDeps } from "./login-throttle.ts";
 
 const tags = ["auth"];
 /** The session's own routes; their bodies carry codes or secrets, so the API log keeps the call only. */
@@ -25,11 +26,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     createTwoFactorService({
       db,
       box,
-      failures: app.rateLimits.failures,
-      limits: { perAccount: config.loginFailuresPerAccount, perAddress: config.loginFailuresPerAddress },
-      onLimited: (reset, limit) => {
-        request.rateLimit = { limit, remaining: 0, reset, limited: true };
-      },
+      ...throttleDeps(app.rateLimits.failures, config, request),
     });
   /** Responses that hold a secret or codes are not stored either. */
   const secretAnswer = (req: FastifyRequest) => {
