@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { UsageError } from "./args.ts";
 
 /** How the policy commands reach a server, and how they fail. */
@@ -59,4 +60,20 @@ export function apiClient(
     }
     return json as T;
   };
+}
+
+/** A file's text, or the command's error naming it. */
+export async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, "utf8");
+  } catch (e) {
+    throw new PolicyCommandError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+}
+
+/** A whole number from a flag, or a usage error. */
+export function wholeNumber(flag: string, text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) throw new UsageError(`--${flag} needs a whole number`);
+  return n;
 }

@@ -1,11 +1,10 @@
-import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { createEngine } from "../pdp/engine/index.ts";
 import type { Change, CheckQuery, Decision, EnvironmentData } from "../pdp/engine/types.ts";
 import { engineDataFromPolicy } from "../modules/policy/policy.engine.ts";
 import { parsePolicy } from "../modules/policy/policy.format.ts";
 import { UsageError } from "./args.ts";
-import { apiClient, PolicyCommandError, type PolicyIo } from "./policy-client.ts";
+import { apiClient, PolicyCommandError, readText, type PolicyIo } from "./policy-client.ts";
 
 /**
  * `gatehouse policy test TESTS`: the cases of a test file checked in process on the PDP engine, built from a policy
@@ -171,13 +170,9 @@ export async function runPolicyTests(
   if ((values.policy === undefined) === (values.env === undefined)) {
     throw new UsageError("policy test needs one of --policy FILE and --env PROJECT/ENV");
   }
-  const read = (path: string) =>
-    readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
-      throw new PolicyCommandError(`cannot read ${path}: ${e.code ?? String(e)}`);
-    });
   const policyText =
     values.policy !== undefined
-      ? await read(values.policy)
+      ? await readText(values.policy)
       : (await apiClient(values, io.env)<{ policy: string }>("GET", "")).policy;
   let data: EnvironmentData;
   try {
@@ -188,7 +183,7 @@ export async function runPolicyTests(
       `the policy is invalid:\n${(detail ?? []).map((d) => `  ${d.msg}`).join("\n") || String(e)}`,
     );
   }
-  const results = runCases(data, await read(file));
+  const results = runCases(data, await readText(file));
   io.out(report(results, format, file));
   return results.some((r) => r.failure) ? 1 : 0;
 }
