@@ -12,10 +12,14 @@ export interface PolicyIo {
 /** A failure the command reports on standard error and exits 1 for. */
 export class PolicyCommandError extends Error {}
 
-/** The API client of the policy commands: base URL, key and the environment's path. */
+/**
+ * The API client of the policy commands: base URL, key and the environment's path, its policy routes' or (`pdp`)
+ * its PDP check routes'.
+ */
 export function apiClient(
   values: { url?: string; "api-key"?: string; env?: string },
   env: NodeJS.ProcessEnv,
+  routes: "policy" | "pdp" = "policy",
 ) {
   const base = (values.url ?? env["GATEHOUSE_URL"] ?? "http://127.0.0.1:8000").replace(/\/+$/, "");
   const key = values["api-key"] ?? env["GATEHOUSE_API_KEY"];
@@ -26,7 +30,8 @@ export function apiClient(
   const target = values.env;
   const parts = target?.split("/") ?? [];
   if (parts.length !== 2 || !parts[0] || !parts[1]) throw new UsageError("needs --env PROJECT/ENVIRONMENT");
-  const path = `/v2/schema/${encodeURIComponent(parts[0])}/${encodeURIComponent(parts[1])}/policy`;
+  const envPath = `${encodeURIComponent(parts[0])}/${encodeURIComponent(parts[1])}`;
+  const path = routes === "pdp" ? `/v2/pdps/${envPath}` : `/v2/schema/${envPath}/policy`;
   return async <T>(method: string, suffix: string, body?: unknown): Promise<T> => {
     const res = await fetch(base + path + suffix, {
       method,

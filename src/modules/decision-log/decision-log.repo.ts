@@ -304,9 +304,8 @@ export async function* decisionLogChunks(
 ): AsyncGenerator<string> {
   const from = idAt(fromMs);
   const to = idAt(toMs + 1);
-  let after: { first_id: string; last_id: string } | undefined;
-  for (;;) {
-    const page = await db
+  const read = (after?: { first_id: string; last_id: string }) =>
+    db
       .selectFrom("decision_log_chunks")
       .select(["first_id", "last_id", "entries"])
       .where("environment_id", "=", environmentId)
@@ -324,9 +323,14 @@ export async function* decisionLogChunks(
       .orderBy("last_id")
       .limit(pageSize)
       .execute();
+  let page = await read();
+  for (;;) {
+    const last = page[page.length - 1];
+    // The next page is read (on the reader's thread or the database's side) while the caller works on this one.
+    const next = page.length < pageSize || last === undefined ? undefined : read(last);
+    next?.catch(() => {});
     for (const chunk of page) yield chunk.entries;
-    if (page.length < pageSize) return;
-    const last = page[page.length - 1]!;
-    after = { first_id: last.first_id, last_id: last.last_id };
+    if (next === undefined) return;
+    page = await next;
   }
 }

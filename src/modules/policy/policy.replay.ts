@@ -18,6 +18,8 @@ import { ReplayTally, type ReplayCounts } from "./replay-tally.ts";
 const DEFAULT_WINDOW_S = 86_400;
 /** Flips listed when the request does not say. */
 const DEFAULT_LIMIT = 100;
+/** Facts per snapshot page: each page is one synchronous read on SQLite, so a small page keeps the loop turning. */
+const SNAPSHOT_PAGE = 1000;
 
 export interface ReplayResult extends ReplayCounts {
   /** The environment's revision the replay compared against. */
@@ -71,7 +73,7 @@ export function createPolicyReplay(deps: { store: Store; readDb: Kysely<Database
    * with the same facts (`after`). 409 when a plan's revision is no longer the environment's.
    */
   async function engines(scope: EnvScope, draft: PolicyReplayBody["draft"], policy: EnvironmentData) {
-    const snapshot = await snapshotPages(store, scope.environment.id);
+    const snapshot = await snapshotPages(store, scope.environment.id, SNAPSHOT_PAGE);
     if (draft.revision !== undefined && draft.revision !== snapshot.revision) {
       await snapshot.close();
       throw new AppError(

@@ -77,16 +77,18 @@ interface LoggedEntry {
   input?: unknown;
 }
 
-/** The check a logged entry made, or undefined when the entry is not a single check. */
-function loggedCheck(e: LoggedEntry): { query: CheckQuery; memo: string } | undefined {
+/**
+ * The check a logged entry made, or undefined when the entry is not a single check. `memo` names a check the
+ * entry's columns say all of; one with attributes or context (its `input`) is decided afresh, as writing its key
+ * would cost about as much as deciding it.
+ */
+function loggedCheck(e: LoggedEntry): { query: CheckQuery; memo?: string } | undefined {
   if (typeof e.decision !== "boolean") return undefined;
   const input = e.input;
   if (isObj(input) && isObj(input["user"]) && str(input["action"]) && isObj(input["resource"])) {
     const user = input["user"];
     const resource = input["resource"];
-    if (str(user["key"]) && str(resource["type"])) {
-      return { query: input as unknown as CheckQuery, memo: `J${JSON.stringify(input)}` };
-    }
+    if (str(user["key"]) && str(resource["type"])) return { query: input as unknown as CheckQuery };
   }
   if (!str(e.user_key) || !str(e.action) || !str(e.resource_type)) return undefined;
   const key = str(e.resource_key) ? e.resource_key : undefined;
@@ -97,7 +99,7 @@ function loggedCheck(e: LoggedEntry): { query: CheckQuery; memo: string } | unde
       action: e.action,
       resource: { type: e.resource_type, ...(key !== undefined && { key }), ...(tenant && { tenant }) },
     },
-    memo: `P${e.user_key}\u0000${e.action}\u0000${e.resource_type}\u0000${key ?? ""}\u0000${tenant ?? ""}`,
+    memo: `${e.user_key}\u0000${e.action}\u0000${e.resource_type}\u0000${key ?? ""}\u0000${tenant ?? ""}`,
   };
 }
 
@@ -105,7 +107,9 @@ const side = (d: Decision): ReplaySide => ({ allow: d.allow, reason: describeRea
 
 export class ReplayTally {
   private readonly counts = { replayed: 0, skipped: 0, flipped: 0, to_allow: 0, to_deny: 0, changed: 0 };
-  private readonly groups = new Map<string, ReplayGroup>();
+  /** By resource type, then action. */
+  private readonly groups = new Map<string, Map<string, ReplayGroup>>();
+  private groupCount = 0;
   private readonly flips: ReplayFlip[] = [];
   private memo = new Map<string, [Decision, Decision]>();
 
@@ -171,25 +175,28 @@ export class ReplayTally {
       to_deny: c.to_deny,
       share: c.replayed === 0 ? 0 : c.flipped / c.replayed,
       changed_since_logged: c.changed,
-      by_resource_action: [...this.groups.values()].sort(
-        (a, b) =>
-          b.flipped - a.flipped ||
-          a.resource_type.localeCompare(b.resource_type) ||
-          a.action.localeCompare(b.action),
-      ),
+      by_resource_action: [...this.groups.values()]
+        .flatMap((byAction) => [...byAction.values()])
+        .sort(
+          (a, b) =>
+            b.flipped - a.flipped ||
+            a.resource_type.localeCompare(b.resource_type) ||
+            a.action.localeCompare(b.action),
+        ),
       flips: this.flips,
       flips_truncated: c.flipped > this.flips.length,
     };
   }
 
   private group(type: string, action: string): ReplayGroup {
-    const key = `${type}\u0000${action}`;
-    let group = this.groups.get(key);
-    if (group === undefined) {
-      if (this.groups.size >= GROUPS_MAX) return this.group("*", "*");
-      group = { resource_type: type, action, replayed: 0, flipped: 0, to_allow: 0, to_deny: 0 };
-      this.groups.set(key, group);
-    }
+    let byAction = this.groups.get(type);
+    let group = byAction?.get(action);
+    if (group !== undefined) return group;
+    if (this.groupCount >= GROUPS_MAX && type !== "*") return this.group("*", "*");
+    if (byAction === undefined) this.groups.set(type, (byAction = new Map()));
+    group = { resource_type: type, action, replayed: 0, flipped: 0, to_allow: 0, to_deny: 0 };
+    byAction.set(action, group);
+    this.groupCount++;
     return group;
   }
 
