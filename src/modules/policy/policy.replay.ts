@@ -12,12 +12,14 @@ import { decisionLogChunks, idAt } from "../decision-log/decision-log.repo.ts";
 import { engineDataFromPolicy } from "./policy.engine.ts";
 import { parsePolicy } from "./policy.format.ts";
 import type { PolicyReplayBody } from "./policy.schemas.ts";
-import { ReplayTally, type ReplayCounts } from "./replay-tally.ts";
+import { parseChunk, ReplayTally, type ReplayCounts } from "./replay-tally.ts";
 
 /** The window replayed when the request names none: the last 24 hours. */
 const DEFAULT_WINDOW_S = 86_400;
 /** Flips listed when the request does not say. */
 const DEFAULT_LIMIT = 100;
+/** Logged decisions replayed between two turns of the event loop. */
+const SLICE = 250;
 /** Facts per snapshot page: each page is one synchronous read on SQLite, so a small page keeps the loop turning. */
 const SNAPSHOT_PAGE = 1000;
 
@@ -34,7 +36,7 @@ export interface ReplayResult extends ReplayCounts {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A check as the PDP takes it ("user", "type:key") in the engine's shape. */
-function engineCheck(c: PolicyReplayBody["checks"] extends (infer C)[] | undefined ? C : never): CheckQuery {
+function engineCheck(c: NonNullable<PolicyReplayBody["checks"]>[number]): CheckQuery {
   const user = typeof c.user === "string" ? { key: c.user } : c.user;
   let resource = c.resource;
   if (typeof resource === "string") {
@@ -98,8 +100,8 @@ export function createPolicyReplay(deps: { store: Store; readDb: Kysely<Database
   return {
     /**
      * Replays a window of the decision log (or the request's checks) against the draft: the log is read a few
-     * chunks at a time and each chunk's checks are counted and let go, with a turn of the event loop between
-     * chunks, so neither memory nor the loop's longest hold grows with the window.
+     * chunks at a time and each chunk's checks are counted and let go, with a turn of the event loop every
+     * `SLICE` decisions, so neither memory nor the loop's longest hold grows with the window.
      */
     async replay(scope: EnvScope, body: PolicyReplayBody): Promise<ReplayResult> {
       const until = body.timestamp_to ?? Math.floor(Date.now() / 1000);
@@ -115,7 +117,10 @@ export function createPolicyReplay(deps: { store: Store; readDb: Kysely<Database
         draft: body.draft.policy !== undefined ? ("policy" as const) : ("environment" as const),
       };
       if (body.checks !== undefined) {
-        for (const c of body.checks) tally.check(engineCheck(c));
+        for (const [i, c] of body.checks.entries()) {
+          tally.check(engineCheck(c));
+          if (i % SLICE === SLICE - 1) await nextTurn();
+        }
         const counts = tally.result();
         return { ...head, source: "checks", ...counts, message: summary(counts, "the checks") };
       }
@@ -123,8 +128,11 @@ export function createPolicyReplay(deps: { store: Store; readDb: Kysely<Database
       const toMs = until * 1000 + 999;
       const [fromId, toId] = [idAt(fromMs), idAt(toMs + 1)];
       for await (const text of decisionLogChunks(readDb, scope.environment.id, fromMs, toMs)) {
-        tally.chunk(text, fromId, toId);
-        await nextTurn();
+        const entries = parseChunk(text);
+        for (let at = 0; at < entries.length; at += SLICE) {
+          tally.entries(entries, at, at + SLICE, fromId, toId);
+          await nextTurn();
+        }
       }
       const counts = tally.result();
       return {

@@ -66,7 +66,7 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const str = (v: unknown): v is string => typeof v === "string";
 
 /** An entry as a chunk stores it (docs/pdp.md): columns, and the whole check in `input` when it says more. */
-interface LoggedEntry {
+export interface LoggedEntry {
   id?: unknown;
   user_key?: unknown;
   action?: unknown;
@@ -101,6 +101,16 @@ function loggedCheck(e: LoggedEntry): { query: CheckQuery; memo?: string } | und
     },
     memo: `${e.user_key}\u0000${e.action}\u0000${e.resource_type}\u0000${key ?? ""}\u0000${tenant ?? ""}`,
   };
+}
+
+/** A stored chunk's entries; none when its text is not a JSON array. */
+export function parseChunk(text: string): LoggedEntry[] {
+  try {
+    const entries: unknown = JSON.parse(text);
+    return Array.isArray(entries) ? (entries as LoggedEntry[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 const side = (d: Decision): ReplaySide => ({ allow: d.allow, reason: describeReason(d.reason) ?? "" });
@@ -148,16 +158,10 @@ export class ReplayTally {
     if (this.flips.length < this.limit) this.flips.push(this.flip(query, was, now, logged));
   }
 
-  /** The entries of one stored chunk whose ids are in [fromId, toId). */
-  chunk(text: string, fromId: string, toId: string): void {
-    let entries: unknown;
-    try {
-      entries = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(entries)) return;
-    for (const e of entries as LoggedEntry[]) {
+  /** The entries [start, end) of a chunk (`parseChunk`) whose ids are in [fromId, toId). */
+  entries(entries: LoggedEntry[], start: number, end: number, fromId: string, toId: string): void {
+    for (let i = start; i < end && i < entries.length; i++) {
+      const e = entries[i]!;
       if (!str(e.id) || e.id < fromId || e.id >= toId) continue;
       const found = loggedCheck(e);
       if (found === undefined) this.counts.skipped++;
