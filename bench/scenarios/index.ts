@@ -10,6 +10,7 @@ import { pdpScenario } from "./pdp.ts";
 import { pdpStandaloneScenario } from "./pdp-standalone.ts";
 import { propagationScenario } from "./propagation.ts";
 import { rebacPeersScenario } from "./rebac-peers.ts";
+import { replayScenario } from "./replay.ts";
 import { scaleScenario } from "./scale.ts";
 import { soakScenario } from "./soak.ts";
 import { startupScenario } from "./startup.ts";
@@ -31,5 +32,6 @@ export const SCENARIOS = [
   propagationScenario,
   pdpStandaloneScenario,
   decisionLogScenario,
+  replayScenario,
   startupScenario,
 ] as Scenario[];

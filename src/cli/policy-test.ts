@@ -1,15 +1,14 @@
-import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { createEngine } from "../pdp/engine/index.ts";
 import type { Change, CheckQuery, Decision, EnvironmentData } from "../pdp/engine/types.ts";
 import { engineDataFromPolicy } from "../modules/policy/policy.engine.ts";
 import { parsePolicy } from "../modules/policy/policy.format.ts";
 import { UsageError } from "./args.ts";
-import { apiClient, PolicyCommandError, type PolicyIo } from "./policy-client.ts";
+import { apiClient, PolicyCommandError, readText, type PolicyIo } from "./policy-client.ts";
 
 /**
  * `gatehouse policy test TESTS`: the cases of a test file checked in process on the PDP engine, built from a policy
- * file (`--policy`) or an environment's exported policy (`--env`), plus the test file's own facts.
+ * file (`--policy`) plus the test file's own facts; or (`--env`) through a live environment's PDP, on its facts.
  */
 
 interface TestCase {
@@ -145,8 +144,8 @@ export function report(results: Result[], format: string, file: string): string 
   return `${lines.join("\n")}\n`;
 }
 
-/** Runs a test file's cases against policy data; pure apart from the caller's I/O. */
-export function runCases(policy: EnvironmentData, testText: string): Result[] {
+/** A test file's facts (as engine changes) and cases. */
+function parseTests(testText: string): { facts: Change[]; cases: TestCase[] } {
   let tests: unknown;
   try {
     tests = parse(testText);
@@ -156,9 +155,63 @@ export function runCases(policy: EnvironmentData, testText: string): Result[] {
     );
   }
   if (!isObj(tests)) throw new PolicyCommandError("the test file must be a map with cases (and facts)");
+  return { facts: factsOf(tests["facts"]), cases: casesOf(tests["cases"]) };
+}
+
+/** Runs a test file's cases against policy data, in process; pure apart from the caller's I/O. */
+export function runCases(policy: EnvironmentData, testText: string): Result[] {
+  const { facts, cases } = parseTests(testText);
   const engine = createEngine(policy);
-  for (const change of factsOf(tests["facts"])) engine.apply(change);
-  return casesOf(tests["cases"]).map((c) => judge(c, engine.check(c.query)));
+  for (const change of facts) engine.apply(change);
+  return cases.map((c) => judge(c, engine.check(c.query)));
+}
+
+/** Checks per request to the environment's PDP (its bulk route's limit). */
+const PDP_BATCH = 1000;
+
+/**
+ * Runs the cases through the environment's PDP (`/allowed/bulk` of the control plane), on the environment's own
+ * facts: a test file with facts is refused, since checking them would mean writing them into the environment.
+ */
+async function runCasesOnPdp(
+  values: { env?: string; url?: string; "api-key"?: string },
+  testText: string,
+  io: PolicyIo,
+): Promise<Result[]> {
+  const { facts, cases } = parseTests(testText);
+  if (facts.length > 0) {
+    throw new PolicyCommandError(
+      "with --env the cases run through the environment's PDP on its own facts, and the test file has facts: " +
+        "test with --policy FILE (in process, with the file's facts), or seed the facts into a test environment",
+    );
+  }
+  const call = apiClient(values, io.env, "pdp");
+  const results: Result[] = [];
+  for (let at = 0; at < cases.length; at += PDP_BATCH) {
+    const batch = cases.slice(at, at + PDP_BATCH);
+    const answer = await call<{ allow: Decision[] }>(
+      "POST",
+      "/allowed/bulk",
+      batch.map((c) => c.query),
+    );
+    batch.forEach((c, i) => {
+      const d = answer.allow[i];
+      if (!d) throw new PolicyCommandError("the PDP answered fewer decisions than it was asked");
+      results.push(judge(c, { allow: d.allow, reason: d.reason } as Decision));
+    });
+  }
+  return results;
+}
+
+function policyData(text: string): EnvironmentData {
+  try {
+    return engineDataFromPolicy(parsePolicy(text));
+  } catch (e) {
+    const detail = (e as { detail?: { msg: string }[] }).detail;
+    throw new PolicyCommandError(
+      `the policy is invalid:\n${(detail ?? []).map((d) => `  ${d.msg}`).join("\n") || String(e)}`,
+    );
+  }
 }
 
 export async function runPolicyTests(
@@ -171,24 +224,10 @@ export async function runPolicyTests(
   if ((values.policy === undefined) === (values.env === undefined)) {
     throw new UsageError("policy test needs one of --policy FILE and --env PROJECT/ENV");
   }
-  const read = (path: string) =>
-    readFile(path, "utf8").catch((e: NodeJS.ErrnoException) => {
-      throw new PolicyCommandError(`cannot read ${path}: ${e.code ?? String(e)}`);
-    });
-  const policyText =
-    values.policy !== undefined
-      ? await read(values.policy)
-      : (await apiClient(values, io.env)<{ policy: string }>("GET", "")).policy;
-  let data: EnvironmentData;
-  try {
-    data = engineDataFromPolicy(parsePolicy(policyText));
-  } catch (e) {
-    const detail = (e as { detail?: { msg: string }[] }).detail;
-    throw new PolicyCommandError(
-      `the policy is invalid:\n${(detail ?? []).map((d) => `  ${d.msg}`).join("\n") || String(e)}`,
-    );
-  }
-  const results = runCases(data, await read(file));
+  const results =
+    values.policy === undefined
+      ? await runCasesOnPdp(values, await readText(file), io)
+      : runCases(policyData(await readText(values.policy)), await readText(file));
   io.out(report(results, format, file));
   return results.some((r) => r.failure) ? 1 : 0;
 }

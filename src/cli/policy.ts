@@ -1,6 +1,6 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { takeFlags, UsageError } from "./args.ts";
-import { apiClient, PolicyCommandError, type PolicyIo } from "./policy-client.ts";
+import { apiClient, PolicyCommandError, readText, wholeNumber, type PolicyIo } from "./policy-client.ts";
 
 /**
  * `gatehouse policy export|plan|apply`: an environment's policy as a file, through a running server's API (so an
@@ -8,7 +8,22 @@ import { apiClient, PolicyCommandError, type PolicyIo } from "./policy-client.ts
  * 1 an error of any kind, so that CI can gate on them.
  */
 
-const FLAGS = ["env", "url", "api-key", "out", "revision", "policy", "format"] as const;
+const FLAGS = [
+  "env",
+  "url",
+  "api-key",
+  "out",
+  "revision",
+  "policy",
+  "format",
+  "replan",
+  "draft-env",
+  "since",
+  "from",
+  "to",
+  "checks",
+  "limit",
+] as const;
 
 interface Change {
   op: string;
@@ -40,14 +55,6 @@ export function planText(plan: Plan): string {
   return `${lines.join("\n")}\n`;
 }
 
-async function readText(file: string): Promise<string> {
-  try {
-    return await readFile(file, "utf8");
-  } catch (e) {
-    throw new PolicyCommandError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
-  }
-}
-
 export async function policyCommand(argv: string[], io: PolicyIo): Promise<number> {
   try {
     return await run(argv, io);
@@ -62,13 +69,17 @@ export async function policyCommand(argv: string[], io: PolicyIo): Promise<numbe
 
 async function run(argv: string[], io: PolicyIo): Promise<number> {
   const [action, ...args] = argv;
-  const { values, rest } = takeFlags(args, FLAGS);
+  const { values, rest } = takeFlags(args, FLAGS, ["replan"]);
   const [file, ...extra] = rest;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (action === "test") {
     if (!file) throw new UsageError("policy test needs a TESTS file");
     const { runPolicyTests } = await import("./policy-test.ts");
     return runPolicyTests(file, values, io);
+  }
+  if (action === "replay") {
+    const { runPolicyReplay } = await import("./policy-replay.ts");
+    return runPolicyReplay(file, values, io);
   }
   const call = apiClient(values, io.env);
   if (action === "export") {
@@ -78,7 +89,7 @@ async function run(argv: string[], io: PolicyIo): Promise<number> {
     return 0;
   }
   if (action !== "plan" && action !== "apply") {
-    throw new UsageError("policy needs export, plan, apply or test");
+    throw new UsageError("policy needs export, plan, apply, test or replay");
   }
   if (!file) throw new UsageError(`policy ${action} needs a FILE`);
   const policy = await readText(file);
@@ -89,14 +100,22 @@ async function run(argv: string[], io: PolicyIo): Promise<number> {
   }
   let revision: number;
   if (values.revision !== undefined) {
-    revision = Number(values.revision);
-    if (!Number.isInteger(revision) || revision < 0) throw new UsageError("--revision needs a whole number");
+    revision = wholeNumber("revision", values.revision);
   } else {
     const plan = await call<Plan>("POST", "/plan", { policy });
     io.out(planText(plan));
     revision = plan.revision;
   }
-  const applied = await call<{ revision: number; changes: Change[] }>("POST", "/apply", { policy, revision });
+  const replan = values.replan !== undefined && values.replan !== "false";
+  const applied = await call<{ revision: number; changes: Change[]; replanned?: boolean }>("POST", "/apply", {
+    policy,
+    revision,
+    ...(replan && { replan }),
+  });
+  if (applied.replanned) {
+    io.out(`The environment changed since revision ${revision}: planned again and applied:\n`);
+    io.out(`${applied.changes.map(changeLine).join("\n")}\n`);
+  }
   io.out(
     applied.changes.length === 0
       ? `Nothing to apply (revision ${applied.revision}).\n`

@@ -22,8 +22,12 @@ export const POLICY_USAGE = `  policy export --env PROJECT/ENV [--out FILE]
             write the environment's policy as YAML (standard output, or FILE)
   policy plan FILE --env PROJECT/ENV
             print what applying FILE would change; exit 0 no change, 2 changes, 1 error
-  policy apply FILE --env PROJECT/ENV [--revision N]
-            apply FILE in one revision (N: the plan's revision; 409 when the environment changed since)
+  policy apply FILE --env PROJECT/ENV [--revision N [--replan]]
+            apply FILE in one revision (N: the plan's revision; 409 when the environment changed since,
+            unless --replan: then plan again and apply)
   policy test TESTS (--policy FILE | --env PROJECT/ENV) [--format text|junit|tap]
             check the cases of TESTS on the PDP engine in process; exit 0 all pass, 1 otherwise
+  policy replay (FILE [--revision N] | --draft-env ENV) --env PROJECT/ENV [--since 24h | --from T] [--to T]
+                [--checks FILE] [--limit N] [--format text|json]
+            which logged decisions (or the checks of FILE) the draft flips; exit 0 none, 2 some, 1 error
             (policy commands reach the server with --url and --api-key, or GATEHOUSE_URL and GATEHOUSE_API_KEY)`;

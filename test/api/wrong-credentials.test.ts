@@ -137,6 +137,8 @@ const READING_POSTS = new Set([
   "POST /v2/pdps/{proj_id}/{env_id}/list/subjects",
   // a plan writes nothing: a read-only key in CI can plan a pull request
   "POST /v2/schema/{proj_id}/{env_id}/policy/plan",
+  // a replay decides logged checks on two engines in memory and writes nothing
+  "POST /v2/schema/{proj_id}/{env_id}/policy/replay",
 ]);
 const writes = (op: Operation) => op.method !== "GET" && !READING_POSTS.has(`${op.method} ${op.path}`);
 const organizationLevel = (op: Operation) => ORGANIZATION_LEVEL.has(`${op.method} ${op.path}`);

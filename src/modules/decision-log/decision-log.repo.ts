@@ -301,3 +301,51 @@ export async function countDecisionsPerMinute(
     (a, b) => a.minuteMs - b.minuteMs || Number(b.decision) - Number(a.decision),
   );
 }
+
+/** Chunks read per statement by `decisionLogChunks`: up to 16,000 decisions, a few megabytes of text. */
+const STREAM_CHUNKS = 16;
+
+/**
+ * The chunks that may hold decisions of [fromMs, toMs], oldest first, read `pageSize` chunks per statement along
+ * the (environment, first id, last id) index, so that a window of any size is never in memory at once. Each
+ * chunk's entries are its stored JSON text: the caller keeps the entries whose ids are in the window.
+ */
+export async function* decisionLogChunks(
+  db: Db,
+  environmentId: string,
+  fromMs: number,
+  toMs: number,
+  pageSize = STREAM_CHUNKS,
+): AsyncGenerator<string> {
+  const from = idAt(fromMs);
+  const to = idAt(toMs + 1);
+  const read = (after?: { first_id: string; last_id: string }) =>
+    db
+      .selectFrom("decision_log_chunks")
+      .select(["first_id", "last_id", "entries"])
+      .where("environment_id", "=", environmentId)
+      .where("first_id", "<", to)
+      .where("last_id", ">=", from)
+      .$if(after !== undefined, (q) =>
+        q.where((eb) =>
+          eb.or([
+            eb("first_id", ">", after!.first_id),
+            eb.and([eb("first_id", "=", after!.first_id), eb("last_id", ">", after!.last_id)]),
+          ]),
+        ),
+      )
+      .orderBy("first_id")
+      .orderBy("last_id")
+      .limit(pageSize)
+      .execute();
+  let page = await read();
+  for (;;) {
+    const last = page[page.length - 1];
+    // The next page is read (on the reader's thread or the database's side) while the caller works on this one.
+    const next = page.length < pageSize || last === undefined ? undefined : read(last);
+    next?.catch(() => {});
+    for (const chunk of page) yield chunk.entries;
+    if (next === undefined) return;
+    page = await next;
+  }
+}

@@ -234,14 +234,16 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
 
     /**
      * Applies the file when the environment is still at `revision` (the plan's): 409 otherwise, nothing written.
+     * With `replan`, a stale plan is made again against the environment as it is and applied (`replanned`).
      * A plan without changes writes nothing and keeps the revision.
      */
-    async apply({ environment }: EnvScope, text: string, revision: number) {
+    async apply({ environment }: EnvScope, text: string, revision: number, replan = false) {
       const doc = parsePolicy(text);
       try {
         return await db.transaction().execute(async (trx) => {
           const current = await lockedRevision(trx, environment.id);
-          if (current !== revision) {
+          const replanned = current !== revision;
+          if (replanned && !replan) {
             throw new AppError(
               "CONFLICT",
               `the environment changed since the plan (plan at revision ${revision}, now ${current}); plan again and apply the new plan`,
@@ -249,9 +251,9 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
             );
           }
           const changes = diffPolicies(policyFromRows(await readPolicyRows(trx, environment.id)), doc);
-          if (changes.length === 0) return { revision: current, changes, summary: summaryOf(changes) };
-          const applied = await applyDoc(trx, environment, doc);
-          return { revision: applied, changes, summary: summaryOf(changes) };
+          const answer = { ...(replanned && { replanned }), changes, summary: summaryOf(changes) };
+          if (changes.length === 0) return { revision: current, ...answer };
+          return { revision: await applyDoc(trx, environment, doc), ...answer };
         });
       } catch (e) {
         if (isUniqueViolation(e)) {
