@@ -1,5 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Button, Group, Modal, Stack, Text, TextInput } from "@mantine/core";
+import { ApiError } from "../api/client";
+import { FieldErrors } from "./key-fields";
 import { ErrorState } from "./states";
 import { named } from "./user-text";
 
@@ -51,7 +53,9 @@ export function FormModal({
       <form onSubmit={(e) => void submit(e)}>
         <Stack>
           {error !== null && <ErrorState error={error} />}
-          {children}
+          <FieldErrors.Provider value={error instanceof ApiError ? error.fields : {}}>
+            {children}
+          </FieldErrors.Provider>
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
               Cancel

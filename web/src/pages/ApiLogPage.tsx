@@ -110,7 +110,7 @@ export default function ApiLogPage() {
       <PagedTable
         query={events}
         empty="No call matches these filters in this range."
-        noun="calls"
+        noun="call"
         page={page}
         onPage={goTo}
         highlightOnHover
