@@ -6,6 +6,7 @@ const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
 const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
+const ActivityPage = lazy(() => import("./pages/ActivityPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
 const OverviewPage = lazy(() => import("./pages/OverviewPage"));
@@ -31,6 +32,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     env: false,
     pages: [
       { path: "projects", label: "Projects", element: <ProjectsPage /> },
+      { path: "activity", label: "Activity", element: <ActivityPage /> },
       { path: "api-log", label: "API log", element: <ApiLogPage /> },
     ],
   },
