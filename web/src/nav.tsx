@@ -21,6 +21,8 @@ export interface NavPage {
   path: string;
   label: string;
   element: ReactNode;
+  /** Only organization admins may read it (its routes answer others 403): others see no link. */
+  admin?: boolean;
 }
 
 /**
@@ -69,7 +71,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     title: "Settings",
     env: false,
     pages: [
-      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage /> },
+      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage />, admin: true },
       { path: "settings/members", label: "Members", element: <MembersPage /> },
       { path: "settings/organization", label: "Organization", element: <OrganizationPage /> },
     ],

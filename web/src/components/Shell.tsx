@@ -18,7 +18,7 @@ import { useDisclosure, useMediaQuery } from "@mantine/hooks";
 import { api, setCsrfToken } from "../api/client";
 import { envPath, useOrg, usePlace } from "../org";
 import { useEnvironments, useProjects } from "../queries";
-import type { Session } from "../session";
+import { useMayWrite, type Session } from "../session";
 import { notifyError } from "../notify";
 import { NAV } from "../nav";
 
@@ -29,6 +29,7 @@ export function Shell({ session, children }: { session: Session; children: React
   const narrow = useMediaQuery("(max-width: 47.99em)") ?? false;
   const org = useOrg();
   const { proj, env } = usePlace();
+  const isAdmin = useMayWrite({ admin: true });
   const base = `/o/${encodeURIComponent(org.key)}`;
   return (
     <AppShell
@@ -72,9 +73,11 @@ export function Shell({ session, children }: { session: Session; children: React
                   {group.showsPlace && ` (${proj} / ${env})`}
                 </Text>
               )}
-              {group.pages.map((page) => (
-                <SideLink key={page.path} to={to(page.path)} label={page.label} />
-              ))}
+              {group.pages
+                .filter((page) => !page.admin || isAdmin)
+                .map((page) => (
+                  <SideLink key={page.path} to={to(page.path)} label={page.label} />
+                ))}
             </Fragment>
           );
         })}
