@@ -17,8 +17,8 @@ export interface ApiLogFilter {
   environmentIds?: string[] | undefined;
   methods?: string[] | undefined;
   paths?: string[] | undefined;
-  /** Text the path contains (case-sensitive on both databases). */
-  pathContains?: string | undefined;
+  /** Text the path or the request body contains (case-sensitive on both databases). */
+  text?: string | undefined;
   statuses?: number[] | undefined;
   success?: boolean | undefined;
   clientIps?: string[] | undefined;
@@ -61,11 +61,12 @@ function filtered(db: Kysely<Database>, f: ApiLogFilter) {
   if (f.environmentIds) q = q.where("environment_id", "in", f.environmentIds);
   if (f.methods) q = q.where("method", "in", f.methods);
   if (f.paths) q = q.where("path", "in", f.paths);
-  if (f.pathContains !== undefined) {
-    const text = f.pathContains;
-    q = q.where(
-      isPostgres(db) ? sql<boolean>`strpos(path, ${text}) > 0` : sql<boolean>`instr(path, ${text}) > 0`,
-    );
+  if (f.text !== undefined) {
+    const find = sql.raw(isPostgres(db) ? "strpos" : "instr");
+    const text = f.text;
+    const within = (column: "path" | "request_body") =>
+      sql<boolean>`${find}(coalesce(${sql.ref(column)}, ''), ${text}) > 0`;
+    q = q.where((eb) => eb.or([within("path"), within("request_body")]));
   }
   if (f.statuses) q = q.where("status", "in", f.statuses);
   if (f.success !== undefined) q = q.where("success", "=", f.success ? 1 : 0);

@@ -76,11 +76,12 @@ const historyFilters = {
   actor_display_name: Type.Optional(
     Type.String({ minLength: 1, maxLength: 255, description: "API key name" }),
   ),
-  path_contains: Type.Optional(
+  text: Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 255,
-      description: "calls whose path contains this text, case-sensitive (Gatehouse's own): `users/bob`",
+      description:
+        "calls whose path or request body contains this text, case-sensitive (Gatehouse's own): a user's key finds its creation, its edits and its role assignments",
     }),
   ),
   project_id: Many(Ref("project id or key"), "projects (any of)"),

@@ -87,7 +87,7 @@ export function createApiLogService(deps: { db: Kysely<Database>; readDb: Kysely
       ...scopeOf(principal),
       methods: query.method?.map((m) => m.toUpperCase()),
       paths: query.path,
-      pathContains: query.path_contains,
+      text: query.text,
       statuses: query.status_code,
       success: query.success,
       clientIps: query.client_ip,

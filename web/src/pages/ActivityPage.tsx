@@ -29,7 +29,7 @@ export default function ActivityPage() {
               success: true,
               with_request_body: true,
               ...(actor && { actor_display_name: actor }),
-              ...(object && { path_contains: object }),
+              ...(object && { text: object }),
               timestamp_from: until - rangeSeconds(params),
               timestamp_until: until,
               page,
@@ -50,7 +50,7 @@ export default function ActivityPage() {
       </Text>
       <FilterForm filters={filters}>
         <FilterText params={params} name="actor" label="Actor" placeholder="member e-mail or key name" />
-        <FilterText params={params} name="object" label="Object" placeholder="e.g. users/bob or invoice" />
+        <FilterText params={params} name="object" label="Object" placeholder="a key: bob, invoice" />
       </FilterForm>
       <PagedTable
         label="Activity"
