@@ -50,7 +50,7 @@ export function FormModal({
   };
   return (
     <Modal opened={opened} onClose={close} title={title} centered>
-      <form onSubmit={(e) => void submit(e)}>
+      <form onSubmit={(e) => void submit(e)} onChange={() => error !== null && setError(null)}>
         <Stack>
           {error !== null && <ErrorState error={error} />}
           <FieldErrors.Provider value={error instanceof ApiError ? error.fields : {}}>

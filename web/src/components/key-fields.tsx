@@ -26,7 +26,10 @@ export function proposeKey(name: string): string {
     .slice(0, MAX);
 }
 
-/** A refused form's messages by field (a 422's `detail`), which the fields below show at their place. */
+/**
+ * A refused form's messages by field (a 422's `detail`), which the fields below show at their place until the
+ * form is edited again (then the rules checked as typed speak).
+ */
 export const FieldErrors = createContext<Record<string, string>>({});
 
 /** A key field on its own (instances, a copy's new environment), checked as typed. */
@@ -50,7 +53,7 @@ export function KeyInput({
       description={KEY_RULE}
       value={key}
       onChange={(e) => setKey(e.currentTarget.value)}
-      error={keyProblem(key) ?? refused}
+      error={refused ?? keyProblem(key)}
     />
   );
 }
@@ -71,7 +74,7 @@ export function NameKeyFields({ nameRequired = true }: { nameRequired?: boolean 
         description={`at most ${MAX} characters`}
         value={name}
         onChange={(e) => setName(e.currentTarget.value)}
-        error={nameProblem(name) ?? refused["name"]}
+        error={refused["name"] ?? nameProblem(name)}
       />
       <TextInput
         label="Key"
@@ -80,7 +83,7 @@ export function NameKeyFields({ nameRequired = true }: { nameRequired?: boolean 
         description={`${KEY_RULE}; proposed from the name`}
         value={key}
         onChange={(e) => setTypedKey(e.currentTarget.value)}
-        error={keyProblem(key) ?? refused["key"]}
+        error={refused["key"] ?? keyProblem(key)}
       />
     </>
   );

@@ -34,7 +34,14 @@ export const grantPlace = (g: Grant) =>
 
 /** A date and time in the browser's locale, with its zone: "Dec 5, 2026, 10:02 UTC". */
 const dateText = (at: string) =>
-  new Date(at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short", timeZoneName: "short" });
+  new Date(at).toLocaleString(undefined, {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZoneName: "short",
+  });
 
 const inviteLink = (code: string) => `${window.location.origin}/invite/${encodeURIComponent(code)}`;
 
