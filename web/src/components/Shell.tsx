@@ -1,4 +1,4 @@
-import { Fragment, type ReactNode } from "react";
+import { Fragment, useEffect, type ReactNode } from "react";
 import { NavLink as RouterLink, useLocation, useNavigate } from "react-router";
 import { useQueryClient } from "@tanstack/react-query";
 import {
@@ -24,7 +24,10 @@ import { NAV } from "../nav";
 
 /** The frame of every page after login: switchers and logout on top, the pages on the side. */
 export function Shell({ session, children }: { session: Session; children: ReactNode }) {
-  const [opened, { toggle }] = useDisclosure();
+  const [opened, { toggle, close }] = useDisclosure();
+  const { pathname } = useLocation();
+  // On a phone the menu covers the page: it closes when a link or a switcher goes to another page.
+  useEffect(close, [pathname, close]);
   // Below Mantine's `sm` (48em, the burger's breakpoint) the switchers move into the menu.
   const narrow = useMediaQuery("(max-width: 47.99em)") ?? false;
   const org = useOrg();

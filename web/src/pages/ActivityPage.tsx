@@ -44,7 +44,7 @@ export default function ActivityPage() {
       <PageHead title="Activity" />
       <Text size="sm">
         Who changed what: the successful writes of the organization.{" "}
-        <Anchor component={Link} to={`/o/${encodeURIComponent(org.key)}/api-log`}>
+        <Anchor component={Link} underline="always" to={`/o/${encodeURIComponent(org.key)}/api-log`}>
           Every call, with its bodies, is in the API log.
         </Anchor>
       </Text>
