@@ -415,9 +415,12 @@ test(
         await page.getByRole("option", { name: "Other" }).click();
         await page.waitForURL(/\/p\/other\/e\/[\w-]+\//);
         // The menu closes on the way to the page.
-        await nav().getByLabel("Project", { exact: true }).waitFor({ state: "hidden" });
+        await page.waitForFunction(
+          () => (document.querySelector('nav[aria-label="Pages"]')?.getBoundingClientRect().right ?? 1) <= 0,
+        );
         await page.goto(server.baseUrl + envPage("users"));
         await heading("Users").waitFor();
+        await page.locator(".table-scroll table").first().waitFor();
         const widths = await page.evaluate(() => ({
           page: document.documentElement.scrollWidth,
           window: window.innerWidth,
