@@ -57,6 +57,7 @@ try {
   const page = await context.newPage();
   fs.mkdirSync(OUT, { recursive: true });
   await page.goto(`${server.baseUrl}/login`);
+  await page.getByRole("button", { name: "Log in" }).waitFor();
   await page.screenshot({ path: path.join(OUT, "login.png") });
   await page.getByLabel("E-mail").fill(OWNER.email);
   await page.locator('input[name="password"]').fill(OWNER.password);

@@ -56,7 +56,9 @@ type Body = Record<string, unknown>;
 function parseBody(text: string | undefined): Body {
   try {
     const value: unknown = JSON.parse(text ?? "");
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Body) : {};
+    // A list (invites): its first item names the object.
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    return typeof first === "object" && first !== null && !Array.isArray(first) ? (first as Body) : {};
   } catch {
     return {};
   }
