@@ -141,6 +141,32 @@ describeEachDialect(
       assert.ok(row.duration_ms > 0 && row.duration_ms < 10_000, String(row.duration_ms));
     });
 
+    test("text finds calls by a part of their path or request body (case-sensitive); with_request_body adds the bodies", async () => {
+      const { acme, globex, call } = env();
+      const byProbe = `&actor_id=${probe.id}`;
+      const found = await history(env(), acme.adminKey, `${byProbe}&text=envs/prod`);
+      assert.deepEqual(found.map(sig), ["GET /v2/projects/default/envs/production 200"]);
+      assert.deepEqual(await history(env(), acme.adminKey, `${byProbe}&text=Envs`), []);
+      assert.deepEqual(await history(env(), globex.adminKey, `&text=envs/prod`), []);
+      // In the request body: the create of project hist names it there only.
+      const inBody = await history(env(), acme.adminKey, `${byProbe}&text=${encodeURIComponent('"hist"')}`);
+      assert.deepEqual(inBody.map(sig), ["POST /v2/projects 200"]);
+      // An extension of Permit's answer (asked for by name), so not checked against its contract.
+      const withBodies = await call(
+        acme.adminKey,
+        "GET",
+        `/v2/history?actor_id=${probe.id}&method=POST&with_request_body=true`,
+      );
+      assert.deepEqual(
+        (withBodies.json.data as Event[]).map((e) => e["request_body"]),
+        [JSON.stringify({ key: "hist", name: "Hist" }), JSON.stringify({ key: 1 })],
+      );
+      const withoutBodies = await history(env(), acme.adminKey, `${byProbe}&method=POST`);
+      assert.ok(withoutBodies.every((e) => !("request_body" in e)));
+      const tooLong = await call(acme.adminKey, "GET", `/v2/history?text=${"x".repeat(256)}`);
+      assert.equal(tooLong.status, 422);
+    });
+
     test("GET /v2/history/stats: calls per minute by status class, with the list's filters, in the organization", async () => {
       const { acme, globex, call } = env();
       await flushLog(env());

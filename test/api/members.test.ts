@@ -365,8 +365,12 @@ describeEachDialect("members, sessions and grants", (env) => {
     assert.equal(invite.email, "new.person@acme.test");
     assert.equal(invite.status, "pending");
     assert.match(invite.invite_code, /^[0-9a-f-]{36}$/);
+    // The link's end, as a date: GATEHOUSE_INVITE_EXPIRY_DAYS (7 by default) after the invite.
+    assert.equal(Date.parse(invite.expires_at) - Date.parse(invite.created_at), 7 * 86_400_000);
     const listed = await asMember(app, s, "GET", `/v2/orgs/${acme.id}/invites`);
-    assert.equal(listed.json.find((i: { id: string }) => i.id === invite.id).invite_code, invite.invite_code);
+    const inList = listed.json.find((i: { id: string }) => i.id === invite.id);
+    assert.equal(inList.invite_code, invite.invite_code);
+    assert.equal(inList.expires_at, invite.expires_at);
 
     const weak = await anonymous(app, "POST", "/v2/auth/invites/accept", {
       invite_code: invite.invite_code,

@@ -40,7 +40,7 @@ const rewriteRefs = (schema: unknown): unknown =>
 
 /**
  * Fields Gatehouse adds to a Permit shape (docs/compatibility.md), left out before the body is compared: an
- * organization's region and the base URL of its deployment (docs/regions.md), the key that created an API key.
+ * organization's region and the base URL of its deployment (docs/regions.md), the key that created an API key, an invite's end.
  */
 const EXTENSIONS: Record<string, readonly string[]> = {
   "/v2/orgs": ["region", "api_url"],
@@ -50,6 +50,7 @@ const EXTENSIONS: Record<string, readonly string[]> = {
   "/v2/api-key/{api_key_id}": ["created_by_key"],
   "/v2/api-key/{proj_id}/{env_id}": ["created_by_key"],
   "/v2/api-key/{api_key_id}/rotate-secret": ["created_by_key"],
+  "/v2/orgs/{org_id}/invites": ["expires_at"],
 };
 
 /** The body without `fields`, in an item, a list of items, or a page of them (`data`). */

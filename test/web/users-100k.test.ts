@@ -119,7 +119,7 @@ test(
 
     const before = log.requests.length;
     await page.goto(`${server.baseUrl}/o/default/p/default/e/production/users`);
-    await page.getByText(`${USERS} users`).waitFor();
+    await page.getByText(`${USERS.toLocaleString("en-US")} users`).waitFor();
     await page.getByRole("cell", { name: "user-000000", exact: true }).waitFor();
     assert.equal(await page.locator("tbody tr").count(), 20);
     const first = await usersCalls(before, answers);
@@ -132,7 +132,7 @@ test(
     const beforeSearch = log.requests.length;
     await page.getByLabel("Search users").fill("user-054321");
     await page.getByRole("cell", { name: "user-054321@example.com" }).waitFor();
-    await page.getByText("1 users").waitFor();
+    await page.getByText("1 user", { exact: true }).waitFor();
     const searches = await usersCalls(beforeSearch, answers);
     // Typing is debounced: the search is one request (at most one more for a pause mid-typing), each one page.
     assert.ok(searches.length >= 1 && searches.length <= 2, `${searches.length} search requests`);

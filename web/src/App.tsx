@@ -7,13 +7,14 @@ import {
   useParams,
   type RouteObject,
 } from "react-router";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Container } from "@mantine/core";
+import { useDocumentTitle } from "@mantine/hooks";
 import { api, ApiError, unwrap } from "./api/client";
 import { ErrorState, Loading } from "./components/states";
 import { Shell } from "./components/Shell";
 import { NAV } from "./nav";
-import { OrgContext } from "./org";
+import { OrgContext, useOrg } from "./org";
 import { useSession, type Session } from "./session";
 
 // Each page is its own chunk: the first load fetches the frame and the page it opens only.
@@ -109,34 +110,73 @@ function ActiveOrg({ session }: { session: Session }) {
   );
 }
 
-function NotFound() {
+/** Sets the tab's title: the page, then the product. */
+function Titled({ title, children }: { title: string; children: React.ReactNode }) {
+  useDocumentTitle(`${title} · Gatehouse`);
+  return <>{children}</>;
+}
+
+function NotFound({ message }: { message?: string }) {
   const location = useLocation();
+  useDocumentTitle("Not found · Gatehouse");
   return (
     <Container py="xl">
-      <ErrorState error={new ApiError(404, "Not found", `no page at ${location.pathname}`)} />
+      <ErrorState error={new ApiError(404, "Not found", message ?? `no page at ${location.pathname}`)} />
     </Container>
   );
 }
 
-const page = (element: React.ReactNode) => <Suspense fallback={<Loading />}>{element}</Suspense>;
+/**
+ * An environment's pages: the URL's project and environment must exist (a deep link to an unknown one shows
+ * a not-found page, not the page's controls above a 404). Any other failure is left to the page.
+ */
+function EnvPlace() {
+  const org = useOrg();
+  const { proj = "", env = "" } = useParams();
+  const place = useQuery({
+    queryKey: [org.id, "place", proj, env],
+    queryFn: async () =>
+      unwrap(
+        await api.GET("/v2/projects/{proj_id}/envs/{env_id}", {
+          params: { path: { proj_id: proj, env_id: env } },
+        }),
+      ),
+  });
+  if (place.isPending) return <Loading />;
+  if (place.error instanceof ApiError && place.error.status === 404)
+    return <NotFound message={place.error.message} />;
+  return <Outlet />;
+}
+
+const page = (element: React.ReactNode, title: string) => (
+  <Titled title={title}>
+    <Suspense fallback={<Loading />}>{element}</Suspense>
+  </Titled>
+);
+
+const pageRoutes = (group: (typeof NAV)[number]): RouteObject[] =>
+  group.pages.map((p) => ({ path: p.path, element: <Titled title={p.label}>{p.element}</Titled> }));
 
 const routes: RouteObject[] = [
   { path: "/", element: <Home /> },
-  { path: "/login", element: page(<LoginPage />) },
-  { path: "/setup/:token", element: page(<SetupPage />) },
-  { path: "/invite/:code", element: page(<InvitePage />) },
+  { path: "/login", element: page(<LoginPage />, "Log in") },
+  { path: "/setup/:token", element: page(<SetupPage />, "Set up") },
+  { path: "/invite/:code", element: page(<InvitePage />, "Invitation") },
   {
     path: "/o/:org",
     element: <OrgLayout />,
     children: [
       { index: true, element: <Navigate to="projects" replace /> },
-      { path: "p/:proj/e/:env", element: <Navigate to="overview" replace /> },
-      ...NAV.flatMap((group) =>
-        group.pages.map((page) => ({
-          path: group.env ? `p/:proj/e/:env/${page.path}` : page.path,
-          element: page.element,
-        })),
-      ),
+      ...NAV.filter((group) => !group.env).flatMap(pageRoutes),
+      {
+        path: "p/:proj/e/:env",
+        element: <EnvPlace />,
+        children: [
+          { index: true, element: <Navigate to="overview" replace /> },
+          ...NAV.filter((group) => group.env).flatMap(pageRoutes),
+          { path: "*", element: <NotFound /> },
+        ],
+      },
       { path: "*", element: <NotFound /> },
     ],
   },

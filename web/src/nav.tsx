@@ -6,6 +6,7 @@ const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
 const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
+const ActivityPage = lazy(() => import("./pages/ActivityPage"));
 const MembersPage = lazy(() => import("./pages/MembersPage"));
 const OrganizationPage = lazy(() => import("./pages/OrganizationPage"));
 const LoginSettingsPage = lazy(() => import("./pages/LoginSettingsPage"));
@@ -25,6 +26,8 @@ export interface NavPage {
   path: string;
   label: string;
   element: ReactNode;
+  /** Only organization admins may read it (its routes answer others 403): others see no link. */
+  admin?: boolean;
 }
 
 /**
@@ -36,6 +39,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     env: false,
     pages: [
       { path: "projects", label: "Projects", element: <ProjectsPage /> },
+      { path: "activity", label: "Activity", element: <ActivityPage /> },
       { path: "api-log", label: "API log", element: <ApiLogPage /> },
     ],
   },
@@ -75,7 +79,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     title: "Settings",
     env: false,
     pages: [
-      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage /> },
+      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage />, admin: true },
       { path: "settings/members", label: "Members", element: <MembersPage /> },
       { path: "settings/organization", label: "Organization", element: <OrganizationPage /> },
       { path: "settings/login", label: "Login and SSO", element: <LoginSettingsPage /> },

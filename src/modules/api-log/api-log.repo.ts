@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from "kysely";
 import type { ApiLogTable, Database } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
+import { isPostgres } from "../../db/db.ts";
 
 export type ApiLogRow = Selectable<ApiLogTable>;
 
@@ -16,6 +17,8 @@ export interface ApiLogFilter {
   environmentIds?: string[] | undefined;
   methods?: string[] | undefined;
   paths?: string[] | undefined;
+  /** Text the path or the request body contains (case-sensitive on both databases). */
+  text?: string | undefined;
   statuses?: number[] | undefined;
   success?: boolean | undefined;
   clientIps?: string[] | undefined;
@@ -58,6 +61,13 @@ function filtered(db: Kysely<Database>, f: ApiLogFilter) {
   if (f.environmentIds) q = q.where("environment_id", "in", f.environmentIds);
   if (f.methods) q = q.where("method", "in", f.methods);
   if (f.paths) q = q.where("path", "in", f.paths);
+  if (f.text !== undefined) {
+    const find = sql.raw(isPostgres(db) ? "strpos" : "instr");
+    const text = f.text;
+    const within = (column: "path" | "request_body") =>
+      sql<boolean>`${find}(coalesce(${sql.ref(column)}, ''), ${text}) > 0`;
+    q = q.where((eb) => eb.or([within("path"), within("request_body")]));
+  }
   if (f.statuses) q = q.where("status", "in", f.statuses);
   if (f.success !== undefined) q = q.where("success", "=", f.success ? 1 : 0);
   if (f.clientIps) q = q.where("client_ip", "in", f.clientIps);
@@ -74,10 +84,11 @@ export async function listEvents(
   filter: ApiLogFilter,
   offset: number,
   limit: number,
-): Promise<{ rows: ApiLogSummaryRow[]; total: number }> {
+  withRequestBody = false,
+): Promise<{ rows: (ApiLogSummaryRow & { request_body?: string | null })[]; total: number }> {
   const q = filtered(db, filter);
   const rows = await q
-    .select(SUMMARY_COLUMNS)
+    .select(withRequestBody ? [...SUMMARY_COLUMNS, "request_body"] : SUMMARY_COLUMNS)
     .orderBy("timestamp", "desc")
     .orderBy("id", "desc")
     .offset(offset)

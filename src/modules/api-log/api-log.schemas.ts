@@ -37,7 +37,16 @@ export const APIHistoryEventFullRead = Type.Object({
 export type APIHistoryEventFullRead = Static<typeof APIHistoryEventFullRead>;
 
 export const APIHistoryPage = Type.Object({
-  data: Type.Array(APIHistoryEventRead),
+  data: Type.Array(
+    Type.Object({
+      ...eventFields,
+      request_body: Type.Optional(
+        Type.String({
+          description: "with `with_request_body=true` (Gatehouse's own): as in the event's details",
+        }),
+      ),
+    }),
+  ),
   total_count: Type.Integer({ minimum: 0 }),
   page_count: Type.Integer({ minimum: 0 }),
   pagination_count: Type.Integer({
@@ -67,13 +76,31 @@ const historyFilters = {
   actor_display_name: Type.Optional(
     Type.String({ minLength: 1, maxLength: 255, description: "API key name" }),
   ),
+  text: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        "calls whose path or request body contains this text, case-sensitive (Gatehouse's own): a user's key finds its creation, its edits and its role assignments",
+    }),
+  ),
   project_id: Many(Ref("project id or key"), "projects (any of)"),
   env_id: Many(Ref("environment id or key"), "environments (any of)"),
   timestamp_from: UnixSeconds("calls at or after this second"),
   timestamp_until: UnixSeconds("calls at or before this second (inclusive)"),
 };
 
-export const HistoryQuery = Type.Object({ ...historyFilters, ...PageQuery });
+export const HistoryQuery = Type.Object({
+  ...historyFilters,
+  with_request_body: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        "each call's request body too (Gatehouse's own): the dashboard's activity reads writes as sentences",
+    }),
+  ),
+  ...PageQuery,
+});
 export type HistoryQuery = Static<typeof HistoryQuery>;
 
 /** The most minutes one stats call covers (a week). */

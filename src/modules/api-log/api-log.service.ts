@@ -87,6 +87,7 @@ export function createApiLogService(deps: { db: Kysely<Database>; readDb: Kysely
       ...scopeOf(principal),
       methods: query.method?.map((m) => m.toUpperCase()),
       paths: query.path,
+      text: query.text,
       statuses: query.status_code,
       success: query.success,
       clientIps: query.client_ip,
@@ -125,8 +126,18 @@ export function createApiLogService(deps: { db: Kysely<Database>; readDb: Kysely
       const page = pageRequest(query);
       const filter = await filterOf(principal, query);
       if (!filter) return { data: [], total_count: 0, page_count: 0, pagination_count: 0 };
-      const { rows, total } = await listEvents(readDb, filter, offsetOf(page), page.perPage);
-      return { ...envelope(rows.map(eventRead), total, page), pagination_count: total };
+      const { rows, total } = await listEvents(
+        readDb,
+        filter,
+        offsetOf(page),
+        page.perPage,
+        query.with_request_body,
+      );
+      const data = rows.map((row) => ({
+        ...eventRead(row),
+        ...(typeof row.request_body === "string" && { request_body: row.request_body }),
+      }));
+      return { ...envelope(data, total, page), pagination_count: total };
     },
 
     /** Calls per minute by status class over [from, until] (default: the last hour; at most a week). */

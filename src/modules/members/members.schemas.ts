@@ -63,6 +63,10 @@ export const InviteRead = Type.Object({
   created_at: Timestamp,
   status: InviteStatus,
   failed_reason: Type.Optional(Type.String()),
+  expires_at: Type.Optional({
+    ...Timestamp,
+    description: "when the accept link stops working (Gatehouse's own; not in Permit's InviteRead)",
+  }),
 });
 export type InviteRead = Static<typeof InviteRead>;
 

@@ -87,6 +87,7 @@ export function inviteRead(row: InviteRow, code: string | undefined): InviteRead
     organization_id: row.organization_id,
     invite_code: code ?? "",
     created_at: row.created_at,
+    expires_at: row.expires_at,
     status: (row.status === "pending" && row.expires_at <= now()
       ? "failed"
       : row.status) as InviteRead["status"],

@@ -7,6 +7,8 @@ export interface ErrorBody {
   title?: string;
   message?: string;
   additional_info?: Record<string, unknown>;
+  /** A 422's problems, each at its location (`["body", "key"]`). */
+  detail?: { loc?: (string | number)[]; msg?: string }[];
 }
 
 /** A failed call, with the API's title and message for the page to show. */
@@ -18,6 +20,8 @@ export class ApiError extends Error {
     readonly code?: string,
     /** A 429's wait before the same call can succeed, in seconds (its Retry-After). */
     readonly retryAfter?: number,
+    /** A 422's messages by the body field they are about (`key`, `name`), for the form to show at that field. */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message);
     this.retryAt = retryAfter === undefined ? undefined : Date.now() + retryAfter * 1000;
@@ -80,6 +84,16 @@ function retryAfterOf(response: Response, body: ErrorBody): number | undefined {
   return typeof info === "number" ? info : undefined;
 }
 
+/** A 422's problems by the top-level body field they name. */
+function fieldsOf(body: ErrorBody): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const { loc, msg } of body.detail ?? []) {
+    const field = loc?.[0] === "body" ? loc[1] : undefined;
+    if (typeof field === "string" && msg && !(field in fields)) fields[field] = msg;
+  }
+  return fields;
+}
+
 /** The data of an openapi-fetch answer, or an ApiError with the API's title and message. */
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.response.ok) return result.data as T;
@@ -90,5 +104,6 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
     body.message ?? `HTTP ${result.response.status}`,
     body.error_code,
     result.response.status === 429 ? retryAfterOf(result.response, body) : undefined,
+    fieldsOf(body),
   );
 }

@@ -1,20 +1,38 @@
-import { Fragment, type ReactNode } from "react";
+import { Fragment, useEffect, type ReactNode } from "react";
 import { NavLink as RouterLink, useLocation, useNavigate } from "react-router";
 import { useQueryClient } from "@tanstack/react-query";
-import { AppShell, Burger, Button, Group, NavLink, Select, Text, Title } from "@mantine/core";
-import { useDisclosure } from "@mantine/hooks";
+import {
+  AppShell,
+  Burger,
+  Button,
+  Group,
+  NavLink,
+  Select,
+  Stack,
+  Text,
+  Title,
+  useComputedColorScheme,
+  useMantineColorScheme,
+} from "@mantine/core";
+import { useDisclosure, useMediaQuery } from "@mantine/hooks";
 import { api, setCsrfToken } from "../api/client";
 import { envPath, useOrg, usePlace } from "../org";
 import { useEnvironments, useProjects } from "../queries";
-import type { Session } from "../session";
+import { useMayWrite, type Session } from "../session";
 import { notifyError } from "../notify";
 import { NAV } from "../nav";
 
 /** The frame of every page after login: switchers and logout on top, the pages on the side. */
 export function Shell({ session, children }: { session: Session; children: ReactNode }) {
-  const [opened, { toggle }] = useDisclosure();
+  const [opened, { toggle, close }] = useDisclosure();
+  const { pathname } = useLocation();
+  // On a phone the menu covers the page: it closes when a link or a switcher goes to another page.
+  useEffect(close, [pathname, close]);
+  // Below Mantine's `sm` (48em, the burger's breakpoint) the switchers move into the menu.
+  const narrow = useMediaQuery("(max-width: 47.99em)") ?? false;
   const org = useOrg();
   const { proj, env } = usePlace();
+  const isAdmin = useMayWrite({ admin: true });
   const base = `/o/${encodeURIComponent(org.key)}`;
   return (
     <AppShell
@@ -29,17 +47,23 @@ export function Shell({ session, children }: { session: Session; children: React
             <Title order={2} size="h4">
               Gatehouse
             </Title>
-            <Switchers session={session} />
+            {!narrow && <Switchers session={session} />}
           </Group>
-          <Group wrap="nowrap">
+          <Group wrap="nowrap" gap="xs">
             <Text size="sm" c="dimmed" visibleFrom="md">
               {session.email}
             </Text>
+            <ThemeToggle />
             <LogoutButton />
           </Group>
         </Group>
       </AppShell.Header>
-      <AppShell.Navbar p="xs" aria-label="Pages">
+      <AppShell.Navbar p="xs" aria-label="Pages" style={{ overflowY: "auto" }}>
+        {narrow && (
+          <Stack gap="xs" mb="sm">
+            <Switchers session={session} />
+          </Stack>
+        )}
         {NAV.map((group, i) => {
           if (group.env && !(proj && env)) return null;
           const to = (path: string) =>
@@ -52,9 +76,11 @@ export function Shell({ session, children }: { session: Session; children: React
                   {group.showsPlace && ` (${proj} / ${env})`}
                 </Text>
               )}
-              {group.pages.map((page) => (
-                <SideLink key={page.path} to={to(page.path)} label={page.label} />
-              ))}
+              {group.pages
+                .filter((page) => !page.admin || isAdmin)
+                .map((page) => (
+                  <SideLink key={page.path} to={to(page.path)} label={page.label} />
+                ))}
             </Fragment>
           );
         })}
@@ -91,7 +117,7 @@ function Switchers({ session }: { session: Session }) {
     await navigate(first ? envPath(org.key, key, first.key) : `/o/${encodeURIComponent(org.key)}/projects`);
   };
   return (
-    <Group gap="xs" wrap="nowrap" visibleFrom="sm">
+    <>
       <Select
         aria-label="Organization"
         size="xs"
@@ -122,7 +148,24 @@ function Switchers({ session }: { session: Session }) {
         value={env ?? null}
         onChange={(key) => key && proj && void navigate(envPath(org.key, proj, key))}
       />
-    </Group>
+    </>
+  );
+}
+
+/** Light or dark (the system's until chosen; Mantine keeps the choice in localStorage). */
+function ThemeToggle() {
+  const { setColorScheme } = useMantineColorScheme();
+  const scheme = useComputedColorScheme("light");
+  const next = scheme === "dark" ? "light" : "dark";
+  return (
+    <Button
+      variant="default"
+      size="xs"
+      aria-label={`Switch to ${next} mode`}
+      onClick={() => setColorScheme(next)}
+    >
+      {scheme === "dark" ? "Light" : "Dark"}
+    </Button>
   );
 }
 

@@ -1,5 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from "react";
 import { Button, Group, Modal, Stack, Text, TextInput } from "@mantine/core";
+import { ApiError } from "../api/client";
+import { FieldErrors } from "./key-fields";
 import { ErrorState } from "./states";
 import { named } from "./user-text";
 
@@ -48,10 +50,12 @@ export function FormModal({
   };
   return (
     <Modal opened={opened} onClose={close} title={title} centered>
-      <form onSubmit={(e) => void submit(e)}>
+      <form onSubmit={(e) => void submit(e)} onChange={() => error !== null && setError(null)}>
         <Stack>
           {error !== null && <ErrorState error={error} />}
-          {children}
+          <FieldErrors.Provider value={error instanceof ApiError ? error.fields : {}}>
+            {children}
+          </FieldErrors.Provider>
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
               Cancel

@@ -41,3 +41,25 @@ export function UserFields({ user }: { user?: { email?: string; first_name?: str
 export function asPage<T>(result: T[] | { data: T[]; total_count: number; page_count: number }) {
   return Array.isArray(result) ? { data: result, total_count: result.length, page_count: 1 } : result;
 }
+
+type UserTenants = {
+  associated_tenants: {
+    tenant: string;
+    roles: string[];
+    resource_instance_roles?: { resource: string; resource_instance: string; role: string }[];
+  }[];
+};
+
+/**
+ * A user's roles as a list reads them (asked with `include_resource_instance_roles`): tenant roles "admin @ acme"
+ * and instance roles "owner on folder:reports"; within one tenant (`tenant`), without the "@ tenant".
+ */
+export function rolesText(user: UserTenants, tenant?: string): string {
+  return user.associated_tenants
+    .filter((t) => tenant === undefined || t.tenant === tenant)
+    .flatMap((t) => [
+      ...t.roles.map((role) => (tenant === undefined ? `${role} @ ${t.tenant}` : role)),
+      ...(t.resource_instance_roles ?? []).map((r) => `${r.role} on ${r.resource}:${r.resource_instance}`),
+    ])
+    .join(", ");
+}

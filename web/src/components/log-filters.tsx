@@ -63,25 +63,29 @@ export function FilterText({
   );
 }
 
-/** A choice filter, filled from the URL; cleared, it filters nothing. */
+/** A choice filter, filled from the URL; cleared, it filters nothing (or falls back to `fallback`). */
 export function FilterSelect({
   params,
   name,
   label,
   data,
+  fallback,
 }: {
   params: URLSearchParams;
   name: string;
   label: string;
   data: (string | { value: string; label: string })[];
+  /** The value when the URL has none (then the filter cannot be cleared, only changed). */
+  fallback?: string;
 }) {
   return (
     <Select
       label={label}
       name={name}
       placeholder="any"
-      clearable
-      defaultValue={params.get(name)}
+      clearable={fallback === undefined}
+      allowDeselect={fallback === undefined}
+      defaultValue={params.get(name) ?? fallback ?? null}
       data={data}
     />
   );

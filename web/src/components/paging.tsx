@@ -1,7 +1,11 @@
-import { useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useSearchParams } from "react-router";
 import { Group, Pagination, Text, TextInput } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
+
+/** A count and its noun: "1 user", "20,004 users". */
+export const countOf = (n: number, one: string, many = `${one}s`): string =>
+  `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 
 /** Page controls whose buttons say what they do. */
 export function Pages({
@@ -48,14 +52,41 @@ export function PageFooter(props: {
 export function usePagedSearch() {
   const [params, setParams] = useSearchParams();
   const page = Math.max(1, Number(params.get("page") ?? "1") || 1);
-  const [search, setSearch] = useState(params.get("q") ?? "");
-  const [query] = useDebouncedValue(search.trim(), 300);
-  const goTo = (next: number, q = query) => setParams(q ? { page: String(next), q } : { page: String(next) });
-  const onSearch = (text: string) => {
-    setSearch(text);
-    if (page !== 1) goTo(1, text.trim());
-  };
-  return { page, search, query, goTo, onSearch };
+  const inUrl = params.get("q") ?? "";
+  const [search, setSearch] = useState(inUrl);
+  const [typed] = useDebouncedValue(search.trim(), 300);
+  // The URL is the truth: what was typed is written there once typing pauses (from page 1), and a URL changed
+  // from outside (back, a link) fills the box.
+  const written = useRef(inUrl);
+  useEffect(() => {
+    if (typed === written.current) return;
+    written.current = typed;
+    setParams(
+      (old) => {
+        const next = new URLSearchParams(old);
+        next.delete("page");
+        if (typed) next.set("q", typed);
+        else next.delete("q");
+        return next;
+      },
+      { replace: true },
+    );
+  }, [typed, setParams]);
+  useEffect(() => {
+    if (inUrl === written.current) return;
+    written.current = inUrl;
+    setSearch(inUrl);
+  }, [inUrl]);
+  const goTo = useCallback(
+    (next: number) =>
+      setParams((old) => {
+        const copy = new URLSearchParams(old);
+        copy.set("page", String(next));
+        return copy;
+      }),
+    [setParams],
+  );
+  return { page, search, query: inUrl, goTo, onSearch: setSearch };
 }
 
 /** The search box of a paged list. */

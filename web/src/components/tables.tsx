@@ -1,6 +1,6 @@
-import type { ReactNode } from "react";
-import { Button, Group, Table, Title } from "@mantine/core";
-import { PageFooter } from "./paging";
+import { useEffect, type ReactNode } from "react";
+import { Box, Button, Group, Table, Title } from "@mantine/core";
+import { countOf, PageFooter } from "./paging";
 import { Empty, QueryState } from "./states";
 
 /** A page's heading with its main write action (shown to members who may write). */
@@ -40,33 +40,36 @@ export function DataTable<T>({
   emptyRow?: ReactNode;
 }) {
   const shown = columns.flatMap((column, i) => (column === false ? [] : [{ column, i }]));
+  // A wide table scrolls inside its own box, not the page (reachable by keyboard: it takes the focus).
   return (
-    <Table striped={striped} highlightOnHover={highlightOnHover} aria-label={label}>
-      <Table.Thead>
-        <Table.Tr>
-          {shown.map(({ column }) => (
-            <Table.Th key={column}>{column}</Table.Th>
-          ))}
-        </Table.Tr>
-      </Table.Thead>
-      <Table.Tbody>
-        {rows.length === 0 && emptyRow !== undefined && (
+    <Box className="table-scroll" tabIndex={0} role="region" aria-label={label ?? "Table"}>
+      <Table striped={striped} highlightOnHover={highlightOnHover} aria-label={label}>
+        <Table.Thead>
           <Table.Tr>
-            <Table.Td colSpan={shown.length}>{emptyRow}</Table.Td>
+            {shown.map(({ column }) => (
+              <Table.Th key={column}>{column}</Table.Th>
+            ))}
           </Table.Tr>
-        )}
-        {rows.map((row, index) => {
-          const all = cells(row);
-          return (
-            <Table.Tr key={rowKey(row, index)}>
-              {shown.map(({ column, i }) => (
-                <Table.Td key={column}>{all[i]}</Table.Td>
-              ))}
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.length === 0 && emptyRow !== undefined && (
+            <Table.Tr>
+              <Table.Td colSpan={shown.length}>{emptyRow}</Table.Td>
             </Table.Tr>
-          );
-        })}
-      </Table.Tbody>
-    </Table>
+          )}
+          {rows.map((row, index) => {
+            const all = cells(row);
+            return (
+              <Table.Tr key={rowKey(row, index)}>
+                {shown.map(({ column, i }) => (
+                  <Table.Td key={column}>{all[i]}</Table.Td>
+                ))}
+              </Table.Tr>
+            );
+          })}
+        </Table.Tbody>
+      </Table>
+    </Box>
   );
 }
 
@@ -83,21 +86,26 @@ export function PagedTable<T>({
 }: Omit<Parameters<typeof DataTable<T>>[0], "rows"> & {
   query: { isPending: boolean; error: unknown; data: Page<T> | undefined; refetch?: () => unknown };
   empty: ReactNode;
-  /** What the list holds, after its count: "users". */
+  /** What the list holds, after its count, in the singular: "user" ("1 user", "20,004 users"). */
   noun: string;
   page: number;
   onPage: (page: number) => void;
 }) {
+  const last = query.data?.page_count ?? 0;
+  // A page past the end (an old link, the last row deleted) shows the last page instead.
+  useEffect(() => {
+    if (last > 0 && page > last) onPage(last);
+  }, [last, page, onPage]);
   return (
     <QueryState query={query}>
       {(result) =>
-        result.data.length === 0 ? (
+        result.data.length === 0 && result.total_count === 0 ? (
           <Empty>{empty}</Empty>
         ) : (
           <>
             <DataTable {...table} rows={result.data} />
             <PageFooter
-              count={`${result.total_count} ${noun}`}
+              count={countOf(result.total_count, noun)}
               total={result.page_count}
               page={page}
               onChange={onPage}

@@ -7,7 +7,7 @@ import { CopyBlock } from "../components/CopyBlock";
 import { FormModal, formText } from "../components/dialogs";
 import { Empty, ErrorState, QueryState } from "../components/states";
 import { useOrg } from "../org";
-import { useMayWrite } from "../session";
+import { mayWrite, useMe } from "../session";
 import { notifyError } from "../notify";
 import { named } from "../components/user-text";
 import { DataTable, PageHead, RowButton } from "../components/tables";
@@ -20,13 +20,16 @@ const when = (at: string | null | undefined) => (at ? new Date(at).toLocaleStrin
 /** The organization's API keys: list, create (organization, project or environment), reveal, rotate, revoke. */
 export default function ApiKeysPage() {
   const org = useOrg();
-  const canWrite = useMayWrite({ admin: true });
+  const me = useMe();
+  const canWrite = mayWrite(me.data?.grants, { admin: true });
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<{ id: string; title: ReactNode } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
   const keys = useQuery({
     queryKey: [org.id, "api-keys"],
+    // Only admins may list keys: others are told so rather than shown a 403.
+    enabled: canWrite,
     queryFn: async () => unwrap(await api.GET("/v2/api-key", { params: { query: { per_page: 100 } } })),
   });
   const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, "api-keys"] });
@@ -44,6 +47,14 @@ export default function ApiKeysPage() {
     }
   };
 
+  if (me.data && !canWrite) {
+    return (
+      <Stack>
+        <PageHead title="API keys" />
+        <Empty>Only the organization&apos;s admins see and manage its API keys.</Empty>
+      </Stack>
+    );
+  }
   return (
     <Stack>
       <PageHead
@@ -67,7 +78,8 @@ export default function ApiKeysPage() {
                     ? "organization"
                     : [key.project?.key, key.env?.key].filter(Boolean).join(" / "),
                   key.access_level,
-                  key.created_by_member?.email ?? "—",
+                  key.created_by_member?.email ??
+                    (key.created_by_key ? `key ${key.created_by_key.name ?? key.created_by_key.id}` : "—"),
                   when(key.last_used_at),
                   canWrite && (
                     <Group gap="xs" wrap="nowrap">

@@ -15,11 +15,12 @@ import { api, unwrap } from "../api/client";
 import { QueryState } from "../components/states";
 import { useOrg } from "../org";
 import { jsonText } from "../components/user-text";
+import { WRITES } from "../activity";
 
 const ApiLogChart = lazy(() => import("./ApiLogChart"));
 
 const PER_PAGE = 20;
-const FILTERS = ["status", "method", "path", "actor", "range"] as const;
+const FILTERS = ["status", "method", "caller", "path", "actor", "range"] as const;
 
 /** The URL's filters as the history routes' query (the range ends at `until`, in Unix seconds). */
 function historyQuery(params: URLSearchParams, until: number) {
@@ -27,13 +28,16 @@ function historyQuery(params: URLSearchParams, until: number) {
     .split(/[\s,]+/)
     .map(Number)
     .filter((n) => Number.isInteger(n) && n >= 100 && n <= 599);
-  const method = params.get("method");
+  // Writes unless the URL says otherwise: an hour of clicking in the dashboard makes hundreds of reads.
+  const method = params.get("method") ?? "writes";
+  const caller = params.get("caller");
   const path = params.get("path");
   const actor = params.get("actor");
   const range = rangeSeconds(params);
   return {
     ...(status.length > 0 && { status_code: status }),
-    ...(method && { method: [method] }),
+    ...(method !== "all" && { method: method === "writes" ? WRITES : [method] }),
+    ...(caller && { actor_type: [caller] }),
     ...(path && { path: [path] }),
     ...(actor && { actor_display_name: actor }),
     timestamp_from: until - range,
@@ -99,7 +103,21 @@ export default function ApiLogPage() {
           params={params}
           name="method"
           label="Method"
-          data={["GET", "POST", "PUT", "PATCH", "DELETE"]}
+          fallback="writes"
+          data={[
+            { value: "writes", label: "Writes (POST, PUT, PATCH, DELETE)" },
+            { value: "all", label: "All methods" },
+            ...["GET", "POST", "PUT", "PATCH", "DELETE"],
+          ]}
+        />
+        <FilterSelect
+          params={params}
+          name="caller"
+          label="Caller"
+          data={[
+            { value: "api_key", label: "API keys (no dashboard calls)" },
+            { value: "member", label: "Members in the dashboard" },
+          ]}
         />
         <FilterText params={params} name="path" label="Path" placeholder="/v2/..." />
         <FilterText params={params} name="actor" label="Actor" placeholder="member e-mail or key name" />
@@ -110,7 +128,7 @@ export default function ApiLogPage() {
       <PagedTable
         query={events}
         empty="No call matches these filters in this range."
-        noun="calls"
+        noun="call"
         page={page}
         onPage={goTo}
         highlightOnHover

@@ -20,6 +20,7 @@ import { ErrorState } from "../components/states";
 import { envPath, useOrg } from "../org";
 import { useEnvironments } from "../queries";
 import { named } from "../components/user-text";
+import { KeyInput } from "../components/key-fields";
 
 type Ref = { id: string; key: string; name: string };
 type Started = { projectId: string; sourceId: string; taskId: string };
@@ -77,7 +78,7 @@ export function CopyEnvironmentModal({
       </Radio.Group>
       {target === "new" ? (
         <>
-          <TextInput label="New environment key" name="key" required data-autofocus />
+          <KeyInput label="New environment key" />
           <TextInput label="New environment name" name="name" required />
         </>
       ) : (

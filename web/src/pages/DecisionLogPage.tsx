@@ -89,7 +89,7 @@ export default function DecisionLogPage() {
       <PagedTable
         query={logs}
         empty="No decision matches these filters in this range."
-        noun="decisions"
+        noun="decision"
         page={page}
         onPage={goTo}
         highlightOnHover

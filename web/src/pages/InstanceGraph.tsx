@@ -1,5 +1,6 @@
 import { Background, Controls, MarkerType, ReactFlow, type Edge, type Node } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
+import { useComputedColorScheme } from "@mantine/core";
 
 export interface Neighbourhood {
   center: string;
@@ -36,7 +37,7 @@ function layout(data: Neighbourhood): { nodes: Node[]; edges: Edge[] } {
       id: `user:${user}`,
       position: { x: i * 200, y: 320 },
       data: { label: `user ${user}` },
-      style: { background: "#f1f3f5" },
+      style: { background: "var(--mantine-color-default-hover)" },
     }),
   );
   data.assignments.forEach((a, i) => {
@@ -68,6 +69,8 @@ function layout(data: Neighbourhood): { nodes: Node[]; edges: Edge[] } {
  */
 export default function InstanceGraph({ data }: { data: Neighbourhood }) {
   const { nodes, edges } = layout(data);
+  // The graph's nodes, edges and controls follow the dashboard's light or dark scheme.
+  const scheme = useComputedColorScheme("light");
   const summary = [
     ...data.tuples.map((t) => `${t.subject} ${t.relation} ${t.object}`),
     ...data.assignments.map((a) => `user ${a.user} has ${a.role} on ${a.resource_instance}`),
@@ -77,7 +80,7 @@ export default function InstanceGraph({ data }: { data: Neighbourhood }) {
   ].join("; ");
   return (
     <div
-      style={{ height: 420, border: "1px solid var(--mantine-color-gray-3)", borderRadius: 4 }}
+      style={{ height: 420, border: "1px solid var(--mantine-color-default-border)", borderRadius: 4 }}
       role="figure"
       aria-label={`Graph around ${data.center}: ${summary || "no relation and no role"}`}
     >
@@ -85,6 +88,7 @@ export default function InstanceGraph({ data }: { data: Neighbourhood }) {
         nodes={nodes}
         edges={edges}
         fitView
+        colorMode={scheme}
         nodesConnectable={false}
         proOptions={{ hideAttribution: false }}
       >

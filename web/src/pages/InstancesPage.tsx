@@ -11,6 +11,7 @@ import { jsonText, named } from "../components/user-text";
 import { useEnvPath } from "../queries";
 import { InstanceDetail } from "./InstanceDetail";
 import { TuplesSection } from "./TuplesSection";
+import { KeyInput } from "../components/key-fields";
 
 const PER_PAGE = 20;
 
@@ -78,7 +79,7 @@ export default function InstancesPage() {
       <PagedTable
         query={instances}
         empty={query ? `No instance matches “${query}”.` : "No resource instance in this environment yet."}
-        noun="instances"
+        noun="instance"
         page={page}
         onPage={goTo}
         label="Instances"
@@ -136,7 +137,7 @@ export default function InstancesPage() {
           data={(resources.data ?? []).map((r) => r.key)}
           data-autofocus
         />
-        <TextInput label="Key" name="key" required />
+        <KeyInput autoFocus={false} />
         <TextInput label="Tenant" name="tenant" placeholder="default" />
         <AttributesInput />
       </FormModal>

@@ -32,6 +32,17 @@ export const grantPlace = (g: Grant) =>
     ? "organization"
     : [g.project_key ?? g.project_id, g.environment_key ?? g.environment_id].filter(Boolean).join(" / ");
 
+/** A date and time in the browser's locale, with its zone: "Dec 5, 2026, 10:02 UTC". */
+const dateText = (at: string) =>
+  new Date(at).toLocaleString(undefined, {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZoneName: "short",
+  });
+
 const inviteLink = (code: string) => `${window.location.origin}/invite/${encodeURIComponent(code)}`;
 
 /** Settings → Members: the organization's members and their grants, and the invites waiting for an answer. */
@@ -40,7 +51,7 @@ export default function MembersPage() {
   const canWrite = useMayWrite({ admin: true });
   const queryClient = useQueryClient();
   const [inviting, setInviting] = useState(false);
-  const [link, setLink] = useState<{ email: string; url: string } | null>(null);
+  const [link, setLink] = useState<{ email: string; url: string; expires?: string } | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
   const members = useQuery({
@@ -120,19 +131,24 @@ export default function MembersPage() {
                 <Empty>No invite yet.</Empty>
               ) : (
                 <DataTable
-                  columns={["E-mail", "Role", "Status", "Actions"]}
+                  columns={["E-mail", "Role", "Status", "Expires", "Actions"]}
                   rows={list}
                   rowKey={(invite) => invite.id}
                   cells={(invite) => [
                     invite.email,
                     invite.role,
                     `${invite.status}${invite.failed_reason ? ` (${invite.failed_reason})` : ""}`,
+                    invite.expires_at ? dateText(invite.expires_at) : "",
                     invite.status === "pending" && (
                       <Group gap="xs" wrap="nowrap">
                         <RowButton
                           label={`Link of the invite for ${invite.email}`}
                           onClick={() =>
-                            setLink({ email: invite.email, url: inviteLink(invite.invite_code) })
+                            setLink({
+                              email: invite.email,
+                              url: inviteLink(invite.invite_code),
+                              expires: invite.expires_at,
+                            })
                           }
                         >
                           Link
@@ -171,11 +187,18 @@ export default function MembersPage() {
           if (failed) throw new Error(`${failed.email}: ${failed.reason}`);
           const invite = result.success[0];
           await refresh();
-          if (invite) setLink({ email, url: inviteLink(invite.invite_code) });
+          if (invite) setLink({ email, url: inviteLink(invite.invite_code), expires: invite.expires_at });
         }}
       >
         <TextInput label="E-mail" name="email" type="email" required data-autofocus />
-        <Select label="Access" name="role" defaultValue="admin" allowDeselect={false} data={ACCESS} />
+        <Select
+          label="Access"
+          name="role"
+          description="read: sees everything, changes nothing; raise it later under Change access"
+          defaultValue="read"
+          allowDeselect={false}
+          data={ACCESS}
+        />
       </FormModal>
 
       {link && (
@@ -188,8 +211,9 @@ export default function MembersPage() {
         >
           <Stack>
             <Text size="sm">
-              Send this link to {link.email}: it works once, for a few days. Whoever opens it chooses a
-              password and joins the organization.
+              Send this link to {link.email}: it works once, until{" "}
+              {link.expires ? dateText(link.expires) : "it expires"}. Whoever opens it chooses a password and
+              joins the organization.
             </Text>
             <CopyBlock
               label="Invite link"

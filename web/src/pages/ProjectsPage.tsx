@@ -11,6 +11,7 @@ import { useMayWrite } from "../session";
 import { CopyEnvironmentModal } from "./CopyEnvironment";
 import { named } from "../components/user-text";
 import { DataTable, RowButton } from "../components/tables";
+import { NameKeyFields } from "../components/key-fields";
 
 type Project = { id: string; key: string; name: string };
 type Environment = { id: string; key: string; name: string };
@@ -62,8 +63,7 @@ export default function ProjectsPage() {
           await refresh();
         }}
       >
-        <TextInput label="Key" name="key" description="letters, digits, - and _" required data-autofocus />
-        <TextInput label="Name" name="name" required />
+        <NameKeyFields />
       </FormModal>
 
       {dialog?.kind === "rename-project" && (
@@ -120,8 +120,7 @@ export default function ProjectsPage() {
             await refresh();
           }}
         >
-          <TextInput label="Key" name="key" description="letters, digits, - and _" required data-autofocus />
-          <TextInput label="Name" name="name" required />
+          <NameKeyFields />
         </FormModal>
       )}
 

@@ -5,10 +5,11 @@ import { Pages, SearchInput, usePagedSearch } from "../components/paging";
 import { DataTable, PagedTable, PageHead, RowActions, RowButton } from "../components/tables";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
-import { asPage, AttributesInput, parseAttributes } from "../components/fields";
+import { asPage, AttributesInput, parseAttributes, rolesText } from "../components/fields";
 import { Empty, QueryState } from "../components/states";
 import { useEnvPath } from "../queries";
 import { named } from "../components/user-text";
+import { NameKeyFields } from "../components/key-fields";
 
 const PER_PAGE = 20;
 
@@ -60,7 +61,7 @@ export default function TenantsPage() {
       <PagedTable
         query={tenants}
         empty={query ? `No tenant matches “${query}”.` : "No tenant in this environment yet."}
-        noun="tenants"
+        noun="tenant"
         page={page}
         onPage={goTo}
         columns={["Key", "Name", "Description", "Actions"]}
@@ -98,8 +99,7 @@ export default function TenantsPage() {
           await refresh();
         }}
       >
-        <TextInput label="Key" name="key" required data-autofocus />
-        <TextInput label="Name" name="name" required />
+        <NameKeyFields />
         <Textarea label="Description" name="description" autosize />
         <AttributesInput />
       </FormModal>
@@ -168,7 +168,7 @@ function TenantUsersModal({ tenant, onClose }: { tenant: Tenant; onClose: () => 
         await api.GET("/v2/facts/{proj_id}/{env_id}/tenants/{tenant_id}/users", {
           params: {
             path: { ...path, tenant_id: tenant.key },
-            query: { page, per_page: PER_PAGE },
+            query: { page, per_page: PER_PAGE, include_resource_instance_roles: true },
           },
         }),
       ),
@@ -187,14 +187,7 @@ function TenantUsersModal({ tenant, onClose }: { tenant: Tenant; onClose: () => 
                 columns={["Key", "E-mail", "Roles here"]}
                 rows={result.data}
                 rowKey={(user) => user.id}
-                cells={(user) => [
-                  user.key,
-                  user.email ?? "",
-                  user.roles
-                    .filter((r) => r.tenant === tenant.key)
-                    .map((r) => r.role)
-                    .join(", "),
-                ]}
+                cells={(user) => [user.key, user.email ?? "", rolesText(user, tenant.key)]}
               />
               <Pages total={result.page_count} page={page} onChange={setPage} />
             </Stack>

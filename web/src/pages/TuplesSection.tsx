@@ -77,7 +77,7 @@ export function TuplesSection() {
       <PagedTable
         query={tuples}
         empty="No tuple matches."
-        noun="tuples"
+        noun="tuple"
         page={page}
         onPage={setPage}
         label="Tuples"

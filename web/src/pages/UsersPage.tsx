@@ -1,14 +1,15 @@
 import { useState } from "react";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Button, Stack, Text, TextInput } from "@mantine/core";
+import { Button, Stack, Text } from "@mantine/core";
 import { SearchInput, usePagedSearch } from "../components/paging";
 import { PagedTable, PageHead, RowActions, RowButton } from "../components/tables";
 import { api, unwrap } from "../api/client";
 import { FormModal, formText, TypedConfirmModal } from "../components/dialogs";
-import { AttributesInput, parseAttributes, UserFields } from "../components/fields";
+import { AttributesInput, parseAttributes, rolesText, UserFields } from "../components/fields";
 import { UserRolesModal } from "./UserRolesModal";
 import { useEnvPath } from "../queries";
 import { named } from "../components/user-text";
+import { KeyInput } from "../components/key-fields";
 
 const PER_PAGE = 20;
 
@@ -35,7 +36,15 @@ export default function UsersPage() {
     queryFn: async () =>
       unwrap(
         await api.GET("/v2/facts/{proj_id}/{env_id}/users", {
-          params: { path, query: { page, per_page: PER_PAGE, ...(query && { search: query }) } },
+          params: {
+            path,
+            query: {
+              page,
+              per_page: PER_PAGE,
+              include_resource_instance_roles: true,
+              ...(query && { search: query }),
+            },
+          },
         }),
       ),
   });
@@ -51,7 +60,7 @@ export default function UsersPage() {
       <PagedTable
         query={users}
         empty={query ? `No user matches “${query}”.` : "No user in this environment yet."}
-        noun="users"
+        noun="user"
         page={page}
         onPage={goTo}
         columns={["Key", "E-mail", "Name", "Roles", "Actions"]}
@@ -64,7 +73,7 @@ export default function UsersPage() {
           <>
             <bdi>{user.first_name}</bdi> <bdi>{user.last_name}</bdi>
           </>,
-          user.roles.map((r) => `${r.role}${r.tenant ? ` @ ${r.tenant}` : ""}`).join(", "),
+          rolesText(user),
           <RowActions
             name={user.key}
             onEdit={canWrite ? () => setDialog({ kind: "edit", user }) : undefined}
@@ -103,7 +112,7 @@ export default function UsersPage() {
           await refresh();
         }}
       >
-        <TextInput label="Key" name="key" required data-autofocus />
+        <KeyInput />
         <UserFields />
         <AttributesInput />
       </FormModal>

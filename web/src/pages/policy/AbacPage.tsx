@@ -286,7 +286,14 @@ function ConditionSetModal({
         <Text size="sm" c="dimmed">
           As stored:
         </Text>
-        <Text component="pre" size="xs" ff="monospace" bg="gray.0" p="xs" aria-label="Conditions as JSON">
+        <Text
+          component="pre"
+          size="xs"
+          ff="monospace"
+          bg="var(--mantine-color-default-hover)"
+          p="xs"
+          aria-label="Conditions as JSON"
+        >
           {jsonText(conditions, 2)}
         </Text>
         <Group justify="flex-end">

@@ -231,7 +231,7 @@ export function ConditionBuilder({
       });
     const label = depth === 0 ? "the conditions" : `group ${++groups}`;
     return (
-      <Paper key={label} withBorder p="xs" bg={depth % 2 ? "gray.0" : undefined}>
+      <Paper key={label} withBorder p="xs" bg={depth % 2 ? "var(--mantine-color-default-hover)" : undefined}>
         <Stack gap="xs">
           <Group gap="xs">
             <Select

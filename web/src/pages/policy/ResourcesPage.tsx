@@ -7,6 +7,7 @@ import { PageHead } from "../../components/tables";
 import { keyList, useEnvPlace, useRefreshSchema, useResources } from "../../policy";
 import type { Dialog } from "./card-parts";
 import { ResourceCard } from "./ResourceCard";
+import { NameKeyFields } from "../../components/key-fields";
 
 /**
  * An environment's resource types, each with its actions, attributes, resource roles (permissions, `extends`,
@@ -29,8 +30,7 @@ export default function ResourcesPage() {
       submitLabel: "Create",
       fields: (
         <>
-          <TextInput label="Key" name="key" required data-autofocus />
-          <TextInput label="Name" name="name" required />
+          <NameKeyFields />
           <Textarea label="Description" name="description" autosize />
           <TextInput label="Actions" name="actions" description="action keys, separated by commas" />
         </>

@@ -6,6 +6,7 @@ import { Empty, QueryState } from "../../components/states";
 import { keyList, useEnvPlace, useRefreshSchema, useTenantRoles, type TenantRole } from "../../policy";
 import { PageHead, RowActions } from "../../components/tables";
 import { named } from "../../components/user-text";
+import { NameKeyFields } from "../../components/key-fields";
 
 /** An environment's tenant roles: create, edit (name, description, the roles it extends), delete. */
 export default function RolesPage() {
@@ -86,8 +87,7 @@ export default function RolesPage() {
           await refresh();
         }}
       >
-        <TextInput label="Key" name="key" required data-autofocus />
-        <RoleFields others={others()} />
+        <RoleFields others={others()} creating />
       </FormModal>
 
       {dialog?.kind === "edit" && (
@@ -135,13 +135,20 @@ export default function RolesPage() {
 export function RoleFields({
   role,
   others,
+  creating,
 }: {
   role?: { name: string; description?: string; extends: string[] };
   others: string[];
+  /** A new role: its name proposes its key. */
+  creating?: boolean;
 }) {
   return (
     <>
-      <TextInput label="Name" name="name" required defaultValue={role?.name ?? ""} />
+      {creating ? (
+        <NameKeyFields />
+      ) : (
+        <TextInput label="Name" name="name" required defaultValue={role?.name ?? ""} />
+      )}
       <Textarea label="Description" name="description" autosize defaultValue={role?.description ?? ""} />
       <MultiSelect
         label="Extends"
