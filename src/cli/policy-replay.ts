@@ -1,4 +1,5 @@
 import { parse } from "yaml";
+import type { ReplayCounts } from "../modules/policy/replay-tally.ts";
 import { UsageError } from "./args.ts";
 import { apiClient, PolicyCommandError, readText, wholeNumber, type PolicyIo } from "./policy-client.ts";
 
@@ -22,32 +23,13 @@ export interface ReplayFlags {
   format?: string;
 }
 
-interface Side {
-  allow: boolean;
-  reason: string;
-}
-interface Replay {
-  replayed: number;
-  flipped: number;
+/** The route's answer (what the CLI prints of it). */
+type Replay = Pick<
+  ReplayCounts,
+  "replayed" | "flipped" | "by_resource_action" | "flips" | "flips_truncated"
+> & {
   message: string;
-  by_resource_action: {
-    resource_type: string;
-    action: string;
-    replayed: number;
-    flipped: number;
-    to_allow: number;
-    to_deny: number;
-  }[];
-  flips: {
-    timestamp?: string;
-    user: string;
-    action: string;
-    resource: { type: string; key?: string; tenant?: string };
-    before: Side;
-    after: Side;
-  }[];
-  flips_truncated: boolean;
-}
+};
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 

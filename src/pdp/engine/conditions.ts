@@ -39,6 +39,21 @@ export class ConditionInput {
   resourceRequest: Attributes | undefined = undefined;
   resourceStored: Attributes | undefined = undefined;
   context: Attributes | undefined = undefined;
+
+  /** The resource's side: what the request says of it and what the PDP stores of its instance (none: undefined). */
+  setResource(
+    type: string,
+    key: string | undefined,
+    tenant: string,
+    requested: Attributes | undefined,
+    stored: Attributes | undefined,
+  ): void {
+    this.resourceType = type;
+    this.resourceKey = key;
+    this.resourceTenant = tenant;
+    this.resourceRequest = requested;
+    this.resourceStored = stored;
+  }
 }
 
 export type Predicate = (input: ConditionInput) => boolean;

@@ -368,11 +368,13 @@ class DecisionEngine implements Engine {
       input.userKey = query.user.key;
       input.userRequest = query.user;
       input.userStored = user === undefined ? undefined : facts.userProfiles[user];
-      input.resourceType = query.resource.type;
-      input.resourceKey = query.resource.key;
-      input.resourceTenant = tenantKey;
-      input.resourceRequest = query.resource.attributes;
-      input.resourceStored = instance >= 0 ? facts.instanceAttributes[instance] : undefined;
+      input.setResource(
+        query.resource.type,
+        query.resource.key,
+        tenantKey,
+        query.resource.attributes,
+        instance >= 0 ? facts.instanceAttributes[instance] : undefined,
+      );
       input.context = query.context;
       for (const rule of rules) {
         if (rule.matchesUser(input) && rule.matchesResource(input)) {

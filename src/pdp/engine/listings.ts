@@ -231,11 +231,13 @@ function instanceEntry(
     if (grants) roles.add(facts.roleKey(role));
   }
   if (walk.abac) {
-    input.resourceType = type;
-    input.resourceKey = facts.instanceKeys[instance];
-    input.resourceTenant = facts.tenants.keyOf(tenant);
-    input.resourceRequest = undefined;
-    input.resourceStored = facts.instanceAttributes[instance];
+    input.setResource(
+      type,
+      facts.instanceKeys[instance],
+      facts.tenants.keyOf(tenant),
+      undefined,
+      facts.instanceAttributes[instance],
+    );
     walk.addAbac(typeId, permissions);
   }
   if (roles.size === 0 && permissions.size === 0) return undefined;
@@ -312,11 +314,13 @@ export function authorizedUsers(
   const rules = schema.abacRules[permission];
   if (rules !== undefined && rules.length > 0) {
     const input = new ConditionInput();
-    input.resourceType = target.resource.type;
-    input.resourceKey = target.resource.key;
-    input.resourceTenant = tenantKey;
-    input.resourceRequest = target.resource.attributes;
-    input.resourceStored = instance >= 0 ? facts.instanceAttributes[instance] : undefined;
+    input.setResource(
+      target.resource.type,
+      target.resource.key,
+      tenantKey,
+      target.resource.attributes,
+      instance >= 0 ? facts.instanceAttributes[instance] : undefined,
+    );
     input.context = target.context;
     for (let user = 0; user < facts.users.size; user++) {
       if (!facts.userExists(user)) continue;
