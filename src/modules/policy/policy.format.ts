@@ -166,87 +166,82 @@ export function canonicalPolicy(p: PolicyDoc): Record<string, unknown> {
     ["permissions", sortedUnique(role.permissions)],
     ["extends", sortedUnique(role.extends)],
   ];
+  /** A top-level section: a map of the document's, each entry in its canonical shape. */
+  const section = <T>(key: string, map: Record<string, T>, fn: (v: T) => Record<string, unknown>) =>
+    put(out, key, mapOf(map, fn));
   const attribute = (a: AttributeDoc) =>
     obj([
       ["type", a.type],
       ["description", a.description],
     ]);
-  put(
-    out,
-    "resources",
-    mapOf(p.resources, (r) =>
-      obj([
-        ["name", r.name],
-        ["description", r.description],
-        ["urn", r.urn],
-        ["type_attributes", json(r.type_attributes)],
-        [
-          "actions",
-          mapOf(r.actions, (a) =>
-            obj([
-              ["name", a.name],
-              ["description", a.description],
-              ["attributes", json(a.attributes)],
-            ]),
-          ),
-        ],
-        ["attributes", mapOf(r.attributes, attribute)],
-        [
-          "action_groups",
-          mapOf(r.action_groups, (g) =>
-            obj([
-              ["name", g.name],
-              ["description", g.description],
-              ["attributes", json(g.attributes)],
-              ["actions", sortedUnique(g.actions)],
-            ]),
-          ),
-        ],
-        [
-          "roles",
-          mapOf(r.roles, (role) =>
-            obj([
-              ...roleFields(role),
-              [
-                "derived_from",
-                [...role.derived_from]
-                  .sort((a, b) => {
-                    const ka = `${a.on_resource}\u0000${a.role}\u0000${a.linked_by_relation}`;
-                    const kb = `${b.on_resource}\u0000${b.role}\u0000${b.linked_by_relation}`;
-                    return ka < kb ? -1 : ka > kb ? 1 : 0;
-                  })
-                  .map((d) =>
-                    obj([
-                      ["role", d.role],
-                      ["on_resource", d.on_resource],
-                      ["linked_by_relation", d.linked_by_relation],
-                      ["no_direct_roles_on_object", d.no_direct_roles_on_object],
-                    ]),
-                  ),
-              ],
-            ]),
-          ),
-        ],
-        [
-          "relations",
-          mapOf(r.relations, (rel) =>
-            obj([
-              ["subject", rel.subject],
-              ["name", rel.name],
-              ["description", rel.description],
-            ]),
-          ),
-        ],
-      ]),
-    ),
+  section("resources", p.resources, (r) =>
+    obj([
+      ["name", r.name],
+      ["description", r.description],
+      ["urn", r.urn],
+      ["type_attributes", json(r.type_attributes)],
+      [
+        "actions",
+        mapOf(r.actions, (a) =>
+          obj([
+            ["name", a.name],
+            ["description", a.description],
+            ["attributes", json(a.attributes)],
+          ]),
+        ),
+      ],
+      ["attributes", mapOf(r.attributes, attribute)],
+      [
+        "action_groups",
+        mapOf(r.action_groups, (g) =>
+          obj([
+            ["name", g.name],
+            ["description", g.description],
+            ["attributes", json(g.attributes)],
+            ["actions", sortedUnique(g.actions)],
+          ]),
+        ),
+      ],
+      [
+        "roles",
+        mapOf(r.roles, (role) =>
+          obj([
+            ...roleFields(role),
+            [
+              "derived_from",
+              [...role.derived_from]
+                .sort((a, b) => {
+                  const ka = `${a.on_resource}\u0000${a.role}\u0000${a.linked_by_relation}`;
+                  const kb = `${b.on_resource}\u0000${b.role}\u0000${b.linked_by_relation}`;
+                  return ka < kb ? -1 : ka > kb ? 1 : 0;
+                })
+                .map((d) =>
+                  obj([
+                    ["role", d.role],
+                    ["on_resource", d.on_resource],
+                    ["linked_by_relation", d.linked_by_relation],
+                    ["no_direct_roles_on_object", d.no_direct_roles_on_object],
+                  ]),
+                ),
+            ],
+          ]),
+        ),
+      ],
+      [
+        "relations",
+        mapOf(r.relations, (rel) =>
+          obj([
+            ["subject", rel.subject],
+            ["name", rel.name],
+            ["description", rel.description],
+          ]),
+        ),
+      ],
+    ]),
   );
-  put(
-    out,
-    "roles",
-    mapOf(p.roles, (role) => obj(roleFields(role))),
-  );
-  put(out, "user_attributes", mapOf(p.user_attributes, attribute));
-  put(out, "tenant_attributes", mapOf(p.tenant_attributes, attribute));
+  section("roles", p.roles, (role) => obj(roleFields(role)));
+  section("user_attributes", p.user_attributes, attribute);
+  section("tenant_attributes", p.tenant_attributes, attribute);
   const set = (s: ConditionSetDoc) =>
     obj([
       ["name", s.name],
@@ -257,8 +252,8 @@ export function canonicalPolicy(p: PolicyDoc): Record<string, unknown> {
       // An empty condition is still a condition: keep it, so that a set always says what it matches.
       ["conditions", canonical(s.conditions)],
     ]);
-  put(out, "user_sets", mapOf(p.user_sets, set));
-  put(out, "resource_sets", mapOf(p.resource_sets, set));
+  section("user_sets", p.user_sets, set);
+  section("resource_sets", p.resource_sets, set);
   put(
     out,
     "set_rules",
