@@ -203,30 +203,6 @@ export async function readFeedAfter<C extends FeedRecord = FeedRecord>(
   );
 }
 
-/** Every change of revisions afterRevision < r <= upToRevision, one by one: batches spread into their items. */
-export async function readChangesAfter<C extends FeedRecord = FeedRecord>(
-  db: Db,
-  environmentId: string,
-  afterRevision: number,
-  upToRevision: number,
-): Promise<StoredChange<C>[]> {
-  return spreadEntries(await readFeedAfter<C>(db, environmentId, afterRevision, upToRevision));
-}
-
-/** Feed entries as single changes, numbered in order within each revision. */
-export function spreadEntries<C extends FeedRecord>(entries: FeedEntry<C>[]): StoredChange<C>[] {
-  const out: StoredChange<C>[] = [];
-  let revision = -1;
-  let seq = 0;
-  for (const entry of entries) {
-    if (entry.revision !== revision) [revision, seq] = [entry.revision, 0];
-    for (const change of changesOf(entry)) {
-      out.push({ ...change, revision, seq: seq++, created_at: entry.created_at });
-    }
-  }
-  return out;
-}
-
 /** In-process notification after commit, so the embedded PDP and waiting readers react without polling. */
 export class ChangeNotifier {
   private readonly listeners = new Set<Listener>();

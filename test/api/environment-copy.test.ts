@@ -1,7 +1,8 @@
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { readChangesAfter, type StoredChange } from "../../src/changes/feed.ts";
+import type { StoredChange } from "../../src/changes/feed.ts";
+import { readChangesAfter } from "../helpers/changes.ts";
 import { createEngine, type Change } from "../../src/pdp/engine/index.ts";
 import { AppError } from "../../src/lib/errors.ts";
 import { globMatch } from "../../src/modules/environment-copy/environment-copy.plan.ts";

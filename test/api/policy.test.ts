@@ -1,6 +1,6 @@
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
-import { readChangesAfter } from "../../src/changes/feed.ts";
+import { readChangesAfter } from "../helpers/changes.ts";
 import { createEngine, type Change } from "../../src/pdp/engine/index.ts";
 import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { seedRichPolicy } from "../helpers/copy-policy.ts";

@@ -1,6 +1,6 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { readChangesAfter } from "../../src/changes/feed.ts";
+import { readChangesAfter } from "../helpers/changes.ts";
 import { describeEachDialect } from "../helpers/app.ts";
 import {
   assertFeedMatchesApi,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readChangesAfter, type StoredChange } from "../../src/changes/feed.ts";
+import type { StoredChange } from "../../src/changes/feed.ts";
+import { readChangesAfter } from "./changes.ts";
 import type { Database } from "../../src/db/types.ts";
 import type { SeededOrg, TestEnv, Reply } from "./app.ts";
 import { validatePermitResponse } from "./permit-contract.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readChangesAfter } from "../../src/changes/feed.ts";
+import { readChangesAfter } from "./changes.ts";
 import type {
   ConditionSetData,
   ResourceData,

@@ -4,7 +4,8 @@ import { describeEachDialect } from "../helpers/app.ts";
 import { startTestPdp, type TestPdp } from "../helpers/pdp.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
 import { readSnapshot } from "../../src/domain/environment-snapshot.ts";
-import { BATCH_ITEMS, readChangesAfter, readFeedAfter } from "../../src/changes/feed.ts";
+import { BATCH_ITEMS, readFeedAfter } from "../../src/changes/feed.ts";
+import { readChangesAfter } from "../helpers/changes.ts";
 import type { Engine } from "../../src/pdp/engine/index.ts";
 import {
   derivedFromFolder,

@@ -158,10 +158,18 @@ export function canonicalPolicy(p: PolicyDoc): Record<string, unknown> {
     for (const [k, v] of pairs) put(o, k, v);
     return o;
   };
+  /** The fields every named object of the schema has (actions, groups, roles), in their order. */
+  const namedFields = (x: {
+    name?: unknown;
+    description?: unknown;
+    attributes?: Json;
+  }): [string, unknown][] => [
+    ["name", x.name],
+    ["description", x.description],
+    ["attributes", json(x.attributes)],
+  ];
   const roleFields = (role: TenantRoleDoc): [string, unknown][] => [
-    ["name", role.name],
-    ["description", role.description],
-    ["attributes", json(role.attributes)],
+    ...namedFields(role),
     ["no_direct_roles_on_object", role.no_direct_roles_on_object],
     ["permissions", sortedUnique(role.permissions)],
     ["extends", sortedUnique(role.extends)],
@@ -180,27 +188,11 @@ export function canonicalPolicy(p: PolicyDoc): Record<string, unknown> {
       ["description", r.description],
       ["urn", r.urn],
       ["type_attributes", json(r.type_attributes)],
-      [
-        "actions",
-        mapOf(r.actions, (a) =>
-          obj([
-            ["name", a.name],
-            ["description", a.description],
-            ["attributes", json(a.attributes)],
-          ]),
-        ),
-      ],
+      ["actions", mapOf(r.actions, (a) => obj(namedFields(a)))],
       ["attributes", mapOf(r.attributes, attribute)],
       [
         "action_groups",
-        mapOf(r.action_groups, (g) =>
-          obj([
-            ["name", g.name],
-            ["description", g.description],
-            ["attributes", json(g.attributes)],
-            ["actions", sortedUnique(g.actions)],
-          ]),
-        ),
+        mapOf(r.action_groups, (g) => obj([...namedFields(g), ["actions", sortedUnique(g.actions)]])),
       ],
       [
         "roles",
