@@ -185,6 +185,13 @@ export class AppError extends Error {
 
 export const notFound = (what: string, ref: string): AppError =>
   new AppError("NOT_FOUND", `${what} '${ref}' was not found`, { object: what, ref });
+/** 404 for a part of a resource (its role, action or relation) that the resource does not have. */
+export const notFoundOn = (what: string, ref: string, resource: { key: string }): AppError =>
+  new AppError("NOT_FOUND", `${what} '${ref}' was not found on resource '${resource.key}'`, {
+    object: what,
+    ref,
+    resource: resource.key,
+  });
 export const forbidden = (message: string): AppError => new AppError("FORBIDDEN_ACCESS", message);
 export const duplicate = (what: string, key: string): AppError =>
   new AppError("DUPLICATE_ENTITY", `${what} with key '${key}' already exists`, { object: what, key });

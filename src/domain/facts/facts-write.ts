@@ -3,7 +3,7 @@ import { appendChanges } from "../../changes/feed.ts";
 import type { Db } from "../../db/db.ts";
 import type { Database } from "../../db/types.ts";
 import type { EnvironmentRow } from "../environment-records.ts";
-import { AppError, duplicate, invalid, notFound } from "../../lib/errors.ts";
+import { AppError, duplicate, invalid, notFound, notFoundOn } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJson, fromJsonObject, toJson } from "../../lib/json.ts";
 import { KEY_PATTERN } from "../../lib/schemas.ts";
@@ -181,11 +181,7 @@ export class Resolver {
   async requireResourceRole(resource: ResourceRow, ref: string): Promise<RoleRow> {
     const row = await this.resourceRole(resource.id, ref);
     if (!row) {
-      throw new AppError("NOT_FOUND", `role '${ref}' was not found on resource '${resource.key}'`, {
-        object: "role",
-        ref,
-        resource: resource.key,
-      });
+      throw notFoundOn("role", ref, resource);
     }
     return row;
   }

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 
-import { AppError, invalid } from "../../lib/errors.ts";
+import { AppError, invalid, notFoundOn } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { factLists, type PageRequest } from "../../lib/pagination.ts";
@@ -110,11 +110,7 @@ async function resourceOf(
 async function requireRelation(resolver: Resolver, object: ResourceRow, ref: string): Promise<RelationRow> {
   const relation = await findRelation(resolver.db, resolver.env.id, object.id, ref);
   if (!relation) {
-    throw new AppError("NOT_FOUND", `relation '${ref}' was not found on resource '${object.key}'`, {
-      object: "relation",
-      ref,
-      resource: object.key,
-    });
+    throw notFoundOn("relation", ref, object);
   }
   return relation;
 }

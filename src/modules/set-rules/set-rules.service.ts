@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
 
-import { AppError, invalid, notFound } from "../../lib/errors.ts";
+import { AppError, invalid, notFound, notFoundOn } from "../../lib/errors.ts";
 import { newId } from "../../lib/ids.ts";
 import { offsetOf, type PageRequest } from "../../lib/pagination.ts";
 import { now } from "../../lib/time.ts";
@@ -81,11 +81,7 @@ async function resolveRule(resolver: Resolver, input: ConditionSetRuleCreate): P
   const actionRef = input.permission.slice(colon + 1);
   const action = await findAction(resolver.db, resolver.env.id, resource.id, actionRef);
   if (!action) {
-    throw new AppError("NOT_FOUND", `action '${actionRef}' was not found on resource '${resource.key}'`, {
-      object: "action",
-      ref: actionRef,
-      resource: resource.key,
-    });
+    throw notFoundOn("action", actionRef, resource);
   }
   if (resourceSet.resource_id !== null && resourceSet.resource_id !== resource.id) {
     throw invalid(`resource set '${resourceSet.key}' is not a set of '${resource.key}' instances`, [
