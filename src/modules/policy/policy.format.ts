@@ -258,6 +258,16 @@ export function canonicalPolicy(p: PolicyDoc): Record<string, unknown> {
   return out;
 }
 
+/** The fields of a role in the file; a resource's roles may also say what they are `derived_from`. */
+const ROLE_FIELDS = [
+  "name",
+  "description",
+  "attributes",
+  "no_direct_roles_on_object",
+  "permissions",
+  "extends",
+];
+
 const HEADER = "# Gatehouse policy (docs/policy-as-code.md)\n";
 
 /** The file's text: one canonical YAML document. */
@@ -483,15 +493,7 @@ function readResource(r: Reader, v: unknown, path: (string | number)[], key: str
       };
     }),
     roles: r.keyed(f["roles"], [...path, "roles"], (rv, rp, rk) => {
-      const role = r.fields(rv, rp, [
-        "name",
-        "description",
-        "attributes",
-        "no_direct_roles_on_object",
-        "permissions",
-        "extends",
-        "derived_from",
-      ]);
+      const role = r.fields(rv, rp, [...ROLE_FIELDS, "derived_from"]);
       const derived = role["derived_from"];
       const derivedFrom: DerivationDoc[] = [];
       if (derived !== undefined && derived !== null && !Array.isArray(derived)) {
@@ -605,14 +607,7 @@ export function parsePolicy(text: string): PolicyDoc {
   const policy: PolicyDoc = {
     resources: r.keyed(top["resources"], ["resources"], (v, p, k) => readResource(r, v, p, k)),
     roles: r.keyed(top["roles"], ["roles"], (v, p, k) => {
-      const role = r.fields(v, p, [
-        "name",
-        "description",
-        "attributes",
-        "no_direct_roles_on_object",
-        "permissions",
-        "extends",
-      ]);
+      const role = r.fields(v, p, ROLE_FIELDS);
       return readRole(r, role, p, k);
     }),
     user_attributes: r.keyed(top["user_attributes"], ["user_attributes"], (v, p) => readAttribute(r, v, p)),
