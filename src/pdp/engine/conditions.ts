@@ -42,16 +42,14 @@ export class ConditionInput {
 
   /** The resource's side: what the request says of it and what the PDP stores of its instance (none: undefined). */
   setResource(
-    type: string,
-    key: string | undefined,
+    requested: { type: string; key?: string | undefined; attributes?: Attributes | undefined },
     tenant: string,
-    requested: Attributes | undefined,
     stored: Attributes | undefined,
   ): void {
-    this.resourceType = type;
-    this.resourceKey = key;
+    this.resourceType = requested.type;
+    this.resourceKey = requested.key;
     this.resourceTenant = tenant;
-    this.resourceRequest = requested;
+    this.resourceRequest = requested.attributes;
     this.resourceStored = stored;
   }
 }

@@ -369,10 +369,8 @@ class DecisionEngine implements Engine {
       input.userRequest = query.user;
       input.userStored = user === undefined ? undefined : facts.userProfiles[user];
       input.setResource(
-        query.resource.type,
-        query.resource.key,
+        query.resource,
         tenantKey,
-        query.resource.attributes,
         instance >= 0 ? facts.instanceAttributes[instance] : undefined,
       );
       input.context = query.context;

@@ -232,10 +232,8 @@ function instanceEntry(
   }
   if (walk.abac) {
     input.setResource(
-      type,
-      facts.instanceKeys[instance],
+      { type, key: facts.instanceKeys[instance] },
       facts.tenants.keyOf(tenant),
-      undefined,
       facts.instanceAttributes[instance],
     );
     walk.addAbac(typeId, permissions);
@@ -315,10 +313,8 @@ export function authorizedUsers(
   if (rules !== undefined && rules.length > 0) {
     const input = new ConditionInput();
     input.setResource(
-      target.resource.type,
-      target.resource.key,
+      target.resource,
       tenantKey,
-      target.resource.attributes,
       instance >= 0 ? facts.instanceAttributes[instance] : undefined,
     );
     input.context = target.context;
