@@ -1326,3 +1326,25 @@ describe("URL mapping rules", () => {
     assert.deepEqual(safe?.attributes, { id: "aaa" }, "a pattern without nesting still matches");
   });
 });
+
+describe("local role assignments (Permit's local API)", () => {
+  test("pages of every size, concatenated, are the whole list: nothing skipped or repeated at user boundaries", () => {
+    const all = engine.roleAssignments({}, 0, Number.MAX_SAFE_INTEGER);
+    assert.ok(all.length >= 5, `the fixture holds assignments (${all.length})`);
+    const users = all.map((a) => a.user);
+    assert.ok(new Set(users).size >= 2, "of several users");
+    for (let size = 1; size <= all.length; size++) {
+      const pages = [];
+      for (let skip = 0; skip < all.length; skip += size)
+        pages.push(...engine.roleAssignments({}, skip, size));
+      assert.deepEqual(pages, all, `page size ${size}`);
+    }
+    assert.deepEqual(engine.roleAssignments({}, all.length, 10), [], "past the end: empty");
+    const first = all[0]!;
+    assert.deepEqual(
+      engine.roleAssignments({ user: first.user }, 0, 100),
+      all.filter((a) => a.user === first.user),
+      "a user's filter gives that user's run of the list",
+    );
+  });
+});

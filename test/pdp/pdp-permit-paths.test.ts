@@ -244,9 +244,14 @@ describeEachDialect("PDP: the paths Permit's SDKs send", (env) => {
       { user: "bob", role: "owner", tenant: "t2", resource_instance: "document:d1" },
     ]);
     assert.deepEqual(await local("?user=nobody"), []);
-    assert.deepEqual(await local("?role=viewer&per_page=1&page=2"), [
+    // Users in the order they were created, each one's sorted: a page is a slice of that list.
+    const viewers = await local("?role=viewer&per_page=100");
+    const annAt = viewers.findIndex((a: { user: string }) => a.user === "ann");
+    assert.deepEqual(viewers.slice(annAt, annAt + 2), [
+      { user: "ann", role: "viewer", tenant: "t1" },
       { user: "ann", role: "viewer", tenant: "t2" },
     ]);
+    assert.deepEqual(await local(`?role=viewer&per_page=1&page=${annAt + 2}`), [viewers[annAt + 1]]);
     // The same assignments as the control plane's list.
     const all = await local("?per_page=100");
     const cp = await call(key, "GET", `${F}/role_assignments?per_page=100`);

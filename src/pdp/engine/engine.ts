@@ -83,8 +83,8 @@ export interface Engine {
   userTenants(userKey: string): TenantDetails[];
   /** The mapping rule of the proxy configs held that a request's method and URL match (Permit's `/allowed_url`). */
   mapUrl(method: string, url: string): UrlMatch | undefined;
-  /** The role assignments held that match the filter (Permit's local API), sorted. */
-  roleAssignments(filter: RoleAssignmentFilter): LocalRoleAssignment[];
+  /** A page of the role assignments held that match the filter (Permit's local API): users in the PDP's order. */
+  roleAssignments(filter: RoleAssignmentFilter, skip: number, take: number): LocalRoleAssignment[];
   /** Searches (search.ts): user keys, instance keys of a type, action keys; each sorted and checked. */
   searchSubjects(query: SubjectSearchQuery): string[];
   searchResources(query: ResourceSearchQuery): string[];
@@ -436,9 +436,9 @@ class DecisionEngine implements Engine {
     return matchUrl([...this.proxyConfigs.values()].flat(), method, url);
   }
 
-  roleAssignments(filter: RoleAssignmentFilter): LocalRoleAssignment[] {
+  roleAssignments(filter: RoleAssignmentFilter, skip: number, take: number): LocalRoleAssignment[] {
     this.expireDue();
-    return roleAssignments(this.view(), filter);
+    return roleAssignments(this.view(), filter, skip, take);
   }
 
   private readonly searchDeps: SearchDeps = {

@@ -364,23 +364,35 @@ export interface LocalRoleAssignment {
   resource_instance?: string;
 }
 
-/** The role assignments the engine holds that match every given filter, sorted by user, tenant, instance, role. */
-export function roleAssignments({ facts }: EngineView, filter: RoleAssignmentFilter): LocalRoleAssignment[] {
+/**
+ * One page (`skip`, then at most `take`) of the role assignments the engine holds that match every given filter:
+ * users in the order the PDP holds them, each user's assignments sorted by tenant, instance and role. Nothing is
+ * sorted or built beyond the page's users, so a page costs what it skips, not the size of the environment.
+ */
+export function roleAssignments(
+  { facts }: EngineView,
+  filter: RoleAssignmentFilter,
+  skip: number,
+  take: number,
+): LocalRoleAssignment[] {
   const out: LocalRoleAssignment[] = [];
   const named = filter.user === undefined ? undefined : facts.users.get(filter.user);
   if (filter.user !== undefined && named === undefined) return out;
   const tenantOk = (tenant: string) => filter.tenant === undefined || filter.tenant === tenant;
   const roleOk = (role: string) => filter.role === undefined || filter.role === role;
   const users = named === undefined ? facts.users.keys.keys() : [named];
+  let skipped = 0;
   for (const user of users) {
+    if (out.length >= take) break;
     if (!facts.userExists(user)) continue;
     const userKey = facts.users.keyOf(user);
+    const mine: LocalRoleAssignment[] = [];
     if (filter.resource === undefined && filter.resource_instance === undefined) {
       const tenantRoles = facts.userTenantRoles[user] ?? [];
       for (let i = 0; i < tenantRoles.length; i += 2) {
         const tenant = facts.tenants.keyOf(tenantRoles[i] as number);
         const role = facts.roleKey(tenantRoles[i + 1] as number);
-        if (tenantOk(tenant) && roleOk(role)) out.push({ user: userKey, role, tenant });
+        if (tenantOk(tenant) && roleOk(role)) mine.push({ user: userKey, role, tenant });
       }
     }
     const instanceRoles = facts.userInstanceRoles[user] ?? [];
@@ -392,14 +404,22 @@ export function roleAssignments({ facts }: EngineView, filter: RoleAssignmentFil
       const tenant = facts.tenants.keyOf(instanceRoles[i + 2] as number);
       const role = facts.roleKey(instanceRoles[i + 1] as number);
       if (tenantOk(tenant) && roleOk(role))
-        out.push({ user: userKey, role, tenant, resource_instance: name });
+        mine.push({ user: userKey, role, tenant, resource_instance: name });
     }
+    if (skipped + mine.length <= skip) {
+      skipped += mine.length;
+      continue;
+    }
+    mine.sort(
+      (a, b) =>
+        compareStrings(a.tenant, b.tenant) ||
+        compareStrings(a.resource_instance ?? "", b.resource_instance ?? "") ||
+        compareStrings(a.role, b.role),
+    );
+    for (const assignment of mine.slice(skip - skipped)) {
+      if (out.length < take) out.push(assignment);
+    }
+    skipped = skip;
   }
-  return out.sort(
-    (a, b) =>
-      compareStrings(a.user, b.user) ||
-      compareStrings(a.tenant, b.tenant) ||
-      compareStrings(a.resource_instance ?? "", b.resource_instance ?? "") ||
-      compareStrings(a.role, b.role),
-  );
+  return out;
 }

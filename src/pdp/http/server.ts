@@ -286,8 +286,7 @@ function registerPermitRoutes(app: FastifyInstance, deps: PdpDeps): void {
     }
     const page = queryInteger(query, "page", 1, 1, Number.MAX_SAFE_INTEGER);
     const perPage = queryInteger(query, "per_page", 30, 1, 100);
-    const start = (page - 1) * perPage;
-    return target.replica.engine.roleAssignments(filter).slice(start, start + perPage);
+    return target.replica.engine.roleAssignments(filter, (page - 1) * perPage, perPage);
   });
 
   app.post("/user-tenants", async (request) => {
