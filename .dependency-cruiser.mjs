@@ -53,7 +53,7 @@ export default {
         "libraries without I/O (safe-regex2, which vets URL-mapping regexes).",
       severity: "error",
       from: { path: "^src/pdp/engine/" },
-      to: { pathNot: "^(src/pdp/engine/|node_modules/safe-regex2/)" },
+      to: { pathNot: "(^src/pdp/engine/|(^|/)node_modules/safe-regex2/)" },
     },
     {
       name: "pdp-runtime-below-http",

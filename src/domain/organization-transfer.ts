@@ -39,15 +39,23 @@ export const TRANSFERRED_TABLES = [
 /**
  * Not moved: sessions (people log in again at the new region) and pending invites (their links name the old
  * region's URL: invite again), and webhooks (their secrets are sealed with this region's key, and their
- * deliveries name this region's objects: subscribe again). Setup links belong to a deployment, not to an organization.
+ * deliveries name this region's objects: subscribe again), and login settings and SSO sign-ins in progress (the
+ * client secret is sealed with this region's key: set them again). Setup links belong to a deployment, not to an
+ * organization, and members' second factors to the member at this deployment (sealed too: enrol again).
  */
 export const LEFT_BEHIND = [
   "sessions",
   "invites",
   "webhook_deliveries",
   "webhook_subscriptions",
+  "sso_logins",
+  "org_login_settings",
 ] as const satisfies readonly (keyof Database)[];
-export const DEPLOYMENT_TABLES: readonly (keyof Database)[] = ["setup_tokens"];
+export const DEPLOYMENT_TABLES: readonly (keyof Database)[] = [
+  "setup_tokens",
+  "member_totp",
+  "member_recovery_codes",
+];
 /**
  * Not moved, rebuilt: the list counters of migration 0013 are kept by triggers, so the receiving side counts the
  * moved rows as they are inserted, and the sending side's go with its environments.

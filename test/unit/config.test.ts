@@ -42,6 +42,7 @@ test("every setting works as an environment variable and as a flag, and the flag
     logExportHttpUrl: "https://siem.example/ingest",
     logExportHttpFormat: "json",
     logExportOtlp: "on",
+    webhookAllowPrivateUrls: "true",
   };
   // settings that go in pairs: the other half is set too
   const partner: Record<string, Record<string, string>> = {
