@@ -74,7 +74,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
       { path: "policy", label: "Policy editor", element: <PolicyPages page="policy" /> },
       { path: "attributes", label: "Attributes", element: <AttributesPage /> },
       { path: "abac", label: "ABAC", element: <PolicyPages page="abac" /> },
-      { path: "policy-file", label: "Policy as code", element: <PolicyPage /> },
+      { path: "policy-as-code", label: "Policy as code", element: <PolicyPage /> },
     ],
   },
   {
