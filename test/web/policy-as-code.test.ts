@@ -168,6 +168,35 @@ test(
       await page.getByRole("table", { name: "Changes" }).getByText("auditor").waitFor();
       await checkPage(page, "policy-as-code-stale");
     });
+    await step(t, "a read member plans and replays, and has no Apply", async () => {
+      const READER = { email: "reader@example.com", password: "a reader reads all day long" };
+      const invited = (
+        await s.api("POST", "/v2/orgs/default/invites", [{ email: READER.email, role: "read" }])
+      ).json as { success: { invite_code: string }[] };
+      const accepted = await fetch(`${s.server.baseUrl}/v2/auth/invites/accept`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ invite_code: invited.success[0]?.invite_code, password: READER.password }),
+      });
+      assert.ok(accepted.ok, await accepted.text());
+      const reader = await (await s.browser.newContext({ reducedMotion: "reduce" })).newPage();
+      reader.setDefaultTimeout(15_000);
+      s.log.watch(reader);
+      await reader.goto(`${s.server.baseUrl}/login?next=/o/default/p/default/e/production/policy-as-code`);
+      await reader.getByLabel("E-mail").fill(READER.email);
+      await reader.locator('input[name="password"]').fill(READER.password);
+      await reader.getByRole("button", { name: "Log in" }).click();
+      await reader.getByRole("heading", { name: "Policy as code" }).waitFor();
+      await reader.waitForFunction(() => (document.querySelector("textarea")?.value ?? "").length > 0);
+      await reader.getByRole("button", { name: "Plan", exact: true }).click();
+      await reader.getByRole("table", { name: "Changes" }).waitFor();
+      await reader.getByRole("button", { name: "Replay the last 24 hours against this change" }).click();
+      await reader.getByLabel("Replay summary").waitFor();
+      assert.equal(await reader.getByRole("button", { name: "Apply", exact: true }).count(), 0);
+      await checkPage(reader, "policy-as-code-reader");
+      await reader.context().close();
+    });
+
     await step(t, "a window with no decisions says so", async () => {
       await page.goto(`${s.server.baseUrl}/o/default/p/default/e/development/policy-as-code`);
       await page.getByRole("heading", { name: "Policy as code" }).waitFor();
