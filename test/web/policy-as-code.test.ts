@@ -192,6 +192,19 @@ test(
       await reader.getByRole("table", { name: "Changes" }).waitFor();
       await reader.getByRole("button", { name: "Replay the last 24 hours against this change" }).click();
       await reader.getByLabel("Replay summary").waitFor();
+      // Deleting a role that holds assignments is named dangerous, on the list and on its row.
+      const file = await reader.getByLabel("Policy (YAML)").inputValue();
+      const withoutViewer = file.replace(/^ {2}viewer:\n(?: {4}.*\n)+/m, "");
+      assert.notEqual(withoutViewer, file);
+      await reader.getByLabel("Policy (YAML)").fill(withoutViewer);
+      await reader.getByRole("button", { name: "Plan", exact: true }).click();
+      const danger = reader.getByRole("alert").filter({ hasText: "Dangerous changes" });
+      await danger.getByText("role viewer: 1 role assignment(s) are removed with it").waitFor();
+      const row = reader
+        .getByRole("table", { name: "Changes" })
+        .getByRole("row")
+        .filter({ hasText: "viewer" });
+      assert.match((await row.textContent()) ?? "", /^DeleteDangerousroleviewer$/);
       assert.equal(await reader.getByRole("button", { name: "Apply", exact: true }).count(), 0);
       await checkPage(reader, "policy-as-code-reader");
       await reader.context().close();

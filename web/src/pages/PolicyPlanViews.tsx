@@ -42,7 +42,7 @@ export function ChangesTable({
             {OP[c.op]}
           </Badge>
           {danger(c) && (
-            <Badge color="orange" variant="filled">
+            <Badge color="orange" variant="light">
               Dangerous
             </Badge>
           )}
