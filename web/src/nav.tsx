@@ -18,6 +18,7 @@ const DecisionLogPage = lazy(() => import("./pages/DecisionLogPage"));
 const ConnectPage = lazy(() => import("./pages/ConnectPage"));
 const AssignmentsPage = lazy(() => import("./pages/AssignmentsPage"));
 const AttributesPage = lazy(() => import("./pages/AttributesPage"));
+const PolicyPage = lazy(() => import("./pages/PolicyPage"));
 // The four policy pages are one chunk.
 const PolicyPages = lazy(() => import("./pages/policy"));
 
@@ -73,6 +74,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
       { path: "policy", label: "Policy editor", element: <PolicyPages page="policy" /> },
       { path: "attributes", label: "Attributes", element: <AttributesPage /> },
       { path: "abac", label: "ABAC", element: <PolicyPages page="abac" /> },
+      { path: "policy-as-code", label: "Policy as code", element: <PolicyPage /> },
     ],
   },
   {
