@@ -240,7 +240,7 @@ function CreateWebhookModal({
         label="URL"
         name="url"
         type="url"
-        withAsterisk
+        required
         placeholder="https://example.com/hooks"
         data-autofocus
       />
