@@ -7,7 +7,7 @@ import { notifyError } from "../notify";
 import { PagedTable, RowButton } from "../components/tables";
 
 const PER_PAGE = 20;
-const STATUS_COLOR = { delivered: "green", pending: "yellow", failed: "red" } as const;
+const STATUS_COLOR = { delivered: "teal", pending: "orange", failed: "red" } as const;
 const when = (at: string | undefined) => (at ? new Date(at).toLocaleString() : "—");
 
 /** A webhook's delivery log, newest first, a page at a time, with a Redeliver button on each delivery. */
@@ -61,7 +61,7 @@ export function DeliveryLog({
         rowKey={(d) => d.id}
         cells={(d) => [
           d.event_type,
-          <Badge key="status" color={STATUS_COLOR[d.status]}>
+          <Badge key="status" color={STATUS_COLOR[d.status]} variant="light">
             {d.status}
           </Badge>,
           d.attempts,

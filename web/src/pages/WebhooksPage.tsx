@@ -115,10 +115,14 @@ export default function WebhooksPage() {
                 hook.events.join(", "),
                 <Scope key="scope" hook={hook} />,
                 hook.enabled ? (
-                  <Badge color="green">enabled</Badge>
+                  <Badge color="teal" variant="light">
+                    enabled
+                  </Badge>
                 ) : (
                   <Stack gap={2}>
-                    <Badge color="gray">disabled</Badge>
+                    <Badge color="gray" variant="light">
+                      disabled
+                    </Badge>
                     {hook.disabled_reason && <Text size="xs">{hook.disabled_reason}</Text>}
                   </Stack>
                 ),
