@@ -23,7 +23,7 @@ after(async () => {
 });
 
 test(
-  "Webhooks: create (secret once), a write is delivered and logged, Redeliver sends it again, disable, delete",
+  "Webhooks: create (secret once), a write is delivered and logged, Redeliver sends it again, disable, delete; one environment's",
   { skip: unavailable ?? false, timeout: 180_000 },
   async () => {
     const { page, server, log } = s;
@@ -106,6 +106,26 @@ test(
     await confirm.getByRole("button", { name: "Delete" }).click();
     await page.getByText("No webhook yet.").waitFor();
     assert.deepEqual((await s.api("GET", "/v2/webhooks")).json.data, []);
+
+    // One environment's webhook: the scope is chosen in the form and shown as the keys.
+    const project = (await s.api("GET", "/v2/projects/default")).json;
+    const envs = (await s.api("GET", "/v2/projects/default/envs")).json as { key: string; name: string }[];
+    const production = envs.find((e) => e.key === "production");
+    await page.getByRole("button", { name: "New webhook" }).click();
+    const envUrl = `${receiver.url}-production`;
+    await form.getByLabel("URL").fill(envUrl);
+    await choose(page, form.getByLabel("Events"), "*");
+    await choose(page, form.getByLabel("Scope"), "Environment");
+    await choose(page, form.getByPlaceholder("Choose a project"), project.name);
+    await choose(page, form.getByPlaceholder("Choose an environment"), production?.name ?? "");
+    await form.getByRole("button", { name: "Create" }).click();
+    await shown.getByRole("button", { name: "Close", exact: true }).click();
+    const envRow = page.getByRole("row").filter({ hasText: envUrl });
+    await envRow.getByText("default / production").waitFor();
+    const [scoped] = (await s.api("GET", "/v2/webhooks")).json.data;
+    assert.equal(scoped.project_id, project.id);
+    assert.ok(scoped.environment_id);
+    assert.deepEqual(scoped.events, ["*"]);
 
     log.assertPublicApiOnly(server.baseUrl);
   },
