@@ -23,11 +23,11 @@ export interface DashboardSession {
 
 /**
  * Builds the dashboard when needed, starts a server on a fresh SQLite file (with its embedded PDP and OPA ports on
- * free ports when `pdp`), the bootstrap owner account, and logs it in.
+ * free ports when `pdp`) and the server settings `env`, the bootstrap owner account, and logs it in.
  */
 export async function startDashboardSession(
   name: string,
-  options: { pdp?: boolean } = {},
+  options: { pdp?: boolean; env?: Record<string, string> } = {},
 ): Promise<DashboardSession> {
   ensureDashboardBuilt();
   const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
@@ -40,6 +40,7 @@ export async function startDashboardSession(
       GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
       GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
       GATEHOUSE_OPA_PORT: String(opaPort),
+      ...options.env,
     },
     [],
     { pdp: options.pdp ?? false },

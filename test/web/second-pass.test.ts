@@ -259,9 +259,12 @@ test(
       await heading("Users", reader).waitFor();
       await nav(reader).getByRole("link", { name: "Members", exact: true }).waitFor();
       assert.equal(await nav(reader).getByRole("link", { name: "API keys" }).count(), 0);
+      assert.equal(await nav(reader).getByRole("link", { name: "Webhooks" }).count(), 0);
       assert.equal(await reader.getByRole("button", { name: "New user" }).count(), 0);
       await reader.goto(`${server.baseUrl}/o/default/settings/api-keys`);
       await reader.getByText("Only the organization's admins see and manage its API keys.").waitFor();
+      await reader.goto(`${server.baseUrl}/o/default/settings/webhooks`);
+      await reader.getByText("Only the organization's admins see and manage its webhooks.").waitFor();
       await nav(reader).getByRole("link", { name: "Members", exact: true }).click();
       await heading("Members", reader).waitFor();
       assert.equal(await reader.getByRole("button", { name: "Invite member" }).count(), 0);

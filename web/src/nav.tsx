@@ -4,6 +4,7 @@ import { lazy, type ReactNode } from "react";
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
 const UsersPage = lazy(() => import("./pages/UsersPage"));
 const ApiKeysPage = lazy(() => import("./pages/ApiKeysPage"));
+const WebhooksPage = lazy(() => import("./pages/WebhooksPage"));
 const TenantsPage = lazy(() => import("./pages/TenantsPage"));
 const ApiLogPage = lazy(() => import("./pages/ApiLogPage"));
 const ActivityPage = lazy(() => import("./pages/ActivityPage"));
@@ -82,6 +83,7 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     env: false,
     pages: [
       { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage />, admin: true },
+      { path: "settings/webhooks", label: "Webhooks", element: <WebhooksPage />, admin: true },
       { path: "settings/members", label: "Members", element: <MembersPage /> },
       { path: "settings/organization", label: "Organization", element: <OrganizationPage /> },
       { path: "settings/login", label: "Login and SSO", element: <LoginSettingsPage /> },

@@ -5,10 +5,10 @@ import { useEnvironments, useProjects } from "../queries";
 export type Level = "org" | "project" | "env";
 
 /**
- * What a key or a grant covers: the organization, a project, or an environment of it. The fields, with the level
+ * What a key, a grant or a webhook covers: the organization, a project, or an environment of it (the levels given). The fields, with the level
  * and project chosen; the environment's key is the form's `environment` field.
  */
-export function useScopeFields(initial: Level, label: string, levels: Record<Level, string>) {
+export function useScopeFields(initial: Level, label: string, levels: Partial<Record<Level, string>>) {
   const [level, setLevel] = useState<Level>(initial);
   const [proj, setProj] = useState<string | null>(null);
   const projects = useProjects();
@@ -20,7 +20,7 @@ export function useScopeFields(initial: Level, label: string, levels: Record<Lev
         value={level}
         onChange={(value) => setLevel((value as Level | null) ?? initial)}
         allowDeselect={false}
-        data={(Object.keys(levels) as Level[]).map((value) => ({ value, label: levels[value] }))}
+        data={(Object.keys(levels) as Level[]).map((value) => ({ value, label: levels[value] ?? value }))}
       />
       {level !== "org" && (
         <Select

@@ -80,6 +80,7 @@ export function PagedTable<T>({
   query,
   empty,
   noun,
+  plural,
   page,
   onPage,
   ...table
@@ -88,6 +89,8 @@ export function PagedTable<T>({
   empty: ReactNode;
   /** What the list holds, after its count, in the singular: "user" ("1 user", "20,004 users"). */
   noun: string;
+  /** Its plural when not `noun` and an s ("deliveries"). */
+  plural?: string;
   page: number;
   onPage: (page: number) => void;
 }) {
@@ -105,7 +108,7 @@ export function PagedTable<T>({
           <>
             <DataTable {...table} rows={result.data} />
             <PageFooter
-              count={countOf(result.total_count, noun)}
+              count={countOf(result.total_count, noun, plural)}
               total={result.page_count}
               page={page}
               onChange={onPage}
