@@ -7,8 +7,8 @@ import { ensurePgSchema, migrateToLatest, openStore, type Dialect, type Store } 
 
 export const PG_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
 
-async function pgReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+async function pgAnswers(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();
     await client.query("select 1");
@@ -18,6 +18,15 @@ async function pgReachable(): Promise<boolean> {
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/** Whether PostgreSQL answers within a few tries: a loaded machine (or a moment at max_connections) is not "down". */
+async function pgReachable(): Promise<boolean> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (await pgAnswers()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  return false;
 }
 
 const reachable = await pgReachable();
