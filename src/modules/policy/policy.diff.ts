@@ -18,7 +18,10 @@ export type ObjectKind =
   | "tenant_attribute"
   | "user_set"
   | "resource_set"
-  | "set_rule";
+  | "set_rule"
+  | "tenant"
+  | "user"
+  | "role_assignment";
 
 export interface PolicyChange {
   op: ChangeOp;
