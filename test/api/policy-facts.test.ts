@@ -1,6 +1,8 @@
 import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect, type TestEnv } from "../helpers/app.ts";
+import { readChangesAfter } from "../helpers/changes.ts";
+import { policyCommand } from "../../src/cli/policy.ts";
 import { seedRichPolicy } from "../helpers/copy-policy.ts";
 
 const revisionOf = async (t: TestEnv, envKey: string) =>
@@ -101,6 +103,19 @@ describeEachDialect("policy files with facts", (env) => {
 
     const applied = await ok(t, "POST", `${base(t, "seeded")}/apply`, { policy: exported, revision });
     assert.equal(applied.json.revision, revision + 1, "one revision");
+    const envId = (await ok(t, "GET", `/v2/projects/${t.acme.projectId}/envs/seeded`)).json.id as string;
+    const fed = (await readChangesAfter(t.store.db, envId, revision, revision + 1)).map(
+      (c) => `${c.kind} ${c.op} ${JSON.stringify(c.data)}`,
+    );
+    assert.ok(
+      fed.some((c) => c.startsWith('resource upsert {"key":"document"')),
+      "the schema's records",
+    );
+    assert.ok(
+      fed.some((c) => c.startsWith('user upsert {"key":"ann"')),
+      "and the facts', for the PDPs",
+    );
+    assert.ok(fed.some((c) => c.startsWith("role_assignment upsert") && c.includes('"role":"admin"')));
     const user = await ok(t, "GET", `${facts("seeded")}/users/ann`);
     assert.deepEqual(user.json.attributes, { region: "eu", tags: ["b", "a"] });
     const back = await ok(t, "GET", `${base(t, "seeded")}?with_facts=true`);
@@ -148,5 +163,25 @@ describeEachDialect("policy files with facts", (env) => {
     });
     assert.equal(bad.status, 422, bad.body);
     assert.match(bad.json.message, /line 2, .*facts\.users\[0\]\.colour: unknown field/);
+  });
+
+  test("the CLI exports the facts with --with-facts only", async () => {
+    const t = env();
+    await t.app.listen({ host: "127.0.0.1", port: 0 });
+    const address = t.app.server.address();
+    const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    const cli = async (...argv: string[]) => {
+      let out = "";
+      const code = await policyCommand(argv, {
+        env: { GATEHOUSE_URL: url, GATEHOUSE_API_KEY: t.acme.adminKey },
+        out: (text) => (out += text),
+        err: () => {},
+      });
+      assert.equal(code, 0);
+      return out;
+    };
+    const target = `${t.acme.projectId}/production`;
+    assert.equal(await cli("export", "--env", target, "--with-facts"), exported);
+    assert.doesNotMatch(await cli("export", "--env", target), /facts:/);
   });
 });
