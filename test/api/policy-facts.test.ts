@@ -47,6 +47,12 @@ describeEachDialect("policy files with facts", (env) => {
       tenant: "t1",
       resource_instance: "folder:f1",
     });
+    await ok(t, "POST", `${F}/relationship_tuples`, {
+      subject: "folder:f1",
+      relation: "parent",
+      object: "document:d1",
+      tenant: "t1",
+    });
   });
 
   test("export writes facts only when asked, sorted, the same twice", async () => {
@@ -64,6 +70,7 @@ describeEachDialect("policy files with facts", (env) => {
       "  role_assignments:",
       "    - user: ann\n      role: admin\n      tenant: t1",
       "    - user: bob\n      role: reader\n      tenant: t1\n      resource_instance: folder:f1",
+      "  relationship_tuples:\n    - subject: folder:f1\n      relation: parent\n      object: document:d1\n      tenant: t1",
     ]) {
       assert.ok(section.includes(part), `${part}\n---\n${section}`);
     }
@@ -78,7 +85,7 @@ describeEachDialect("policy files with facts", (env) => {
     const revision = await revisionOf(t, "seeded");
     const plan = await ok(t, "POST", `${base(t, "seeded")}/plan`, { policy: exported });
     const factChanges = plan.json.changes.filter((c: { object: string }) =>
-      ["tenant", "user", "role_assignment"].includes(c.object),
+      ["tenant", "user", "role_assignment", "relationship_tuple"].includes(c.object),
     );
     for (const want of [
       "create tenant t1",
@@ -86,6 +93,7 @@ describeEachDialect("policy files with facts", (env) => {
       "create user bob",
       "create role_assignment ann:admin:t1",
       "create role_assignment bob:reader:t1:folder:f1",
+      "create relationship_tuple folder:f1 parent document:d1",
     ]) {
       assert.ok(
         factChanges.some(
@@ -158,6 +166,15 @@ describeEachDialect("policy files with facts", (env) => {
     assert.equal(await revisionOf(t, "development"), revision, "nothing was written");
     assert.equal((await t.call(t.acme.adminKey, "GET", `${facts("development")}/users/zed`)).status, 404);
     assert.equal((await t.call(t.acme.adminKey, "GET", `${facts("development")}/tenants/t9`)).status, 404);
+    const tuple = await t.call(t.acme.adminKey, "POST", `${base(t, "development")}/apply`, {
+      policy:
+        "resources:\n  doc: {}\nfacts:\n  tenants: [{ key: t9 }]\n  relationship_tuples:\n" +
+        "    - { subject: doc:a, relation: ghost, object: doc:b, tenant: t9 }\n",
+      revision,
+    });
+    assert.equal(tuple.status, 422, tuple.body);
+    assert.equal(tuple.json.additional_info.problems[0].field, "facts.relationship_tuples[0]");
+    assert.equal(tuple.json.additional_info.problems[0].line, 6);
     const bad = await t.call(t.acme.adminKey, "POST", `${base(t, "development")}/plan`, {
       policy: "facts:\n  users: [{ key: zed, colour: red }]\n",
     });

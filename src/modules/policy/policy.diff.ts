@@ -21,7 +21,8 @@ export type ObjectKind =
   | "set_rule"
   | "tenant"
   | "user"
-  | "role_assignment";
+  | "role_assignment"
+  | "relationship_tuple";
 
 export interface PolicyChange {
   op: ChangeOp;

@@ -3,6 +3,7 @@ import { Resolver, tenantChange } from "../../domain/facts/facts-write.ts";
 import { createTenantRecords } from "../../domain/facts/tenant-records.ts";
 import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { createUserRecord, replaceUserRecord } from "../../domain/facts/user-records.ts";
+import { createTupleRecords } from "../../domain/facts/tuple-records.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { AppError } from "../../lib/errors.ts";
 import { fromJsonObject } from "../../lib/json.ts";
@@ -46,18 +47,26 @@ export interface AssignmentFact {
   tenant: string;
   resource_instance?: string;
 }
+export interface TupleFact {
+  subject: string;
+  relation: string;
+  object: string;
+  tenant: string;
+}
 export interface FactsDoc {
   tenants: TenantFact[];
   users: UserFact[];
   role_assignments: AssignmentFact[];
+  relationship_tuples: TupleFact[];
 }
 
-const SECTIONS = ["tenants", "users", "role_assignments"] as const;
+const SECTIONS = ["tenants", "users", "role_assignments", "relationship_tuples"] as const;
 type Path = (string | number)[];
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const assignmentKey = (a: AssignmentFact) =>
   [a.user, a.role, a.tenant, ...(a.resource_instance ? [a.resource_instance] : [])].join(":");
+const tupleKey = (t: TupleFact) => `${t.subject} ${t.relation} ${t.object}`;
 
 /** Drops what is undefined or empty, so that a fact prints and compares in one shape. */
 function plain(fields: Record<string, unknown>): Record<string, unknown> {
@@ -79,6 +88,8 @@ export function canonicalFacts(f: FactsDoc): Record<string, unknown> | undefined
   if (tenants.length > 0) out["tenants"] = tenants.map((t) => plain({ ...t }));
   if (users.length > 0) out["users"] = users.map((u) => plain({ ...u }));
   if (assignments.length > 0) out["role_assignments"] = assignments.map((a) => plain({ ...a }));
+  const tuples = [...f.relationship_tuples].sort((a, b) => compare(tupleKey(a), tupleKey(b)));
+  if (tuples.length > 0) out["relationship_tuples"] = tuples.map((t) => plain({ ...t }));
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -138,6 +149,16 @@ export function parseFacts(text: string): ReadFacts | undefined {
         ...opt("resource_instance", r.string(a["resource_instance"], [...p, "resource_instance"])),
       };
     }),
+    relationship_tuples: list(r, f["relationship_tuples"], ["facts", "relationship_tuples"]).map((v, i) => {
+      const p = ["facts", "relationship_tuples", i];
+      const t = r.fields(v, p, ["subject", "relation", "object", "tenant"]);
+      return {
+        subject: r.string(t["subject"], [...p, "subject"], true) ?? "",
+        relation: r.string(t["relation"], [...p, "relation"], true) ?? "",
+        object: r.string(t["object"], [...p, "object"], true) ?? "",
+        tenant: r.string(t["tenant"], [...p, "tenant"]) ?? "default",
+      };
+    }),
   };
   if (r.problems.length > 0) throw policyInvalid(r.problems);
   return { facts, where };
@@ -172,6 +193,24 @@ export async function readFacts(db: Db, envId: string): Promise<FactsDoc> {
     .where("ra.environment_id", "=", envId)
     .where("ra.expires_at", "is", null)
     .execute();
+  const tuples = await db
+    .selectFrom("relationship_tuples as rt")
+    .innerJoin("resource_instances as s", "s.id", "rt.subject_id")
+    .innerJoin("resources as sr", "sr.id", "s.resource_id")
+    .innerJoin("resource_instances as o", "o.id", "rt.object_id")
+    .innerJoin("resources as orr", "orr.id", "o.resource_id")
+    .innerJoin("relations as rel", "rel.id", "rt.relation_id")
+    .innerJoin("tenants as t", "t.id", "rt.tenant_id")
+    .select([
+      "sr.key as st",
+      "s.key as sk",
+      "rel.key as relation",
+      "orr.key as ot",
+      "o.key as ok",
+      "t.key as tenant",
+    ])
+    .where("rt.environment_id", "=", envId)
+    .execute();
   const attrs = (text: string | null) => (fromJsonObject(text) ?? undefined) as Attributes | undefined;
   const some = <T>(v: T | null) => v ?? undefined;
   return {
@@ -194,6 +233,12 @@ export async function readFacts(db: Db, envId: string): Promise<FactsDoc> {
       tenant: a.tenant,
       resource_instance: a.instance === null ? undefined : `${a.resource}:${a.instance}`,
     })) as AssignmentFact[],
+    relationship_tuples: tuples.map((t) => ({
+      subject: `${t.st}:${t.sk}`,
+      relation: t.relation,
+      object: `${t.ot}:${t.ok}`,
+      tenant: t.tenant,
+    })),
   };
 }
 
@@ -271,6 +316,13 @@ export async function writeFactsDoc(
       const target = { role: a.role, tenant: a.tenant, ...opt("resource_instance", a.resource_instance) };
       const written = await assignRoles(resolver, user, [target], records, "skip", path);
       if (written.length > 0) out.push({ op: "create", object: "role_assignment", key: assignmentKey(a) });
+    });
+  }
+  for (const [i, t] of facts.relationship_tuples.entries()) {
+    const path = ["facts", "relationship_tuples", i];
+    await at(path, async () => {
+      const written = await createTupleRecords(resolver, [t], records, "skip", path);
+      if (written.length > 0) out.push({ op: "create", object: "relationship_tuple", key: tupleKey(t) });
     });
   }
   return out;
