@@ -35,3 +35,13 @@ export async function insertTupleIfNew(db: Db, row: Insertable<RelationshipTuple
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 }
+
+/** Tuples joined to their subject's and object's instance and resource (s, sr, o, orr) and their relation (rel). */
+export const tuplesJoined = (db: Db) =>
+  db
+    .selectFrom("relationship_tuples as rt")
+    .innerJoin("resource_instances as s", "s.id", "rt.subject_id")
+    .innerJoin("resources as sr", "sr.id", "s.resource_id")
+    .innerJoin("resource_instances as o", "o.id", "rt.object_id")
+    .innerJoin("resources as orr", "orr.id", "o.resource_id")
+    .innerJoin("relations as rel", "rel.id", "rt.relation_id");

@@ -4,6 +4,7 @@ import { createTenantRecords } from "../../domain/facts/tenant-records.ts";
 import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { createUserRecord, replaceUserRecord } from "../../domain/facts/user-records.ts";
 import { createTupleRecords } from "../../domain/facts/tuple-records.ts";
+import { tuplesJoined } from "../../domain/facts/tuples.repo.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { AppError } from "../../lib/errors.ts";
 import { fromJsonObject } from "../../lib/json.ts";
@@ -193,13 +194,7 @@ export async function readFacts(db: Db, envId: string): Promise<FactsDoc> {
     .where("ra.environment_id", "=", envId)
     .where("ra.expires_at", "is", null)
     .execute();
-  const tuples = await db
-    .selectFrom("relationship_tuples as rt")
-    .innerJoin("resource_instances as s", "s.id", "rt.subject_id")
-    .innerJoin("resources as sr", "sr.id", "s.resource_id")
-    .innerJoin("resource_instances as o", "o.id", "rt.object_id")
-    .innerJoin("resources as orr", "orr.id", "o.resource_id")
-    .innerJoin("relations as rel", "rel.id", "rt.relation_id")
+  const tuples = await tuplesJoined(db)
     .innerJoin("tenants as t", "t.id", "rt.tenant_id")
     .select([
       "sr.key as st",
