@@ -180,6 +180,11 @@ describeEachDialect("policy files with facts", (env) => {
     });
     assert.equal(bad.status, 422, bad.body);
     assert.match(bad.json.message, /line 2, .*facts\.users\[0\]\.colour: unknown field/);
+    const badKey = await t.call(t.acme.adminKey, "POST", `${base(t, "development")}/plan`, {
+      policy: "facts:\n  tenants: [{ key: 'no spaces' }]\n",
+    });
+    assert.equal(badKey.status, 422, badKey.body);
+    assert.match(badKey.json.message, /facts\.tenants\[0\]\.key: must match/);
   });
 
   test("the CLI exports the facts with --with-facts only", async () => {

@@ -9,6 +9,8 @@ import type { EnvScope } from "../../domain/path-scope.ts";
 import { AppError } from "../../lib/errors.ts";
 import { fromJsonObject } from "../../lib/json.ts";
 import { namedPatch } from "../../lib/patch.ts";
+import { KEY_PATTERN } from "../../lib/schemas.ts";
+import { USER_KEY_PATTERN } from "../../domain/facts/facts.schemas.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import { updateTenant } from "../tenants/tenants.repo.ts";
 import type { PolicyChange } from "./policy.diff.ts";
@@ -115,15 +117,23 @@ export function parseFacts(text: string): ReadFacts | undefined {
   const section = r.map((r.map(data, []) ?? {})["facts"], ["facts"]);
   if (section === undefined) return undefined;
   const f = r.fields(section, ["facts"], [...SECTIONS]);
+  /** A key as the facts API takes it (users' keys may be e-mail addresses). */
+  const key = (v: unknown, p: Path, pattern: string) => {
+    const k = r.string(v, [...p, "key"], true) ?? "";
+    if (k !== "" && (!new RegExp(pattern).test(k) || k.length > 255)) {
+      r.problem([...p, "key"], `must match ${pattern} (at most 255 characters)`);
+    }
+    return k;
+  };
   const attributes = (v: unknown, p: Path) => r.json(v, [...p, "attributes"]) as Attributes | undefined;
   const facts: FactsDoc = {
     tenants: list(r, f["tenants"], ["facts", "tenants"]).map((v, i) => {
       const p = ["facts", "tenants", i];
       const t = r.fields(v, p, ["key", "name", "description", "attributes"]);
-      const key = r.string(t["key"], [...p, "key"], true) ?? "";
+      const k = key(t["key"], p, KEY_PATTERN);
       return {
-        key,
-        name: r.string(t["name"], [...p, "name"]) ?? key,
+        key: k,
+        name: r.string(t["name"], [...p, "name"]) ?? k,
         ...opt("description", r.string(t["description"], [...p, "description"])),
         ...opt("attributes", attributes(t["attributes"], p)),
       };
@@ -132,7 +142,7 @@ export function parseFacts(text: string): ReadFacts | undefined {
       const p = ["facts", "users", i];
       const u = r.fields(v, p, ["key", "email", "first_name", "last_name", "attributes"]);
       return {
-        key: r.string(u["key"], [...p, "key"], true) ?? "",
+        key: key(u["key"], p, USER_KEY_PATTERN),
         ...opt("email", r.string(u["email"], [...p, "email"])),
         ...opt("first_name", r.string(u["first_name"], [...p, "first_name"])),
         ...opt("last_name", r.string(u["last_name"], [...p, "last_name"])),
