@@ -23,6 +23,7 @@ const FLAGS = [
   "to",
   "checks",
   "limit",
+  "with-facts",
 ] as const;
 
 interface Change {
@@ -69,7 +70,7 @@ export async function policyCommand(argv: string[], io: PolicyIo): Promise<numbe
 
 async function run(argv: string[], io: PolicyIo): Promise<number> {
   const [action, ...args] = argv;
-  const { values, rest } = takeFlags(args, FLAGS, ["replan"]);
+  const { values, rest } = takeFlags(args, FLAGS, ["replan", "with-facts"]);
   const [file, ...extra] = rest;
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (action === "test") {
@@ -83,7 +84,8 @@ async function run(argv: string[], io: PolicyIo): Promise<number> {
   }
   const call = apiClient(values, io.env);
   if (action === "export") {
-    const res = await call<{ policy: string }>("GET", "");
+    const withFacts = values["with-facts"] !== undefined && values["with-facts"] !== "false";
+    const res = await call<{ policy: string }>("GET", withFacts ? "?with_facts=true" : "");
     if (values.out) await writeFile(values.out, res.policy);
     else io.out(res.policy);
     return 0;

@@ -18,8 +18,8 @@ export const ORGS_USAGE = `  orgs      organizations on the database, like migra
                                                               requests per minute per API key (60 or more)`;
 
 /** `gatehouse policy` (src/cli/policy.ts). */
-export const POLICY_USAGE = `  policy export --env PROJECT/ENV [--out FILE]
-            write the environment's policy as YAML (standard output, or FILE)
+export const POLICY_USAGE = `  policy export --env PROJECT/ENV [--out FILE] [--with-facts]
+            write the environment's policy as YAML (standard output, or FILE); with its facts too
   policy plan FILE --env PROJECT/ENV
             print what applying FILE would change; exit 0 no change, 2 changes, 1 error
   policy apply FILE --env PROJECT/ENV [--revision N [--replan]]

@@ -18,7 +18,11 @@ export type ObjectKind =
   | "tenant_attribute"
   | "user_set"
   | "resource_set"
-  | "set_rule";
+  | "set_rule"
+  | "tenant"
+  | "user"
+  | "role_assignment"
+  | "relationship_tuple";
 
 export interface PolicyChange {
   op: ChangeOp;

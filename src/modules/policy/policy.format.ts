@@ -271,8 +271,8 @@ const ROLE_FIELDS = [
 const HEADER = "# Gatehouse policy (docs/policy-as-code.md)\n";
 
 /** The file's text: one canonical YAML document. */
-export function toYaml(p: PolicyDoc): string {
-  const body = canonicalPolicy(p);
+export function toYaml(p: PolicyDoc, extra: Record<string, unknown> = {}): string {
+  const body = { ...canonicalPolicy(p), ...extra };
   // Empty conditions print as {} rather than being dropped: the canonical shape kept them.
   return HEADER + stringify(body, { lineWidth: 0, minContentWidth: 0, aliasDuplicateObjects: false });
 }
@@ -324,10 +324,10 @@ const ATTRIBUTE_TYPES = new Set([
   "object_array",
 ]);
 
-type Where = (path: (string | number)[]) => { line: number; column: number };
+export type Where = (path: (string | number)[]) => { line: number; column: number };
 
 /** Walks the parsed data with its document, noting problems with their position. */
-class Reader {
+export class Reader {
   readonly problems: PolicyProblem[] = [];
   constructor(private readonly where: Where) {}
 
@@ -434,7 +434,7 @@ function readAttribute(r: Reader, v: unknown, path: (string | number)[]): Attrib
   return { type, ...opt("description", r.string(f["description"], [...path, "description"])) };
 }
 
-const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
+export const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 
 /** The fields tenant roles and resource roles share. */
@@ -559,8 +559,8 @@ function readSet(
   };
 }
 
-/** Reads a policy file: a 422 naming line, column and field of each problem, unknown references included. */
-export function parsePolicy(text: string): PolicyDoc {
+/** The file's YAML as data, with where each path stands in it: a 422 when it is not YAML. */
+export function readDocument(text: string): { data: unknown; where: Where } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const position = (offset: number) => {
@@ -578,7 +578,6 @@ export function parsePolicy(text: string): PolicyDoc {
     );
   }
   const where: Where = (path) => nodePosition(doc, path, position);
-  const r = new Reader(where);
   let data: unknown;
   try {
     data = doc.toJS({ maxAliasCount: 100 });
@@ -587,6 +586,13 @@ export function parsePolicy(text: string): PolicyDoc {
       { path: [], line: 1, column: 1, message: e instanceof Error ? e.message : "unreadable" },
     ]);
   }
+  return { data, where };
+}
+
+/** Reads a policy file: a 422 naming line, column and field of each problem, unknown references included. */
+export function parsePolicy(text: string): PolicyDoc {
+  const { data, where } = readDocument(text);
+  const r = new Reader(where);
   const top = r.fields(
     data ?? {},
     [],
@@ -599,6 +605,7 @@ export function parsePolicy(text: string): PolicyDoc {
       "user_sets",
       "resource_sets",
       "set_rules",
+      "facts", // read by policy.facts.ts
     ],
   );
   if (top["version"] !== undefined && top["version"] !== POLICY_VERSION) {

@@ -5,6 +5,7 @@ import {
   PolicyApplied,
   PolicyApplyBody,
   PolicyExport,
+  PolicyExportQuery,
   PolicyPlan,
   PolicyPlanBody,
   PolicyReplay,
@@ -27,10 +28,11 @@ export const policyRoutes: FastifyPluginAsyncTypebox<
         tags,
         summary: "Export the environment's policy as a YAML file",
         params: EnvParams,
+        querystring: PolicyExportQuery,
         response: { 200: PolicyExport, ...errorResponses(404) },
       },
     },
-    (req) => policy.export(envOf(req)),
+    (req) => policy.export(envOf(req), req.query.with_facts ?? false),
   );
   app.post(
     `${base}/plan`,

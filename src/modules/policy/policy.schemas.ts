@@ -12,6 +12,13 @@ export const PolicyExport = Type.Object({
   policy: PolicyText,
 });
 
+export const PolicyExportQuery = Type.Object({
+  with_facts: Type.Optional(
+    Type.Boolean({ description: "also write the facts section: tenants, users and role assignments" }),
+  ),
+});
+export type PolicyExportQuery = Static<typeof PolicyExportQuery>;
+
 export const PolicyPlanBody = Type.Object({ policy: PolicyText });
 export type PolicyPlanBody = Static<typeof PolicyPlanBody>;
 

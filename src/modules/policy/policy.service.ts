@@ -20,6 +20,9 @@ import { applyPlan, engineRecords } from "../environment-copy/environment-copy.a
 import { diffPolicies, type PolicyChange } from "./policy.diff.ts";
 import { parsePolicy, toYaml, type PolicyDoc } from "./policy.format.ts";
 import { policyFromRows, rowsFromPolicy } from "./policy.rows.ts";
+import { canonicalFacts, parseFacts, readFacts, writeFactsDoc } from "./policy.facts.ts";
+
+type ReadFactsDoc = ReturnType<typeof parseFacts>;
 
 export interface DangerousChange {
   object: string;
@@ -111,7 +114,7 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
   const { db, dialect } = deps;
 
   /** One consistent read of the environment's policy and its revision. */
-  const readCurrent = (envId: string) => {
+  const readCurrent = (envId: string, withFacts = false) => {
     const tx =
       dialect === "postgres" ? db.transaction().setIsolationLevel("repeatable read") : db.transaction();
     return tx.execute(async (trx) => {
@@ -121,7 +124,8 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
         .where("id", "=", envId)
         .executeTakeFirstOrThrow();
       const rows = await readPolicyRows(trx, envId);
-      return { revision: Number(revision.revision), rows };
+      const facts = withFacts ? await readFacts(trx, envId) : undefined;
+      return { revision: Number(revision.revision), rows, facts };
     });
   };
 
@@ -137,11 +141,37 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
   }
 
   /**
+   * With a facts section the plan is the apply itself, rolled back: what the facts create depends on the schema the
+   * file brings, and a bad reference is the same 422.
+   */
+  async function planWithFacts(
+    env: EnvScope["environment"],
+    doc: PolicyDoc,
+    facts: NonNullable<ReadFactsDoc>,
+  ) {
+    const { revision, rows } = await readCurrent(env.id);
+    const schemaChanges = diffPolicies(policyFromRows(rows), doc);
+    const dangerous = await dangerousChanges(db, env.id, rows, schemaChanges);
+    const rollback = new Error("plan only");
+    let changes: PolicyChange[] = [];
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        changes = (await applyAll(trx, env, doc, facts)).changes;
+        throw rollback;
+      })
+      .catch((e: unknown) => {
+        if (e !== rollback) throw e;
+      });
+    return { revision, changes, dangerous, summary: summaryOf(changes) };
+  }
+
+  /**
    * Makes the environment hold the document, in one transaction and one revision: objects the document lacks are
    * deleted, the rest goes through the environment copy's planner (overwrite, everything in scope), and the change
-   * records say what the PDPs must now hold.
+   * records say what the PDPs must now hold (the caller appends them).
    */
-  async function applyDoc(trx: Db, env: EnvScope["environment"], doc: PolicyDoc): Promise<number> {
+  async function applyDoc(trx: Db, env: EnvScope["environment"], doc: PolicyDoc): Promise<Change[]> {
     const rulesBefore = await listRuleKeys(trx, env.id);
     const before = await readPolicyRows(trx, env.id);
     const records: Change[] = [];
@@ -220,17 +250,35 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
       goneRules.map((r) => r.id),
     );
     records.push(...(await engineRecords(trx, env.id, rulesBefore)));
-    return appendChanges(trx, env.id, records);
+    return records;
+  }
+
+  /**
+   * The schema's changes and then the facts section's, in the caller's transaction: every change with the PDP's
+   * records for them, which the caller appends as one revision (or rolls back, for a plan).
+   */
+  async function applyAll(trx: Db, env: EnvScope["environment"], doc: PolicyDoc, facts: ReadFactsDoc) {
+    const changes = diffPolicies(policyFromRows(await readPolicyRows(trx, env.id)), doc);
+    const records = changes.length > 0 ? await applyDoc(trx, env, doc) : [];
+    if (facts) changes.push(...(await writeFactsDoc(trx, env, facts, records)));
+    return { changes, records };
   }
 
   return {
-    async export({ environment }: EnvScope): Promise<{ revision: number; policy: string }> {
-      const { revision, rows } = await readCurrent(environment.id);
-      return { revision, policy: toYaml(policyFromRows(rows)) };
+    async export(
+      { environment }: EnvScope,
+      withFacts = false,
+    ): Promise<{ revision: number; policy: string }> {
+      const { revision, rows, facts } = await readCurrent(environment.id, withFacts);
+      const section = facts && canonicalFacts(facts);
+      return { revision, policy: toYaml(policyFromRows(rows), section ? { facts: section } : {}) };
     },
 
-    plan: ({ environment }: EnvScope, text: string): Promise<PolicyPlan> =>
-      planOf(environment.id, parsePolicy(text)),
+    plan: ({ environment }: EnvScope, text: string): Promise<PolicyPlan> => {
+      const doc = parsePolicy(text);
+      const facts = parseFacts(text);
+      return facts ? planWithFacts(environment, doc, facts) : planOf(environment.id, doc);
+    },
 
     /**
      * Applies the file when the environment is still at `revision` (the plan's): 409 otherwise, nothing written.
@@ -239,6 +287,7 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
      */
     async apply({ environment }: EnvScope, text: string, revision: number, replan = false) {
       const doc = parsePolicy(text);
+      const facts = parseFacts(text);
       try {
         return await db.transaction().execute(async (trx) => {
           const current = await lockedRevision(trx, environment.id);
@@ -250,10 +299,10 @@ export function createPolicyService(deps: { db: Kysely<Database>; dialect: Diale
               { plan_revision: revision, current_revision: current },
             );
           }
-          const changes = diffPolicies(policyFromRows(await readPolicyRows(trx, environment.id)), doc);
+          const { changes, records } = await applyAll(trx, environment, doc, facts);
           const answer = { ...(replanned && { replanned }), changes, summary: summaryOf(changes) };
-          if (changes.length === 0) return { revision: current, ...answer };
-          return { revision: await applyDoc(trx, environment, doc), ...answer };
+          if (records.length === 0) return { revision: current, ...answer };
+          return { revision: await appendChanges(trx, environment.id, records), ...answer };
         });
       } catch (e) {
         if (isUniqueViolation(e)) {

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/db.ts";
+import { tuplesJoined } from "../../domain/facts/tuples.repo.ts";
 import { instancesWithKeys } from "../../domain/facts/facts.repo.ts";
 import { seekAfter, type ListKey } from "../../domain/facts/list-pages.repo.ts";
 
@@ -60,13 +61,7 @@ export interface TupleOfInstance {
 export async function tuplesOfInstances(db: Db, envId: string, ids: string[]): Promise<TupleOfInstance[]> {
   if (ids.length === 0) return [];
   const base = () =>
-    db
-      .selectFrom("relationship_tuples as rt")
-      .innerJoin("resource_instances as s", "s.id", "rt.subject_id")
-      .innerJoin("resources as sr", "sr.id", "s.resource_id")
-      .innerJoin("resource_instances as o", "o.id", "rt.object_id")
-      .innerJoin("resources as orr", "orr.id", "o.resource_id")
-      .innerJoin("relations as rel", "rel.id", "rt.relation_id")
+    tuplesJoined(db)
       .select(["rt.subject_id", "rt.object_id", "sr.key as s_type", "s.key as s_key", "rel.key as relation"])
       .select(["orr.key as o_type", "o.key as o_key", "rt.created_at", "rt.id"])
       .where("rt.environment_id", "=", envId);
