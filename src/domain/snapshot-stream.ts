@@ -7,6 +7,7 @@ import { fromJsonObject } from "../lib/json.ts";
 import { environmentRevision, readPolicy } from "./environment-snapshot.ts";
 import { afterKey, type ListKey } from "./facts/list-pages.repo.ts";
 import { assignmentsJoined } from "./facts/role-assignments.repo.ts";
+import { tuplesJoined } from "./facts/tuples.repo.ts";
 import type { EnvironmentData } from "../pdp/engine/types.ts";
 import type { SnapshotHeader } from "../pdp/storage.ts";
 
@@ -148,17 +149,11 @@ const FACT_PAGES = {
         })),
       ),
   relationship_tuples: (trx: Trx, env: string, after: ListKey | undefined, limit: number) =>
-    trx
-      .selectFrom("relationship_tuples as x")
-      .innerJoin("resource_instances as s", "s.id", "x.subject_id")
-      .innerJoin("resources as sr", "sr.id", "s.resource_id")
-      .innerJoin("resource_instances as o", "o.id", "x.object_id")
-      .innerJoin("resources as orr", "orr.id", "o.resource_id")
-      .innerJoin("relations as rel", "rel.id", "x.relation_id")
-      .innerJoin("tenants as t", "t.id", "x.tenant_id")
+    tuplesJoined(trx)
+      .innerJoin("tenants as t", "t.id", "rt.tenant_id")
       .select([
-        "x.id",
-        "x.created_at",
+        "rt.id",
+        "rt.created_at",
         "s.key as subject",
         "sr.key as subject_resource",
         "o.key as object",
@@ -166,10 +161,10 @@ const FACT_PAGES = {
         "rel.key as relation",
         "t.key as tenant",
       ])
-      .where("x.environment_id", "=", env)
-      .$if(after !== undefined, (q) => q.where(afterKey("x", after!)))
-      .orderBy("x.created_at")
-      .orderBy("x.id")
+      .where("rt.environment_id", "=", env)
+      .$if(after !== undefined, (q) => q.where(afterKey("rt", after!)))
+      .orderBy("rt.created_at")
+      .orderBy("rt.id")
       .limit(limit)
       .execute()
       .then((rows) =>

@@ -5,6 +5,7 @@ import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { createUserRecord, replaceUserRecord } from "../../domain/facts/user-records.ts";
 import { createTupleRecords } from "../../domain/facts/tuple-records.ts";
 import { tuplesJoined } from "../../domain/facts/tuples.repo.ts";
+import { assignmentsJoined } from "../../domain/facts/role-assignments.repo.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { AppError } from "../../lib/errors.ts";
 import { fromJsonObject } from "../../lib/json.ts";
@@ -187,13 +188,8 @@ export async function readFacts(db: Db, envId: string): Promise<FactsDoc> {
     .select(["key", "email", "first_name", "last_name", "attributes"])
     .where("environment_id", "=", envId)
     .execute();
-  const assignments = await db
-    .selectFrom("role_assignments as ra")
+  const assignments = await assignmentsJoined(db)
     .innerJoin("users as u", "u.id", "ra.user_id")
-    .innerJoin("roles as r", "r.id", "ra.role_id")
-    .innerJoin("tenants as t", "t.id", "ra.tenant_id")
-    .leftJoin("resource_instances as ri", "ri.id", "ra.resource_instance_id")
-    .leftJoin("resources as res", "res.id", "ri.resource_id")
     .select([
       "u.key as user",
       "r.key as role",
