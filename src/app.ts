@@ -201,6 +201,14 @@ function listReader(store: Store): Kysely<Database> {
   return openSqliteThread(store.sqliteFile, ["query_only = ON", "busy_timeout = 5000"], "list reader");
 }
 
+/**
+ * On a SQLite file, the API log's inserts and purges run on a connection of their own, on a thread of its own, so
+ * that no batch of records is written on the event loop. Its commits do not wait for the disk (`synchronous =
+ * NORMAL` under WAL, as the decision log's): a power failure may cost the last records, never an API write.
+ */
+const apiLogWriter = (file: string): Kysely<Database> =>
+  openSqliteThread(file, ["synchronous = NORMAL", "busy_timeout = 10000"], "API log writer");
+
 /** Builds the whole control plane as a Fastify instance that is ready but not listening. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store, box } = deps;
@@ -242,6 +250,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (dashboardDir) await app.register(dashboardPlugin, { dir: dashboardDir });
   await app.register(apiLogPlugin, {
     db: store.db,
+    ...(store.sqliteFile !== undefined && { writeDb: apiLogWriter(store.sqliteFile) }),
     enabled: config.apiLog !== "off",
     maxBodyBytes: config.apiLogMaxBodyBytes,
     flushIntervalMs: config.apiLogFlushMs,

@@ -259,7 +259,9 @@ export interface ApiLogTable {
   actor_id: string | null;
   actor_display_name: string | null;
   request_body: string | null;
+  /** null when the body is kept compressed in `response_body_gzip` (migration 0023) */
   response_body: string | null;
+  response_body_gzip: Uint8Array | null;
 }
 
 /**

@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import type { Database } from "../db/types.ts";
 import { idOrKey } from "../lib/ids.ts";
 import { now } from "../lib/time.ts";
+import { gunzipText } from "../lib/gzip-text.ts";
 import { orderOf, type TransferredTable } from "./organization-rows.ts";
 import { SCHEMA_TABLES } from "./schema/schema-tables.ts";
 
@@ -142,6 +143,12 @@ async function* rowsOf(db: Kysely<Database>, table: Table, orgId: string): Async
   }
 }
 
+/** An API log row as it travels: a response body stored compressed goes as text, like any other. */
+async function withResponseText(row: Row): Promise<Row> {
+  const { response_body_gzip: gzip, ...rest } = row;
+  return gzip instanceof Uint8Array ? { ...rest, response_body: await gunzipText(gzip) } : rest;
+}
+
 /**
  * Every row of the organization as it travels, table by table in insertion order: keys' secrets stay behind
  * (keys are reissued where the organization goes), and so does the organization's move state.
@@ -150,6 +157,7 @@ async function* linesOf(db: Kysely<Database>, orgId: string): AsyncGenerator<Exp
   for (const table of TRANSFERRED_TABLES) {
     for await (const row of rowsOf(db, table, orgId)) {
       if (table === "api_keys") yield { table, row: { ...row, secret_hash: null, secret_sealed: null } };
+      else if (table === "api_log") yield { table, row: await withResponseText(row) };
       else if (table === "organizations")
         yield { table, row: { ...row, frozen_at: null, exported_at: null, exported_digest: null } };
       else yield { table, row };

@@ -29,6 +29,9 @@ declare module "fastify" {
 
 export interface ApiLogOptions {
   db: Kysely<Database>;
+  /** Where records are inserted and purged (on a SQLite file, a connection on a thread of its own; closed with the
+   * app); `db` when unset. */
+  writeDb?: Kysely<Database>;
   /** false: record nothing (the benchmark compares both); history and retention still work */
   enabled: boolean;
   maxBodyBytes: number;
@@ -97,8 +100,10 @@ function capture(request: FastifyRequest, reply: FastifyReply): CapturedCall {
  */
 export const apiLogPlugin = fp(
   async (app: FastifyInstance, opts: ApiLogOptions) => {
+    const writeDb = opts.writeDb ?? opts.db;
     const writer = createApiLogWriter({
       db: opts.db,
+      writeDb,
       log: app.log,
       flushIntervalMs: opts.flushIntervalMs,
       maxBodyBytes: opts.maxBodyBytes,
@@ -126,17 +131,19 @@ export const apiLogPlugin = fp(
       });
     }
 
+    // Runs after the server has stopped taking requests and the in-flight ones have answered, and (onClose hooks
+    // run last added first) after the purge below has stopped: both write through `writeDb`.
+    app.addHook("onClose", async () => {
+      await writer.close();
+      if (writeDb !== opts.db) await writeDb.destroy();
+    });
     schedulePeriodic(
       app,
       "API log purge",
       PURGE_INTERVAL_MS,
-      () => purgeExpired(opts.db, opts.retentionDays),
+      () => purgeExpired(writeDb, opts.retentionDays),
       opts.outage,
     );
-    // Runs after the server has stopped taking requests and the in-flight ones have answered.
-    app.addHook("onClose", async () => {
-      await writer.close();
-    });
   },
   { name: "api-log" },
 );

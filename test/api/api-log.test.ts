@@ -2,6 +2,7 @@ import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { buildTestApp, describeEachDialect, type TestEnv } from "../helpers/app.ts";
 import { validatePermitResponse } from "../helpers/permit-contract.ts";
+import { gunzipText } from "../../src/lib/gzip-text.ts";
 
 const MAX_BODY_BYTES = 2048;
 
@@ -26,6 +27,17 @@ async function history(env: TestEnv, key: string, query = ""): Promise<Event[]> 
   assert.equal(res.status, 200, res.body as string);
   assert.deepEqual(validatePermitResponse("get", "/v2/history", 200, res.json), []);
   return res.json.data;
+}
+
+/** The stored records, a compressed response body as its text (so that a secret in it would show). */
+async function storedRows(env: TestEnv) {
+  const rows = await env.store.db.selectFrom("api_log").selectAll().execute();
+  return Promise.all(
+    rows.map(async ({ response_body_gzip: gzip, ...row }) => ({
+      ...row,
+      response_body: gzip === null ? row.response_body : await gunzipText(gzip),
+    })),
+  );
 }
 
 const sig = (e: Event) => `${e.method} ${e.path} ${e.status}`;
@@ -298,7 +310,7 @@ describeEachDialect(
     });
 
     test("no secret reaches the stored log: keys, rotated and new secrets, secret-looking fields", async () => {
-      const { acme, globex, call, store } = env();
+      const { acme, globex, call } = env();
       const secrets: string[] = [acme.adminKey, globex.adminKey, probe.secret];
       const created = await call(acme.adminKey, "POST", "/v2/api-key", { object_type: "org", name: "leaky" });
       secrets.push(created.json.secret);
@@ -335,7 +347,7 @@ describeEachDialect(
       assert.equal((await call(unknown, "GET", `/v2/projects?api_key=${unknown}`)).status, 401);
 
       await flushLog(env());
-      const rows = await store.db.selectFrom("api_log").selectAll().execute();
+      const rows = await storedRows(env());
       const stored = JSON.stringify(rows);
       assert.ok(rows.length > 20);
       for (const secret of secrets) assert.ok(!stored.includes(secret), `a secret is in the log: ${secret}`);
@@ -371,6 +383,45 @@ describeEachDialect(
         assert.ok(!head.includes("\uFFFD"), "never cut inside a character");
       }
       assert.match(full.request_body, /^\{"key":"wordy"/);
+    });
+
+    test("a large response body is stored compressed, secrets redacted, and read back as text", async () => {
+      const { acme, call, store } = env();
+      const lookalike = `gh_${"B".repeat(43)}`;
+      const description = `${lookalike} ${"x".repeat(3000)}`;
+      const res = await call(acme.adminKey, "POST", "/v2/projects", {
+        key: "roomy",
+        name: "Roomy",
+        description,
+      });
+      assert.equal(res.status, 200, res.body as string);
+      assert.equal((await call(acme.adminKey, "GET", "/v2/projects/roomy-not-here")).status, 404);
+      await flushLog(env());
+      const rows = await store.db
+        .selectFrom("api_log")
+        .select(["id", "method", "path", "status", "response_body", "response_body_gzip"])
+        .where("path", "in", ["/v2/projects", "/v2/projects/roomy-not-here"])
+        .where("organization_id", "=", acme.id)
+        .execute();
+      const created = rows.find((r) => r.method === "POST" && r.status === 200 && r.response_body === null);
+      assert.ok(created?.response_body_gzip, "the large body is kept compressed, not as text");
+      const text = await gunzipText(created.response_body_gzip);
+      assert.ok(text.length > 2048 && text.length < 2200, "bounded before it was compressed");
+      assert.ok(created.response_body_gzip.length < text.length / 4);
+      assert.ok(
+        !text.includes(lookalike) && text.includes("[REDACTED]"),
+        "redacted before it was compressed",
+      );
+      // a small body stays text
+      const missing = rows.find((r) => r.path === "/v2/projects/roomy-not-here");
+      assert.equal(missing?.response_body_gzip, null);
+      assert.equal(JSON.parse(missing?.response_body ?? "{}").error_code, "NOT_FOUND");
+
+      const full = await call(acme.adminKey, "GET", `/v2/history/${created.id}`);
+      assert.equal(full.status, 200);
+      assert.equal(full.json.response_body, text);
+      const response = await call(acme.adminKey, "GET", `/v2/history/${created.id}/response`);
+      assert.equal(response.json, text);
     });
 
     test("with GATEHOUSE_API_LOG=off nothing is recorded, and the history still answers", async () => {

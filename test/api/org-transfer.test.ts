@@ -10,6 +10,7 @@ import { orgsCommand } from "../../src/cli/orgs.ts";
 import { ConfigError } from "../../src/config.ts";
 import { openStore } from "../../src/db/store.ts";
 import { createOrganizationRecords } from "../../src/domain/organization-records.ts";
+import { packed, toLogRow } from "../../src/domain/api-log-writer.ts";
 
 /**
  * `gatehouse orgs export/import/delete/freeze` (issue 36 items 1-3): an import trusts nothing in its file, refuses
@@ -306,6 +307,56 @@ describeEachDialect(
           .executeTakeFirst(),
         undefined,
       );
+    });
+
+    test("an API log record whose response is stored compressed travels as text, and delete removes it", async () => {
+      const { store, box } = env();
+      const { organization } = await createOrganizationRecords(store.db, box, { key: "umbrella", name: "U" });
+      const response = JSON.stringify({
+        data: Array.from({ length: 300 }, (_, i) => ({ key: `user-${i}` })),
+      });
+      const row = toLogRow(
+        {
+          id: crypto.randomUUID(),
+          requestId: "req-1",
+          timestamp: "2026-01-01T00:00:00.000+00:00",
+          method: "GET",
+          url: "/v2/facts/default/production/users",
+          status: 200,
+          durationMs: 1,
+          clientIp: "127.0.0.1",
+          principal: null,
+          projectRef: undefined,
+          envRef: undefined,
+          requestBody: undefined,
+          responseBody: response,
+          bearer: undefined,
+        },
+        { project: null, environment: null },
+        65536,
+      );
+      const stored = await packed({ ...row, organization_id: organization.id });
+      assert.ok(stored.response_body_gzip, "stored compressed");
+      await store.db.insertInto("api_log").values(stored).execute();
+      const file = path.join(dir, "umbrella.jsonl");
+      assert.equal(await run(["export", "--org", "umbrella", "--to", "us", "--file", file]), 0);
+      const logged = linesOf(fs.readFileSync(file, "utf8"))
+        .map((l) => JSON.parse(l) as { table?: string; row: Record<string, unknown> })
+        .filter((l) => l.table === "api_log");
+      assert.equal(logged.length, 1);
+      assert.equal(logged[0]?.row["response_body"], response);
+      assert.ok(!("response_body_gzip" in (logged[0]?.row ?? {})));
+
+      assert.equal(await run(["delete", "--org", "umbrella", "--confirm", "umbrella"]), 0);
+      const left = () =>
+        store.db
+          .selectFrom("api_log")
+          .select(["response_body"])
+          .where("organization_id", "=", organization.id);
+      assert.deepEqual(await left().execute(), []);
+      assert.equal(await run(["import", "--file", file]), 0);
+      assert.deepEqual(await left().execute(), [{ response_body: response }]);
+      assert.equal(await run(["delete", "--org", "umbrella", "--confirm", "umbrella", "--force"]), 0);
     });
 
     test("an export pages every table by seeking on its key: rows across pages, none twice, in key order", async () => {

@@ -5,7 +5,7 @@ import { isPostgres } from "../../db/db.ts";
 
 export type ApiLogRow = Selectable<ApiLogTable>;
 
-export type ApiLogSummaryRow = Omit<ApiLogRow, "request_body" | "response_body">;
+export type ApiLogSummaryRow = Omit<ApiLogRow, "request_body" | "response_body" | "response_body_gzip">;
 
 /** What a history query may filter on; every list is "any of", and lists are never empty. */
 export interface ApiLogFilter {

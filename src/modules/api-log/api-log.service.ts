@@ -6,6 +6,7 @@ import { invalid, notFound } from "../../lib/errors.ts";
 import { envelope, offsetOf, pageRequest } from "../../lib/pagination.ts";
 
 import { toTimestamp } from "../../lib/time.ts";
+import { gunzipText } from "../../lib/gzip-text.ts";
 
 import {
   countPerMinute,
@@ -74,11 +75,14 @@ function inScope(principal: Principal, row: ApiLogRow): boolean {
 export function createApiLogService(deps: { db: Kysely<Database>; readDb: Kysely<Database> }) {
   const { db, readDb } = deps;
 
+  /** The record with its response body as text (a large one is stored compressed). */
   async function event(principal: Principal, id: string): Promise<ApiLogRow> {
     const row = await findEvent(db, principal.organizationId, id.toLowerCase());
     // Out of the key's scope looks the same as missing.
     if (!row || !inScope(principal, row)) throw notFound("API history event", id);
-    return row;
+    return row.response_body_gzip === null
+      ? row
+      : { ...row, response_body: await gunzipText(row.response_body_gzip), response_body_gzip: null };
   }
 
   /** The query's filters within the principal's scope; null when a named project or environment does not exist. */
