@@ -125,6 +125,13 @@ export interface DecisionLogChunk {
   count: number;
   firstId: string;
   lastId: string;
+  /**
+   * Where each decision is in `entries`, four numbers a decision: its object's start and end, and for a check of a
+   * bulk entry its bulk's head (`{"query":...,"revision":N`), start and end (0, 0 for a plain entry). Set by the
+   * logger that wrote the chunk, so that log export copies the bytes rather than parsing them; a chunk a
+   * standalone PDP shipped has none.
+   */
+  spans?: Uint32Array;
 }
 
 /** What the embedded PDP needs of the database. */

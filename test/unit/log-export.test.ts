@@ -9,6 +9,8 @@ import { toLogRow, type CapturedCall } from "../../src/domain/api-log-writer.ts"
 import { newId, timeOfId } from "../../src/lib/ids.ts";
 import { decisionLines } from "../../src/domain/log-export/records.ts";
 import { now, toTimestamp } from "../../src/lib/time.ts";
+import { createDecisionLogger } from "../../src/pdp/runtime/decision-log.ts";
+import type { DecisionLogChunk, DecisionRecord } from "../../src/pdp/storage.ts";
 import { freePort } from "../helpers/process.ts";
 
 const SECRET = "gh_live_unit-export-secret-0123456789abcdef";
@@ -231,4 +233,57 @@ test("decision lines: an entry shipped by a standalone PDP keeps its time and na
   });
   assert.equal(second.timestamp, toTimestamp(new Date(timeOfId(b))));
   assert.equal(second.decision, true);
+});
+
+test("decision lines: a logger's chunk is copied, not parsed, into the same lines; a bulk entry's checks are a line each", async () => {
+  const chunks: DecisionLogChunk[] = [];
+  const logger = createDecisionLogger({ pdpId: "pdp-1", sink: async (chunk) => void chunks.push(chunk) });
+  const env = { environmentId: "env-c" };
+  const plain = (i: number): DecisionRecord => ({
+    query: "check",
+    user_key: `user-${i}`,
+    action: "read",
+    resource_type: "document",
+    tenant: "t1",
+    decision: i % 2 === 0,
+    reason: { kind: "rbac", role: "viewer" },
+    revision: 4,
+    latency_us: 9,
+  });
+  for (let i = 0; i < 70; i++) logger.record(env, plain(i));
+  logger.recordBulk(env, { query: "bulk_check", revision: 5 }, [
+    JSON.stringify({ user_key: "bulk-a", decision: true, latency_us: 1 }),
+    JSON.stringify({ user_key: "bulk-b", decision: false, latency_us: 1 }),
+  ]);
+  // Text that JSON escapes, and an entry with its request.
+  logger.record(env, { ...plain(1), user_key: 'ü"\\x\n', input: { context: { note: "é" } } });
+  await logger.flush();
+  assert.equal(chunks.length, 1);
+  const chunk = chunks[0]!;
+  assert.ok(chunk.spans, "the logger says where each decision is");
+  const copied = decisionLines(chunk).toString();
+  // The same chunk as a standalone PDP ships it (no spans): parsed, and the same lines.
+  assert.equal(copied, decisionLines({ ...chunk, spans: undefined }).toString());
+  const lines = copied.split("\n");
+  assert.equal(lines.pop(), "");
+  const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(records.length, 73);
+  assert.deepEqual(records[0], {
+    log: "decision",
+    environment_id: "env-c",
+    pdp_id: "pdp-1",
+    timestamp: toTimestamp(new Date(timeOfId(records[0]!["id"] as string))),
+    id: records[0]!["id"],
+    ...plain(0),
+  });
+  const [a, b, last] = records.slice(70);
+  assert.deepEqual(
+    [a, b].map((r) => [r!["user_key"], r!["decision"], r!["query"], r!["revision"], r!["pdp_id"]]),
+    [
+      ["bulk-a", true, "bulk_check", 5, "pdp-1"],
+      ["bulk-b", false, "bulk_check", 5, "pdp-1"],
+    ],
+  );
+  assert.equal(new Set(records.map((r) => r["id"])).size, 73);
+  assert.deepEqual([last!["user_key"], last!["input"]], ['ü"\\x\n', { context: { note: "é" } }]);
 });

@@ -78,6 +78,11 @@ class Queue {
   /** Where the first and the last entry's id start. */
   firstAt = 0;
   lastAt = 0;
+  /** Four numbers a decision (see `DecisionLogChunk.spans`); reused from chunk to chunk. */
+  spans = new Uint32Array(4 * 256);
+  /** The bulk entry being written: its head's start and end (0, 0 outside one). */
+  private headStart = 0;
+  private headEnd = 0;
 
   constructor(
     readonly environmentId: string,
@@ -100,6 +105,7 @@ class Queue {
   /** `{"id":"` the next id `",` and the record's JSON after its `{`, at `pos`. */
   private entry(ids: UuidV7Writer, now: number, json: string): void {
     const buf = this.buf;
+    const start = this.pos;
     ID_OPEN.copy(buf, this.pos);
     this.lastAt = this.pos + ID_OPEN.length;
     if (this.count === 0) this.firstAt = this.lastAt;
@@ -108,6 +114,17 @@ class Queue {
     const record = this.lastAt + 37;
     this.pos = record + buf.write(json, record);
     buf[record] = 0x2c; // the record's `{` continues the entry
+    let spans = this.spans;
+    const at = 4 * this.count;
+    if (at + 4 > spans.length) {
+      spans = new Uint32Array(2 * spans.length);
+      spans.set(this.spans);
+      this.spans = spans;
+    }
+    spans[at] = start;
+    spans[at + 1] = this.pos;
+    spans[at + 2] = this.headStart;
+    spans[at + 3] = this.headEnd;
   }
 
   add(ids: UuidV7Writer, now: number, json: string): void {
@@ -125,13 +142,17 @@ class Queue {
     for (const json of checks) units += 1 + ENTRY_OVERHEAD + json.length;
     this.reserve(units);
     if (this.count > 0) this.buf[this.pos++] = 0x2c;
-    this.pos += this.buf.write(`${head},"bulk":[`, this.pos);
+    const headAt = this.pos;
+    this.pos += this.buf.write(head, this.pos);
+    [this.headStart, this.headEnd] = [headAt, this.pos];
+    this.pos += this.buf.write(',"bulk":[', this.pos);
     const first = this.count;
     for (const json of checks) {
       if (this.count > first) this.buf[this.pos++] = 0x2c;
       this.entry(ids, now, json);
       this.count += 1;
     }
+    [this.headStart, this.headEnd] = [0, 0];
     this.pos += this.buf.write("]}", this.pos);
   }
 
@@ -147,6 +168,7 @@ class Queue {
       count: this.count,
       firstId: this.buf.toString("latin1", this.firstAt, this.firstAt + 36),
       lastId: this.buf.toString("latin1", this.lastAt, this.lastAt + 36),
+      spans: this.spans.slice(0, 4 * this.count),
     };
     this.pos = 1;
     this.count = 0;
