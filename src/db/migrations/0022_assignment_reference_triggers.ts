@@ -34,9 +34,29 @@ const REFERENCES = [
  * `test/api/assignment-references.test.ts` covers the refusal, each cascade and both orders of the race.
  *
  * SQLite keeps its foreign keys: there a check is an index lookup inside the insert, not a query.
+ *
+ * Both databases: the two indexes on resource_instance_id hold only instance roles. A tenant role (nearly every
+ * imported assignment) has none, and its entry under NULL was two of the eleven index entries an insert wrote;
+ * every query through them (a filter by instance, the cascade from a deleted instance) compares with `=` or `in`,
+ * which implies not null, so a partial index serves it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+  for (const [name, columns] of [
+    ["role_assignments_instance_idx", ["resource_instance_id"]],
+    ["role_assignments_env_instance_idx", ["environment_id", "resource_instance_id"]],
+  ] as const) {
+    await db.schema.dropIndex(name).execute();
+    await db.schema
+      .createIndex(name)
+      .on("role_assignments")
+      .columns([...columns])
+      .where(sql.ref("resource_instance_id"), "is not", null)
+      .execute();
+  }
+  if (db.getExecutor().adapter instanceof PostgresAdapter) await referenceTriggers(db);
+}
+
+async function referenceTriggers(db: Kysely<unknown>): Promise<void> {
   for (const { column } of REFERENCES) {
     await sql`alter table role_assignments drop constraint ${sql.raw(`role_assignments_${column}_fkey`)}`.execute(
       db,
