@@ -36,7 +36,8 @@ export const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
  * `moduleSuffix` and in the garbage collector. Attributing within one process is free of the few percent by which
  * processes alike differ.
  */
-export function loopShares(dir: string, moduleSuffix: string, fromUs: number, toUs: number): LoopShares {
+/** The main thread's profile in `dir`, its nodes by id and each node's caller. */
+function mainProfile(dir: string) {
   // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread, the others workers'.
   const file = fs.readdirSync(dir).find((name) => /\.0\.\d+\.cpuprofile$/.test(name));
   if (!file) throw new Error(`no main-thread .cpuprofile in ${dir}`);
@@ -44,6 +45,11 @@ export function loopShares(dir: string, moduleSuffix: string, fromUs: number, to
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  return { file, profile, byId, parent };
+}
+
+export function loopShares(dir: string, moduleSuffix: string, fromUs: number, toUs: number): LoopShares {
+  const { file, profile, byId, parent } = mainProfile(dir);
   // Whether a node, or one of its callers, is in the module (memoized per node).
   const inModule = new Map<number, boolean>();
   const underModule = (id: number): boolean => {
@@ -79,4 +85,75 @@ export function loopShares(dir: string, moduleSuffix: string, fromUs: number, to
     module: busy === 0 ? 0 : module / busy,
     gc: busy === 0 ? 0 : gc / busy,
   };
+}
+
+/** One run of the event loop without a pause: consecutive samples of the main thread that are not idle. */
+export interface Stretch {
+  /** When it began (the last idle sample before it), µs on the monotonic clock. */
+  startUs: number;
+  /** From the last idle sample before it to its last sample: includes any time the thread waited for a CPU. */
+  wallMs: number;
+  /**
+   * Its samples times the sampling interval: about the CPU time it used. A thread that waits for a CPU gets one
+   * sample for the wait (the profiler's signals to it merge), so this leaves out most descheduled time.
+   */
+  cpuMs: number;
+  /** The frames of this repository (src/) under which most of its samples ran, innermost first, with counts. */
+  where: string[];
+}
+
+/**
+ * The event loop's uninterrupted runs between `fromUs` and `toUs` (see `Stretch`), longest wall time first.
+ * `intervalUs` is the profile's sampling interval (`--cpu-prof-interval`, 1,000 µs unless set).
+ */
+export function loopStretches(dir: string, fromUs: number, toUs: number, intervalUs = 1000): Stretch[] {
+  const { profile, byId, parent } = mainProfile(dir);
+  const srcFrame = new Map<number, string>();
+  // The innermost frame of src/ on a node's stack, as `function file` (tsx's output has no useful line numbers).
+  const ownFrame = (id: number): string => {
+    const known = srcFrame.get(id);
+    if (known !== undefined) return known;
+    const frame = byId.get(id)?.callFrame;
+    const match = /\/src\/(.+)$/.exec(frame?.url ?? "");
+    const up = parent.get(id);
+    const result = match
+      ? `${frame?.functionName || "(anonymous)"} ${match[1]}`
+      : up === undefined
+        ? (frame?.functionName ?? "?")
+        : ownFrame(up);
+    srcFrame.set(id, result);
+    return result;
+  };
+  const stretches: Stretch[] = [];
+  let time = profile.startTime;
+  let lastIdle = time;
+  let open: { startUs: number; endUs: number; samples: number; frames: Map<string, number> } | undefined;
+  const close = () => {
+    if (!open) return;
+    const where = [...open.frames].sort((a, b) => b[1] - a[1]).slice(0, 3);
+    stretches.push({
+      startUs: open.startUs,
+      wallMs: (open.endUs - open.startUs) / 1000,
+      cpuMs: (open.samples * intervalUs) / 1000,
+      where: where.map(([frame, count]) => `${frame} (${count})`),
+    });
+    open = undefined;
+  };
+  for (const [i, id] of profile.samples.entries()) {
+    time += profile.timeDeltas[i] ?? 0;
+    const name = byId.get(id)?.callFrame.functionName;
+    if (name === "(idle)") {
+      close();
+      lastIdle = time;
+      continue;
+    }
+    if (time < fromUs || time > toUs) continue;
+    open ??= { startUs: lastIdle, endUs: time, samples: 0, frames: new Map() };
+    open.endUs = time;
+    open.samples += 1;
+    const frame = name === "(garbage collector)" ? name : ownFrame(id);
+    open.frames.set(frame, (open.frames.get(frame) ?? 0) + 1);
+  }
+  close();
+  return stretches.sort((a, b) => b.wallMs - a.wallMs);
 }
