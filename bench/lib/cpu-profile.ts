@@ -98,6 +98,8 @@ export interface Stretch {
    * sample for the wait (the profiler's signals to it merge), so this leaves out most descheduled time.
    */
   cpuMs: number;
+  /** The part of `cpuMs` in the garbage collector. */
+  gcMs: number;
   /** The frames of this repository (src/) under which most of its samples ran, innermost first, with counts. */
   where: string[];
 }
@@ -108,26 +110,32 @@ export interface Stretch {
  */
 export function loopStretches(dir: string, fromUs: number, toUs: number, intervalUs = 1000): Stretch[] {
   const { profile, byId, parent } = mainProfile(dir);
-  const srcFrame = new Map<number, string>();
+  const srcFrame = new Map<number, string | undefined>();
   // The innermost frame of src/ on a node's stack, as `function file` (tsx's output has no useful line numbers).
-  const ownFrame = (id: number): string => {
-    const known = srcFrame.get(id);
-    if (known !== undefined) return known;
+  const inSrc = (id: number): string | undefined => {
+    if (srcFrame.has(id)) return srcFrame.get(id);
     const frame = byId.get(id)?.callFrame;
     const match = /\/src\/(.+)$/.exec(frame?.url ?? "");
     const up = parent.get(id);
     const result = match
       ? `${frame?.functionName || "(anonymous)"} ${match[1]}`
       : up === undefined
-        ? (frame?.functionName ?? "?")
-        : ownFrame(up);
+        ? undefined
+        : inSrc(up);
     srcFrame.set(id, result);
     return result;
+  };
+  // Outside src/ (the framework, the runtime): the sampled function and its package or module.
+  const ownFrame = (id: number): string => {
+    const frame = byId.get(id)?.callFrame;
+    const where = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(frame?.url ?? "")?.[1] ?? frame?.url ?? "";
+    return inSrc(id) ?? `${frame?.functionName || "(anonymous)"} ${where}`.trim();
   };
   const stretches: Stretch[] = [];
   let time = profile.startTime;
   let lastIdle = time;
-  let open: { startUs: number; endUs: number; samples: number; frames: Map<string, number> } | undefined;
+  let open:
+    { startUs: number; endUs: number; samples: number; gc: number; frames: Map<string, number> } | undefined;
   const close = () => {
     if (!open) return;
     const where = [...open.frames].sort((a, b) => b[1] - a[1]).slice(0, 3);
@@ -135,6 +143,7 @@ export function loopStretches(dir: string, fromUs: number, toUs: number, interva
       startUs: open.startUs,
       wallMs: (open.endUs - open.startUs) / 1000,
       cpuMs: (open.samples * intervalUs) / 1000,
+      gcMs: (open.gc * intervalUs) / 1000,
       where: where.map(([frame, count]) => `${frame} (${count})`),
     });
     open = undefined;
@@ -148,9 +157,10 @@ export function loopStretches(dir: string, fromUs: number, toUs: number, interva
       continue;
     }
     if (time < fromUs || time > toUs) continue;
-    open ??= { startUs: lastIdle, endUs: time, samples: 0, frames: new Map() };
+    open ??= { startUs: lastIdle, endUs: time, samples: 0, gc: 0, frames: new Map() };
     open.endUs = time;
     open.samples += 1;
+    if (name === "(garbage collector)") open.gc += 1;
     const frame = name === "(garbage collector)" ? name : ownFrame(id);
     open.frames.set(frame, (open.frames.get(frame) ?? 0) + 1);
   }
