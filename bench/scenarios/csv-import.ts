@@ -1,8 +1,8 @@
 import fs from "node:fs";
-import path from "node:path";
 import os from "node:os";
+import path from "node:path";
 import { settings, SCALE } from "../lib/config.ts";
-import { loopStretches, monotonicUs, type Stretch } from "../lib/cpu-profile.ts";
+import { monotonicUs } from "../lib/cpu-profile.ts";
 import { Api } from "../lib/http.ts";
 import { freshPgSchema, pgReachable } from "../lib/pg.ts";
 import { BOOTSTRAP_KEY, sleep, startGatehouse } from "../lib/procs.ts";
@@ -20,6 +20,9 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** Statuses by which the API refuses the items sent (the dashboard splits the batch and sends again). */
 const REFUSALS = [400, 404, 409, 422];
 
+/** What bench/lib/loop-probe.mjs records of one run of the loop: start (µs, monotonic), wall ms, CPU ms. */
+type LoopGap = [startUs: number, wallMs: number, cpuMs: number];
+
 interface Delay {
   p50_ms: number;
   p99_ms: number;
@@ -33,9 +36,10 @@ interface Phase {
   requests: number;
   /** The server's event-loop delay over the phase (its /metrics, one window), and over an idle window as long. */
   delay: Delay;
-  /** The longest uninterrupted runs of the server's event loop in the phase (CPU profile). */
-  longest: Pick<Stretch, "wallMs" | "cpuMs" | "gcMs" | "where">[];
-  stretches_over_50ms_cpu: number;
+  /** The server's longest uninterrupted run of its event loop in the phase, by CPU (bench/lib/loop-probe.mjs). */
+  longest: { cpu_ms: number; wall_ms: number };
+  /** Runs of the loop that used more than 50 ms of CPU. */
+  runs_over_50ms_cpu: number;
   load_average: number[];
 }
 
@@ -211,15 +215,25 @@ async function seedEnvironment(api: Api, envKey: string): Promise<void> {
 
 async function runDialect(ctx: Context, dialect: string, rows: number): Promise<DialectResult> {
   const log = (message: string) => ctx.log(`${dialect}: ${message}`);
-  const profileDir = ctx.res.tempDir(`csv-import-prof-${dialect}`);
+  const probeFile = path.join(ctx.res.tempDir(`csv-import-probe-${dialect}`), "gaps.json");
   const dbUrl = dialect === "postgres" ? (await freshPgSchema(ctx.res, settings.pgUrl)).url : undefined;
-  // As `npm start` runs it (embedded PDP, API log on), profiled: the profile adds a little to every stretch.
+  // As `npm start` runs it (embedded PDP, API log on), with the loop probe.
   const server = await startGatehouse(ctx.res, {
     dataDir: ctx.res.tempDir(`csv-import-${dialect}`),
     ...(dbUrl && { databaseUrl: dbUrl }),
     pdp: true,
-    nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`],
+    nodeFlags: ["--import", "./bench/lib/loop-probe.mjs"],
+    env: { BENCH_LOOP_PROBE_FILE: probeFile },
   });
+  // The machine is shared: at a higher priority than other work, the delay the server reports is what it holds
+  // rather than time it waited for a core (as root; otherwise it runs at the default priority, and says so).
+  try {
+    os.setPriority(server.proc.child.pid as number, -10);
+  } catch {
+    ctx.note(
+      `${dialect}: the server could not be given a higher priority; its delay includes waiting for a core`,
+    );
+  }
   const api = new Api(server.apiUrl, BOOTSTRAP_KEY);
   const { csv, bad } = buildCsv(rows);
   const plans = [
@@ -234,7 +248,7 @@ async function runDialect(ctx: Context, dialect: string, rows: number): Promise<
   for (const env of new Set(plans.map((p) => p.env))) await seedEnvironment(api, env);
 
   const windows: { from: number; to: number }[] = [];
-  const phases: Omit<Phase, "longest" | "stretches_over_50ms_cpu">[] = [];
+  const phases: Omit<Phase, "longest" | "runs_over_50ms_cpu">[] = [];
   for (const plan of plans) {
     const facts = `/v2/facts/default/${plan.env}`;
     const loadBefore = os.loadavg()[0] as number;
@@ -282,43 +296,33 @@ async function runDialect(ctx: Context, dialect: string, rows: number): Promise<
     `idle ${idleSeconds.toFixed(0)} s: p50 ${idle.p50_ms.toFixed(1)} / p99 ${idle.p99_ms.toFixed(1)} / max ${idle.max_ms.toFixed(1)} ms`,
   );
   await server.proc.stop();
-  const keep = process.env["BENCH_KEEP_PROFILES"];
-  if (keep) {
-    fs.mkdirSync(keep, { recursive: true });
-    fs.cpSync(profileDir, path.join(keep, dialect), { recursive: true });
-    log(`profile kept in ${path.join(keep, dialect)}`);
-  }
-
+  const gaps = JSON.parse(fs.readFileSync(probeFile, "utf8")) as LoopGap[];
   return {
     dialect,
     rows,
     idle,
     phases: phases.map((phase, i) => {
-      const window = windows[i] as { from: number; to: number };
-      const stretches = loopStretches(profileDir, window.from, window.to);
-      const longest = [...stretches]
-        .sort((a, b) => b.cpuMs - a.cpuMs)
-        .slice(0, 3)
-        .map(({ wallMs, cpuMs, gcMs, where }) => ({ wallMs, cpuMs, gcMs, where }));
-      for (const s of longest)
-        log(
-          `${phase.name}: a stretch of ${s.cpuMs.toFixed(0)} ms CPU (${s.gcMs.toFixed(0)} ms GC, ${s.wallMs.toFixed(0)} ms wall): ${s.where.join("; ")}`,
-        );
-      return { ...phase, longest, stretches_over_50ms_cpu: stretches.filter((s) => s.cpuMs > 50).length };
+      const { from, to } = windows[i] as { from: number; to: number };
+      const inside = gaps.filter(([startUs]) => startUs >= from && startUs <= to);
+      const top = inside.reduce<LoopGap | undefined>((a, b) => (a && a[2] >= b[2] ? a : b), undefined);
+      const longest = { cpu_ms: top?.[2] ?? 0, wall_ms: top?.[1] ?? 0 };
+      log(
+        `${phase.name}: longest run of the loop ${longest.cpu_ms.toFixed(0)} ms CPU (${longest.wall_ms.toFixed(0)} ms wall)`,
+      );
+      return { ...phase, longest, runs_over_50ms_cpu: inside.filter((g) => g[2] > 50).length };
     }),
   };
 }
 
 const row = (d: Delay) => [d.p50_ms, d.p99_ms, d.max_ms].map((v) => `${v.toFixed(1)} ms`);
-const byCpu = (phase: Phase) => Math.max(0, ...phase.longest.map((s) => s.cpuMs));
 
 export const csvImportScenario: Scenario<CsvImportData> = {
   name: "csv-import",
   description:
     "Does a 100,000-row CSV import leave the server's event loop free? The dashboard's import of users with " +
     "role assignments and five bad rows, request for request, then the same rows at 1,000 a request: the " +
-    "server's event-loop delay (its /metrics) against the same server idle, and its longest uninterrupted runs " +
-    "(CPU profile).",
+    "server's event-loop delay (its /metrics) against the same server idle, and its longest uninterrupted run " +
+    "of the loop by CPU time.",
   async run(ctx) {
     const rows = SCALE === "small" ? 10_000 : 100_000;
     const dialects: DialectResult[] = [];
@@ -342,8 +346,8 @@ export const csvImportScenario: Scenario<CsvImportData> = {
         "p50",
         "p99",
         "max",
-        "longest stretch: CPU (GC) / wall",
-        "stretches > 50 ms CPU",
+        "longest run: CPU / wall",
+        "runs > 50 ms CPU",
         "load avg",
       ],
       rows: dialects.flatMap((d) => [
@@ -353,10 +357,8 @@ export const csvImportScenario: Scenario<CsvImportData> = {
           `${p.seconds.toFixed(1)} s`,
           fmt(p.requests),
           ...row(p.delay),
-          p.longest[0]
-            ? `${p.longest[0].cpuMs.toFixed(0)} (${p.longest[0].gcMs.toFixed(0)}) / ${p.longest[0].wallMs.toFixed(0)} ms`
-            : "-",
-          fmt(p.stretches_over_50ms_cpu),
+          `${p.longest.cpu_ms.toFixed(0)} / ${p.longest.wall_ms.toFixed(0)} ms`,
+          fmt(p.runs_over_50ms_cpu),
           p.load_average.map((l) => l.toFixed(1)).join(" → "),
         ]),
         [
@@ -374,9 +376,9 @@ export const csvImportScenario: Scenario<CsvImportData> = {
         "Delay: Node's monitorEventLoopDelay as the server's /metrics reports it (prom-client, 10 ms resolution, so " +
           "an idle loop reads about 10 ms), one window per phase. On a loaded machine it includes time the server " +
           "waited for a CPU.",
-        "Stretch: consecutive busy samples of the server's main thread (--cpu-prof, 1 ms); CPU as samples times the " +
-          "interval (a descheduled thread gets one sample for its wait), GC the part in the garbage collector, wall " +
-          "from the last idle sample. The longest by CPU is shown.",
+        "Run: how long a 1 ms timer in the server (bench/lib/loop-probe.mjs) waited, and the CPU the process used " +
+          "meanwhile (all its threads: an upper bound of the loop's own); the run with the most CPU is shown. " +
+          "Descheduling adds wall time, not CPU.",
         "Every phase checks what a person would: all good rows imported, exactly the five bad rows reported, and " +
           "the API's user and assignment counts.",
       ],
@@ -388,7 +390,7 @@ export const csvImportScenario: Scenario<CsvImportData> = {
       const d = data?.dialects.find((x) => x.dialect === dialect);
       const dashboard = d?.phases[0];
       const largest = d?.phases.slice(1) ?? [];
-      const worst = Math.max(0, ...largest.map(byCpu));
+      const worst = Math.max(0, ...largest.map((p) => p.longest.cpu_ms));
       return [
         judge(
           `server event-loop delay during a 100k-row CSV import (${dialect}): max under ${GOAL_MS} ms`,
@@ -398,7 +400,7 @@ export const csvImportScenario: Scenario<CsvImportData> = {
             : "-",
         ),
         judge(
-          `longest synchronous stretch of a ${fmt(MAX_BATCH)}-row bulk request (${dialect}): under ${GOAL_MS} ms of CPU`,
+          `longest run of the event loop during imports of ${fmt(MAX_BATCH)} rows a request (${dialect}): under ${GOAL_MS} ms of CPU`,
           largest.length > 0 ? worst < GOAL_MS : undefined,
           `${worst.toFixed(0)} ms`,
         ),
