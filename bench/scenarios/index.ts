@@ -1,5 +1,6 @@
 import type { Scenario } from "../lib/scenario.ts";
 import { controlPlaneScenario } from "./control-plane.ts";
+import { csvImportScenario } from "./csv-import.ts";
 import { decisionLogScenario } from "./decision-log.ts";
 import { engineScenario } from "./engine.ts";
 import { listingsScenario } from "./listings.ts";
@@ -26,6 +27,7 @@ export const SCENARIOS = [
   engineScenario,
   scaleScenario,
   controlPlaneScenario,
+  csvImportScenario,
   webhooksScenario,
   listsScenario,
   listingsScenario,

@@ -50,9 +50,19 @@ class WalSync {
   }
 }
 
+/**
+ * How long a unit of work may keep the event loop busy before its next statement (or its COMMIT) waits for the
+ * loop's next turn. Every statement runs synchronously on this connection, so without these pauses a transaction
+ * of a thousand statements held the loop from BEGIN to COMMIT: 100-200 ms for a bulk write of 1,000 users
+ * (docs/perf/event-loop.md).
+ */
+export const HOLD_MS = 10;
+
 /** What Kysely holds between acquireConnection and releaseConnection: one per unit of work. */
 class Lease implements DatabaseConnection {
   holdsConnection = false;
+  /** When this unit of work last let the event loop turn (or took the connection), performance.now(). */
+  ranSince = 0;
   constructor(private readonly driver: GroupCommitDriver) {}
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.driver.execute(this, query) as Promise<QueryResult<R>>;
@@ -71,7 +81,8 @@ class Lease implements DatabaseConnection {
  * (WalSync), and the connection goes to the next unit of work meanwhile. An acknowledged write is on disk, as with
  * synchronous=FULL, but concurrent writers share an fsync (0.5 to 2 ms here) and the event loop no longer stops
  * for it. Checkpoints stay synchronous (NORMAL syncs the WAL before a checkpoint and the database after it). A
- * read may see a committed write whose fsync is still in flight; its writer has not been answered yet.
+ * read may see a committed write whose fsync is still in flight; its writer has not been answered yet. A long unit
+ * of work pauses between its statements (HOLD_MS) so that the event loop is never held for all of it.
  */
 class GroupCommitDriver implements Driver {
   #waiters: (() => void)[] = [];
@@ -82,6 +93,7 @@ class GroupCommitDriver implements Driver {
     private readonly database: Sqlite.Database,
     private readonly prepare: Prepare,
     walFile: string,
+    private readonly holdMs: number,
   ) {
     this.#wal = new WalSync(walFile);
   }
@@ -98,6 +110,18 @@ class GroupCommitDriver implements Driver {
     if (this.#busy) await new Promise<void>((resolve) => this.#waiters.push(resolve));
     this.#busy = true;
     lease.holdsConnection = true;
+    lease.ranSince = performance.now();
+  }
+
+  /**
+   * Lets the event loop turn (timers, I/O, other requests' work that needs no database) when the unit of work has
+   * run `holdMs` since it last did. It keeps the connection meanwhile: a transaction stays whole, and other units
+   * of work wait for it as before.
+   */
+  async #pause(lease: Lease): Promise<void> {
+    if (performance.now() - lease.ranSince < this.holdMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    lease.ranSince = performance.now();
   }
 
   #release(lease: Lease): void {
@@ -112,6 +136,7 @@ class GroupCommitDriver implements Driver {
   async execute(lease: Lease, query: CompiledQuery): Promise<QueryResult<unknown>> {
     // A lease let go during its last statement's fsync (below) takes its turn again for the next one.
     if (!lease.holdsConnection) await this.#hold(lease);
+    else await this.#pause(lease);
     const statement = this.prepare(query.sql);
     const parameters = query.parameters as unknown[];
     // A statement that writes, outside a transaction, is acknowledged once it is on disk. One that changed no row
@@ -145,6 +170,7 @@ class GroupCommitDriver implements Driver {
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.#pause(connection as Lease);
     this.database.exec("commit");
     // The next unit of work may run (and commit) while this one waits for the disk.
     await this.#committed(connection as Lease);
@@ -171,7 +197,8 @@ export function openGroupCommitSqlite(
   database: Sqlite.Database,
   prepare: Prepare,
   file: string,
+  holdMs = HOLD_MS,
 ): Kysely<Database> {
   database.pragma("synchronous = NORMAL");
-  return sqliteKysely(new GroupCommitDriver(database, prepare, `${file}-wal`));
+  return sqliteKysely(new GroupCommitDriver(database, prepare, `${file}-wal`, holdMs));
 }

@@ -1,8 +1,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import Sqlite from "better-sqlite3";
 import { sql } from "kysely";
+import { openGroupCommitSqlite } from "../../src/db/sqlite-group-commit.ts";
 import { freshStore } from "../helpers/stores.ts";
 
 test("SQLite: a transaction that reads, awaits, then writes is not failed by another connection's write", async () => {
@@ -178,5 +181,56 @@ test("SQLite group commit: a write outside a transaction waits for its fsync wit
     hold = false;
     letGo();
     await store.close();
+  }
+});
+
+test("SQLite group commit: a long unit of work lets the event loop turn between its statements, and stays whole", async () => {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "gatehouse-pause-"));
+  const file = path.join(dir, "pause.db");
+  const database = new Sqlite(file);
+  database.pragma("journal_mode = WAL");
+  database.exec("create table scratch (n integer)");
+  // Pausing after 0 ms pauses before every statement; after an hour, never.
+  const pausing = openGroupCommitSqlite(database, (text) => database.prepare(text), file, 0);
+  const steady = openGroupCommitSqlite(database, (text) => database.prepare(text), file, 3_600_000);
+  const run = async (db: typeof pausing, fail = false) => {
+    const events: string[] = [];
+    const turned = () => {
+      events.push("loop turned");
+      // Queued for the connection while the transaction holds it: it sees the transaction whole or not at all.
+      void sql<{ c: number }>`select count(*) as c from scratch`
+        .execute(db)
+        .then((r) => events.push(`count ${r.rows[0]?.c}`));
+    };
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        for (const n of [1, 2, 3]) {
+          await sql`insert into scratch values (${n})`.execute(trx);
+          events.push(`insert ${n}`);
+          if (n === 1) setImmediate(turned);
+        }
+        if (fail) throw new Error("rolled back");
+      })
+      .catch((error: Error) => events.push(error.message));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    return events;
+  };
+  try {
+    assert.deepEqual(await run(steady), ["insert 1", "insert 2", "insert 3", "loop turned", "count 3"]);
+    database.exec("delete from scratch");
+    assert.deepEqual(await run(pausing), ["insert 1", "loop turned", "insert 2", "insert 3", "count 3"]);
+    database.exec("delete from scratch");
+    assert.deepEqual(await run(pausing, true), [
+      "insert 1",
+      "loop turned",
+      "insert 2",
+      "insert 3",
+      "rolled back",
+      "count 0",
+    ]);
+  } finally {
+    database.close();
+    await fs.rm(dir, { recursive: true, force: true });
   }
 });
