@@ -67,9 +67,8 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   let stopped = true;
   let unsubscribe: (() => void) | undefined;
 
-  /** Signs and sends one delivery; what its row becomes. */
-  async function attempt(d: ClaimedDelivery): Promise<Outcome> {
-    const secret = box.open(d.secret_sealed);
+  /** Signs (with its subscription's secret, undefined when it cannot be decrypted) and sends one delivery. */
+  async function attempt(d: ClaimedDelivery, secret: string | undefined): Promise<Outcome> {
     const timestamp = Math.floor(Date.now() / 1000);
     const sent: SendOutcome =
       secret === undefined
@@ -143,7 +142,13 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       toTimestamp(new Date(at.getTime() + leaseMs)),
       BATCH,
     );
-    await record(await Promise.all(claimed.map(attempt)));
+    // A round's deliveries are mostly a few subscriptions': each secret is decrypted once per round.
+    const secrets = new Map<string, string | undefined>();
+    const secretOf = (sealed: string) => {
+      if (!secrets.has(sealed)) secrets.set(sealed, box.open(sealed));
+      return secrets.get(sealed);
+    };
+    await record(await Promise.all(claimed.map((d) => attempt(d, secretOf(d.secret_sealed)))));
     return claimed.length;
   }
 
