@@ -92,6 +92,39 @@ export async function eventTargets(db: Db, scope: EventScope): Promise<EventTarg
   return rows.map((r) => ({ id: r.id, events: JSON.parse(r.events) as string[] }));
 }
 
+/** A delivery's row before it is written: the event's type and body, for one subscription. */
+interface DeliveryDraft {
+  subscription_id: string;
+  event_type: string;
+  payload: string;
+}
+
+/** Each event with each target that wants it (`wants`), event by event. */
+export function addressed<E extends { type: string }, T extends EventTarget>(
+  events: readonly E[],
+  targets: readonly T[],
+): { event: E; target: T }[] {
+  const out = [];
+  for (const event of events) {
+    for (const target of targets) if (wants(target.events, event.type)) out.push({ event, target });
+  }
+  return out;
+}
+
+/** Writes drafts as pending deliveries, due at once. */
+export async function insertDeliveries(trx: Db, drafts: readonly DeliveryDraft[], at: string): Promise<void> {
+  if (drafts.length === 0) return;
+  const rows = drafts.map((d) => ({
+    id: newId(),
+    ...d,
+    status: "pending",
+    attempts: 0,
+    next_attempt_at: at,
+    created_at: at,
+  }));
+  await trx.insertInto("webhook_deliveries").values(rows).execute();
+}
+
 /**
  * Writes one delivery per event and subscription that wants it, in the caller's transaction: the deliveries
  * commit or roll back with the change they announce (the webhooks' outbox).
@@ -100,55 +133,108 @@ export async function enqueueEvents(
   trx: Db,
   scope: EventScope,
   events: readonly GatehouseEvent[],
-  targets?: readonly EventTarget[],
 ): Promise<void> {
   if (events.length === 0) return;
-  const subscribers = targets ?? (await eventTargets(trx, scope));
-  if (subscribers.length === 0) return;
+  const targets = await eventTargets(trx, scope);
+  if (targets.length === 0) return;
   const at = now();
-  const rows = [];
-  for (const event of events) {
-    const payload = JSON.stringify({ type: event.type, timestamp: at, data: { ...scope, ...event.data } });
-    for (const target of subscribers) {
-      if (!wants(target.events, event.type)) continue;
-      rows.push({
-        id: newId(),
-        subscription_id: target.id,
-        event_type: event.type,
-        payload,
-        status: "pending",
-        attempts: 0,
-        next_attempt_at: at,
-        created_at: at,
-      });
-    }
-  }
-  if (rows.length > 0) await trx.insertInto("webhook_deliveries").values(rows).execute();
+  const bodies = events.map((e) => ({
+    type: e.type,
+    payload: JSON.stringify({ type: e.type, timestamp: at, data: { ...scope, ...e.data } }),
+  }));
+  const drafts = addressed(bodies, targets).map(({ event, target }) => ({
+    subscription_id: target.id,
+    event_type: event.type,
+    payload: event.payload,
+  }));
+  await insertDeliveries(trx, drafts, at);
 }
 
 /** Changes per event at most, so that a bulk write's deliveries stay modest bodies (as the feed's batches do). */
 const CHANGES_PER_EVENT = 1000;
 
 /**
- * The events of one revision of an environment's feed: one per category and object type with its changes (more
- * when a bulk write changed more than CHANGES_PER_EVENT of one type).
+ * An event's body cut where its revision goes, for a write that has not taken its revision yet:
+ * `parts.join(String(revision))` is the body. PostgreSQL joins them in the statement that takes the revision.
  */
-export function feedEvents(revision: number, at: string, records: readonly FeedRecord[]): GatehouseEvent[] {
+export interface EventBody {
+  type: string;
+  parts: string[];
+}
+
+/**
+ * The events of one revision of an environment's feed: one per category and object type with its changes (more
+ * when a bulk write changed more than CHANGES_PER_EVENT of one type). Each body is what enqueueEvents would write
+ * for `{type, data: {revision, changes}}` at `at`, built around the revision (which appears once in `data` and
+ * once in each change): `{"type","timestamp","data":{<scope>,"revision","changes":[{"revision",...}]}}`.
+ */
+export function feedEventBodies(scope: EventScope, at: string, records: readonly FeedRecord[]): EventBody[] {
   const byType = new Map<string, PublicChange[]>();
-  for (const change of publicChanges(revision, at, records)) {
+  for (const change of publicChanges(0, at, records)) {
     const type = `${change.category}.${change.object_type}`;
     const list = byType.get(type);
     if (list) list.push(change);
     else byType.set(type, [change]);
   }
-  const events: GatehouseEvent[] = [];
+  const { organization_id, project_id, environment_id } = scope;
+  const scopeJson = JSON.stringify({ organization_id, project_id, environment_id }).slice(0, -1);
+  const bodies: EventBody[] = [];
   for (const [type, changes] of byType) {
     for (let start = 0; start < changes.length; start += CHANGES_PER_EVENT) {
-      events.push({ type, data: { revision, changes: changes.slice(start, start + CHANGES_PER_EVENT) } });
+      const parts = [
+        `{"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(at)},"data":${scopeJson},"revision":`,
+      ];
+      let next = ',"changes":[{"revision":';
+      for (const { revision: _, ...rest } of changes.slice(start, start + CHANGES_PER_EVENT)) {
+        parts.push(next);
+        next = `,${JSON.stringify(rest).slice(1)},{"revision":`;
+      }
+      parts.push(`${next.slice(0, -',{"revision":'.length)}]}}`);
+      bodies.push({ type, parts });
     }
   }
-  return events;
+  return bodies;
 }
+
+/** A subscription as the feed's statement reads it (PostgreSQL): its `events` also as stored, to compare. */
+export interface StoredTarget extends EventTarget {
+  stored: string;
+}
+
+/** What an environment's last write found: its scope and the subscriptions that see it. */
+export interface KnownTargets {
+  scope: EventScope;
+  targets: StoredTarget[];
+}
+
+/**
+ * What each environment's last write in this process found: the next write's guess, whose deliveries go in the
+ * statement that takes the revision (feed.ts). A guess is never trusted: that statement writes a guessed delivery
+ * only for a subscription that is still enabled with the same events, and reads the subscriptions again.
+ */
+const known = new Map<string, KnownTargets>();
+/** Environments remembered at most; past it the oldest is forgotten (its next write just guesses nothing). */
+const REMEMBERED = 10_000;
+
+export const knownTargets = (environmentId: string): KnownTargets | undefined => known.get(environmentId);
+
+export function rememberTargets(environmentId: string, found: KnownTargets): void {
+  known.delete(environmentId);
+  known.set(environmentId, found);
+  if (known.size > REMEMBERED) known.delete(known.keys().next().value as string);
+}
+
+/** The deliveries of one revision's event bodies to the targets that want them. */
+export const feedDeliveries = (
+  bodies: readonly EventBody[],
+  targets: readonly EventTarget[],
+  revision: number,
+) =>
+  addressed(bodies, targets).map(({ event, target }) => ({
+    subscription_id: target.id,
+    event_type: event.type,
+    payload: event.parts.join(String(revision)),
+  }));
 
 /** An organization's own scope: its subscriptions see the event, no environment's does. */
 export const organizationScope = (organizationId: string): EventScope => ({

@@ -2,7 +2,16 @@ import { sql } from "kysely";
 import { isPostgres, type Db } from "../db/db.ts";
 import { now } from "../lib/time.ts";
 import { recordRevision } from "./context.ts";
-import { enqueueEvents, eventTargets, feedEvents, type EventScope, type EventTarget } from "./events.ts";
+import { newId } from "../lib/ids.ts";
+import {
+  addressed,
+  eventTargets,
+  feedDeliveries,
+  feedEventBodies,
+  insertDeliveries,
+  knownTargets,
+  rememberTargets,
+} from "./events.ts";
 
 /** Where an entry stands in its environment's feed. */
 interface FeedPosition {
@@ -61,8 +70,8 @@ export const TASK_CREATED_PAYLOAD = "task";
  * the row lock on the environment orders concurrent writers, and the feed commits or rolls back with the change.
  * On PostgreSQL the same statement queues a notification `<environment id>:<revision>` on `CHANGES_CHANNEL_SQL`,
  * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once. The webhook
- * subscriptions that see the environment are read in the same round trip (PostgreSQL) and get their deliveries
- * in this transaction too (src/changes/events.ts).
+ * subscriptions that see the environment get their deliveries in this transaction too (src/changes/events.ts), on
+ * PostgreSQL in that same statement (appendOnPostgres).
  */
 export async function appendChanges(
   trx: Db,
@@ -77,46 +86,9 @@ export async function appendChanges(
   }));
   let revision: number;
   let written = 0;
-  let scope: EventScope;
-  let targets: EventTarget[];
   if (isPostgres(trx)) {
-    // One statement: the environment's row stays locked (ordering its writers) from here to the commit, so the
-    // write's last round trip before COMMIT both takes the revision and stores the records.
     written = Math.min(rows.length, INSERT_ROWS);
-    const values = rows
-      .slice(0, written)
-      .map((row) => sql`(${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
-    const taken = await sql<{
-      revision: number;
-      organization_id: string;
-      project_id: string;
-      targets: string;
-    }>`with r as (
-        update environments set revision = revision + 1 where id = ${environmentId}
-        returning id, revision, organization_id, project_id,
-          pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
-      )${
-        written > 0
-          ? sql`, c as (
-        insert into changes (environment_id, revision, created_at, seq, kind, op, data)
-        select ${environmentId}, r.revision, ${createdAt}, v.seq, v.kind, v.op, v.data
-        from r, (values ${sql.join(values)}) as v (seq, kind, op, data)
-      )`
-          : sql``
-      }
-      select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`.execute(trx);
-    const [row] = taken.rows;
-    if (!row) throw new Error(`environment ${environmentId} is gone`);
-    revision = Number(row.revision);
-    scope = {
-      organization_id: row.organization_id,
-      project_id: row.project_id,
-      environment_id: environmentId,
-    };
-    targets = (JSON.parse(row.targets) as [string, string][]).map(([id, events]) => ({
-      id,
-      events: JSON.parse(events) as string[],
-    }));
+    revision = await appendOnPostgres(trx, environmentId, records, rows.slice(0, written), createdAt);
   } else {
     const row = await trx
       .updateTable("environments")
@@ -125,12 +97,16 @@ export async function appendChanges(
       .returning(["revision", "organization_id", "project_id"])
       .executeTakeFirstOrThrow();
     revision = Number(row.revision);
-    scope = {
+    const scope = {
       organization_id: row.organization_id,
       project_id: row.project_id,
       environment_id: environmentId,
     };
-    targets = await eventTargets(trx, scope);
+    const targets = await eventTargets(trx, scope);
+    if (targets.length > 0) {
+      const deliveries = feedDeliveries(feedEventBodies(scope, createdAt, records), targets, revision);
+      await insertDeliveries(trx, deliveries, createdAt);
+    }
   }
   recordRevision(environmentId, revision);
   for (let start = written; start < rows.length; start += INSERT_ROWS) {
@@ -139,7 +115,91 @@ export async function appendChanges(
       .values(rows.slice(start, start + INSERT_ROWS).map((row) => ({ ...row, revision })))
       .execute();
   }
-  if (targets.length > 0) await enqueueEvents(trx, scope, feedEvents(revision, createdAt, records), targets);
+  return revision;
+}
+
+/**
+ * PostgreSQL's part of appendChanges: one statement takes the revision, stores the first rows, queues the
+ * notification, writes the webhook deliveries and reads the subscriptions. The environment's row stays locked
+ * (ordering its writers) from here to the commit, so nothing else may go to the database in between: the
+ * deliveries are built before, for the subscriptions this environment's last write found (knownTargets), and
+ * take their revision in SQL. The statement keeps only those whose subscription is still enabled with the same
+ * events; a subscription it finds and the guess missed (new, changed, or the first write here) gets its
+ * deliveries in one more statement, so every write sees the subscriptions as of its own statement, as before.
+ */
+async function appendOnPostgres(
+  trx: Db,
+  environmentId: string,
+  records: readonly FeedRecord[],
+  rows: readonly { seq: number; kind: string; op: string; data: string }[],
+  createdAt: string,
+): Promise<number> {
+  const guess = knownTargets(environmentId);
+  const guessed =
+    guess && guess.targets.length > 0
+      ? addressed(feedEventBodies(guess.scope, createdAt, records), guess.targets)
+      : [];
+  const folded = guess && guessed.length <= FOLDED_DELIVERIES ? guess : undefined;
+  const values = rows.map((row) => sql`(${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
+  const deliveries = (folded ? guessed : []).map(
+    ({ event, target }) =>
+      sql`(${newId()}, ${target.id}, ${target.stored}, ${event.type}, ${event.parts}::text[])`,
+  );
+  const taken = await sql<{
+    revision: number;
+    organization_id: string;
+    project_id: string;
+    targets: string;
+  }>`with r as (
+      update environments set revision = revision + 1 where id = ${environmentId}
+      returning id, revision, organization_id, project_id,
+        pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
+    )${
+      rows.length > 0
+        ? sql`, c as (
+      insert into changes (environment_id, revision, created_at, seq, kind, op, data)
+      select ${environmentId}, r.revision, ${createdAt}, v.seq, v.kind, v.op, v.data
+      from r, (values ${sql.join(values)}) as v (seq, kind, op, data)
+    )`
+        : sql``
+    }${
+      folded && deliveries.length > 0
+        ? sql`, d as (
+      insert into webhook_deliveries
+        (id, subscription_id, event_type, payload, status, attempts, next_attempt_at, created_at)
+      select v.id, v.subscription_id, v.event_type, array_to_string(v.parts, r.revision::text), 'pending', 0,
+        ${createdAt}, ${createdAt}
+      from r
+      cross join (values ${sql.join(deliveries)}) as v (id, subscription_id, events, event_type, parts)
+      join webhook_subscriptions s on s.id = v.subscription_id and s.events = v.events and s.enabled = 1
+        and s.organization_id = r.organization_id and (s.environment_id is null or s.environment_id = r.id)
+      where r.organization_id = ${folded.scope.organization_id} and r.project_id = ${folded.scope.project_id}
+    )`
+        : sql``
+    }
+    select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`.execute(trx);
+  const [row] = taken.rows;
+  if (!row) throw new Error(`environment ${environmentId} is gone`);
+  const revision = Number(row.revision);
+  const scope = {
+    organization_id: row.organization_id,
+    project_id: row.project_id,
+    environment_id: environmentId,
+  };
+  const targets = (JSON.parse(row.targets) as [string, string][]).map(([id, stored]) => ({
+    id,
+    stored,
+    events: JSON.parse(stored) as string[],
+  }));
+  rememberTargets(environmentId, { scope, targets });
+  const sameScope =
+    folded?.scope.organization_id === scope.organization_id && folded.scope.project_id === scope.project_id;
+  const covered = new Set(sameScope ? folded.targets.map((t) => `${t.id} ${t.stored}`) : []);
+  const missed = targets.filter((t) => !covered.has(`${t.id} ${t.stored}`));
+  if (missed.length > 0) {
+    const deliveries = feedDeliveries(feedEventBodies(scope, createdAt, records), missed, revision);
+    await insertDeliveries(trx, deliveries, createdAt);
+  }
   return revision;
 }
 
@@ -148,6 +208,9 @@ const TARGETS_SQL = `select coalesce(json_agg(json_build_array(s.id, s.events)),
   from webhook_subscriptions s
   where s.organization_id = r.organization_id and s.enabled = 1
     and (s.environment_id is null or s.environment_id = r.id)`;
+
+/** Deliveries written in the statement that takes the revision at most; a bigger write's follow in their own. */
+const FOLDED_DELIVERIES = 100;
 
 /** Rows of the changes table per insert statement. */
 const INSERT_ROWS = 500;

@@ -2,6 +2,32 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { describeEachDialect } from "../helpers/app.ts";
 import { startReceiver, until, type Receiver } from "../helpers/webhook-receiver.ts";
+import type { TestStore } from "../helpers/stores.ts";
+import type { SecretBox } from "../../src/lib/secrets.ts";
+
+/** An organization's subscription to every event, written straight into the database (not through the API). */
+async function insertSubscription(store: TestStore, box: SecretBox, organizationId: string, url: string) {
+  const id = crypto.randomUUID();
+  const at = new Date().toISOString();
+  await store.db
+    .insertInto("webhook_subscriptions")
+    .values({
+      id,
+      organization_id: organizationId,
+      project_id: null,
+      environment_id: null,
+      url,
+      description: null,
+      events: JSON.stringify(["*"]),
+      secret_sealed: box.seal("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+      enabled: 1,
+      disabled_reason: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .execute();
+  return id;
+}
 
 describeEachDialect("webhooks: refusing private addresses (the default)", (env) => {
   test("a loopback, private or link-local URL is refused with 422 and nothing is created", async () => {
@@ -31,25 +57,7 @@ describeEachDialect("webhooks: refusing private addresses (the default)", (env) 
     const receiver = await startReceiver();
     try {
       // As if `localhost` had resolved to a public address when the subscription was saved.
-      const id = crypto.randomUUID();
-      const at = new Date().toISOString();
-      await store.db
-        .insertInto("webhook_subscriptions")
-        .values({
-          id,
-          organization_id: acme.id,
-          project_id: null,
-          environment_id: null,
-          url: `http://localhost:${receiver.port}/hook`,
-          description: null,
-          events: JSON.stringify(["*"]),
-          secret_sealed: box.seal("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
-          enabled: 1,
-          disabled_reason: null,
-          created_at: at,
-          updated_at: at,
-        })
-        .execute();
+      const id = await insertSubscription(store, box, acme.id, `http://localhost:${receiver.port}/hook`);
       await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "rebound" });
       await until(async () => {
         const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
@@ -302,4 +310,82 @@ describeEachDialect(
     webhookRetryBaseMs: 100,
     webhookRetrySeconds: 1,
   },
+);
+
+describeEachDialect(
+  "webhooks: the subscriptions a write sees",
+  (env) => {
+    test("each write is announced to the subscriptions as they are when it commits, however they changed", async () => {
+      const { acme, box, call, store } = env();
+      // Nothing listens here, and a failed attempt waits a minute: the deliveries stay as written.
+      const url = "http://127.0.0.1:9/hook";
+      let n = 0;
+      const write = async () => {
+        const res = await call(acme.adminKey, "POST", "/v2/facts/default/development/users", {
+          key: `w${n++}`,
+        });
+        assert.equal(res.status, 201, res.body);
+        return Number(res.headers["x-gatehouse-revision"]);
+      };
+      /** The revisions a subscription got deliveries of, each checked to be one facts.user event of that revision. */
+      const announced = async (id: string) => {
+        const rows = await store.db
+          .selectFrom("webhook_deliveries")
+          .select(["event_type", "payload"])
+          .where("subscription_id", "=", id)
+          .execute();
+        return rows
+          .map((row) => {
+            const body = JSON.parse(row.payload);
+            assert.equal(row.event_type, "facts.user");
+            assert.equal(body.data.changes[0].revision, body.data.revision);
+            return body.data.revision as number;
+          })
+          .sort((a, b) => a - b);
+      };
+      const subscribe = async (events: string[], scoped: boolean) => {
+        const res = await call(acme.adminKey, "POST", "/v2/webhooks", {
+          url,
+          events,
+          ...(scoped && { project_id: "default", environment_id: "development" }),
+        });
+        assert.equal(res.status, 201, res.body);
+        return res.json.id as string;
+      };
+      const patch = async (id: string, body: object) =>
+        assert.equal((await call(acme.adminKey, "PATCH", `/v2/webhooks/${id}`, body)).status, 200);
+
+      const a = await subscribe(["facts.user"], true);
+      const r1 = await write();
+      const r2 = await write();
+      assert.deepEqual(await announced(a), [r1, r2]);
+
+      // A no longer wants users; B (the whole organization) does.
+      await patch(a, { events: ["schema.*"] });
+      const b = await subscribe(["facts.*"], false);
+      const r3 = await write();
+      assert.deepEqual(await announced(a), [r1, r2]);
+      assert.deepEqual(await announced(b), [r3]);
+
+      // B is disabled, A wants users again.
+      await patch(b, { enabled: false });
+      await patch(a, { events: ["facts.user"] });
+      const r4 = await write();
+      assert.deepEqual(await announced(a), [r1, r2, r4]);
+      assert.deepEqual(await announced(b), [r3]);
+
+      // B goes, and C appears without this process hearing of it (another instance, say).
+      assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${b}`)).status, 204);
+      const c = await insertSubscription(store, box, acme.id, url);
+      const r5 = await write();
+      assert.deepEqual(await announced(a), [r1, r2, r4, r5]);
+      assert.deepEqual(await announced(c), [r5]);
+
+      assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${a}`)).status, 204);
+      const r6 = await write();
+      assert.deepEqual(await announced(c), [r5, r6]);
+      assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${c}`)).status, 204);
+    });
+  },
+  { webhookAllowPrivateUrls: "true", webhookRetryBaseMs: 60_000, webhookRetrySeconds: 3600 },
 );

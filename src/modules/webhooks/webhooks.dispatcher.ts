@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { Kysely, Updateable } from "kysely";
-import type { Database, WebhookDeliveriesTable } from "../../db/types.ts";
+import type { Kysely } from "kysely";
+import type { Database } from "../../db/types.ts";
 import type { Dialect } from "../../db/store.ts";
 import type { ChangeNotifier } from "../../changes/feed.ts";
 import type { SecretBox } from "../../lib/secrets.ts";
@@ -10,7 +10,8 @@ import { toTimestamp } from "../../lib/time.ts";
 import {
   claimDeliveries,
   disableSubscription,
-  recordAttempt,
+  recordAttempts,
+  type AttemptOutcome,
   type ClaimedDelivery,
 } from "./webhooks.repo.ts";
 import { send, signature, type SendOutcome } from "./webhooks.sender.ts";
@@ -30,7 +31,7 @@ const MAX_DELAY_MS = 3_600_000;
 /** One attempt's result: the delivery's new state, and why to disable its subscription when it gave up. */
 interface Outcome {
   delivery: ClaimedDelivery;
-  set: Updateable<WebhookDeliveriesTable> & { last_attempt_at: string };
+  set: AttemptOutcome;
   disable?: string;
 }
 
@@ -66,9 +67,8 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   let stopped = true;
   let unsubscribe: (() => void) | undefined;
 
-  /** Signs and sends one delivery; what its row becomes. */
-  async function attempt(d: ClaimedDelivery): Promise<Outcome> {
-    const secret = box.open(d.secret_sealed);
+  /** Signs (with its subscription's secret, undefined when it cannot be decrypted) and sends one delivery. */
+  async function attempt(d: ClaimedDelivery, secret: string | undefined): Promise<Outcome> {
     const timestamp = Math.floor(Date.now() / 1000);
     const sent: SendOutcome =
       secret === undefined
@@ -93,6 +93,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     return {
       delivery: d,
       set: {
+        id: d.id,
         status: ok ? "delivered" : givenUp ? "failed" : "pending",
         attempts,
         next_attempt_at: toTimestamp(next),
@@ -101,7 +102,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         last_latency_ms: sent.latencyMs,
         last_response: sent.response ?? null,
         last_error: sent.error ?? null,
-        ...(ok && { delivered_at: toTimestamp(at) }),
+        delivered_at: ok ? toTimestamp(at) : null,
       },
       ...(givenUp && {
         disable:
@@ -111,14 +112,21 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     };
   }
 
-  /** Writes a round's outcomes in one transaction; a subscription whose delivery gave up is disabled. */
+  /**
+   * Writes a round's outcomes in one statement; a subscription whose delivery gave up is disabled in the same
+   * transaction.
+   */
   async function record(outcomes: Outcome[]): Promise<void> {
-    if (outcomes.length === 0) return;
+    const sets = outcomes.map((o) => o.set);
+    if (!outcomes.some((o) => o.disable)) {
+      await recordAttempts(db, owner, sets);
+      return;
+    }
     await db.transaction().execute(async (trx) => {
+      const mine = await recordAttempts(trx, owner, sets);
       for (const o of outcomes) {
-        const mine = await recordAttempt(trx, o.delivery.id, owner, o.set);
-        if (mine && o.disable) {
-          await disableSubscription(trx, o.delivery.subscription_id, o.disable, o.set.last_attempt_at!);
+        if (o.disable && mine.has(o.delivery.id)) {
+          await disableSubscription(trx, o.delivery.subscription_id, o.disable, o.set.last_attempt_at);
         }
       }
     });
@@ -134,7 +142,13 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       toTimestamp(new Date(at.getTime() + leaseMs)),
       BATCH,
     );
-    await record(await Promise.all(claimed.map(attempt)));
+    // A round's deliveries are mostly a few subscriptions': each secret is decrypted once per round.
+    const secrets = new Map<string, string | undefined>();
+    const secretOf = (sealed: string) => {
+      if (!secrets.has(sealed)) secrets.set(sealed, box.open(sealed));
+      return secrets.get(sealed);
+    };
+    await record(await Promise.all(claimed.map((d) => attempt(d, secretOf(d.secret_sealed)))));
     return claimed.length;
   }
 

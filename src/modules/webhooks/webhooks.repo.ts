@@ -1,4 +1,4 @@
-import type { Insertable, Selectable, Updateable } from "kysely";
+import { sql, type Insertable, type Selectable, type Updateable } from "kysely";
 import type { Db } from "../../db/db.ts";
 import type { Dialect } from "../../db/store.ts";
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from "../../db/types.ts";
@@ -129,20 +129,48 @@ export async function claimDeliveries(
   });
 }
 
-/** Records an attempt's outcome on a delivery still leased by `owner`; false when the lease was lost. */
-export async function recordAttempt(
+/** One attempt's outcome: what its delivery's row becomes. */
+export interface AttemptOutcome {
+  id: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_attempt_at: string;
+  last_status_code: number | null;
+  last_latency_ms: number;
+  last_response: string | null;
+  last_error: string | null;
+  /** set on success, else the row keeps its own */
+  delivered_at: string | null;
+}
+
+/**
+ * Records a round's outcomes on the deliveries still leased by `owner`, in one statement whatever their number
+ * (on SQLite every write waits for the one writer; on PostgreSQL each statement is a round trip). Answers the ids
+ * it recorded: a delivery whose lease was lost (expired and taken by another instance) is left to its new owner.
+ */
+export async function recordAttempts(
   db: Db,
-  id: string,
   owner: string,
-  set: Updateable<WebhookDeliveriesTable>,
-): Promise<boolean> {
-  const result = await db
-    .updateTable("webhook_deliveries")
-    .set({ ...set, lease_owner: null, lease_expires_at: null })
-    .where("id", "=", id)
-    .where("lease_owner", "=", owner)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  outcomes: readonly AttemptOutcome[],
+): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const int = (n: number | null) => sql`cast(${n} as integer)`;
+  const values = outcomes.map(
+    (o) =>
+      sql`(${o.id}, ${o.status}, ${int(o.attempts)}, ${o.next_attempt_at}, ${o.last_attempt_at}, ${int(o.last_status_code)}, ${int(o.last_latency_ms)}, ${o.last_response}, ${o.last_error}, ${o.delivered_at})`,
+  );
+  const result = await sql<{ id: string }>`with v (id, status, attempts, next_attempt_at, last_attempt_at,
+      last_status_code, last_latency_ms, last_response, last_error, delivered_at) as (values ${sql.join(values)})
+    update webhook_deliveries set status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+      last_attempt_at = v.last_attempt_at, last_status_code = v.last_status_code,
+      last_latency_ms = v.last_latency_ms, last_response = v.last_response, last_error = v.last_error,
+      delivered_at = coalesce(v.delivered_at, webhook_deliveries.delivered_at), lease_owner = null,
+      lease_expires_at = null
+    from v
+    where webhook_deliveries.id = v.id and webhook_deliveries.lease_owner = ${owner}
+    returning webhook_deliveries.id`.execute(db);
+  return new Set(result.rows.map((r) => r.id));
 }
 
 export const disableSubscription = (db: Db, id: string, reason: string, at: string) =>
