@@ -69,45 +69,66 @@ export async function appendChanges(
   environmentId: string,
   records: readonly FeedRecord[],
 ): Promise<number> {
+  const [revision] = await appendRevisions(trx, environmentId, [records]);
+  if (revision === undefined) throw new Error("no revision appended");
+  recordRevision(environmentId, revision);
+  return revision;
+}
+
+/**
+ * Appends several writes' records as the environment's next revisions, one a write, in order, as appendChanges
+ * does for one (a group commit's writes: src/changes/write-groups.ts). Returns their revisions; the caller records
+ * them where they belong.
+ */
+export async function appendRevisions(
+  trx: Db,
+  environmentId: string,
+  writes: readonly (readonly FeedRecord[])[],
+): Promise<number[]> {
   const createdAt = now();
-  const rows = feedRows(records).map((row) => ({
-    environment_id: environmentId,
-    created_at: createdAt,
-    ...row,
-  }));
-  let revision: number;
+  const count = writes.length;
+  // `write` is the write's place among them, from 1: its revision is the first one taken plus write - 1.
+  const rows = writes.flatMap((records, i) =>
+    feedRows(records).map((row) => ({
+      environment_id: environmentId,
+      created_at: createdAt,
+      write: i + 1,
+      ...row,
+    })),
+  );
+  let last: number;
   let written = 0;
   let scope: EventScope;
   let targets: EventTarget[];
   if (isPostgres(trx)) {
     // One statement: the environment's row stays locked (ordering its writers) from here to the commit, so the
-    // write's last round trip before COMMIT both takes the revision and stores the records.
+    // write's last round trip before COMMIT both takes the revisions and stores the records.
     written = Math.min(rows.length, INSERT_ROWS);
     const values = rows
       .slice(0, written)
-      .map((row) => sql`(${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
+      .map((row) => sql`(${row.write}::integer, ${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
     const taken = await sql<{
       revision: number;
       organization_id: string;
       project_id: string;
       targets: string;
     }>`with r as (
-        update environments set revision = revision + 1 where id = ${environmentId}
+        update environments set revision = revision + ${count}::integer where id = ${environmentId}
         returning id, revision, organization_id, project_id,
           pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
       )${
         written > 0
           ? sql`, c as (
         insert into changes (environment_id, revision, created_at, seq, kind, op, data)
-        select ${environmentId}, r.revision, ${createdAt}, v.seq, v.kind, v.op, v.data
-        from r, (values ${sql.join(values)}) as v (seq, kind, op, data)
+        select ${environmentId}, r.revision - ${count}::integer + v.write, ${createdAt}, v.seq, v.kind, v.op, v.data
+        from r, (values ${sql.join(values)}) as v (write, seq, kind, op, data)
       )`
           : sql``
       }
       select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`.execute(trx);
     const [row] = taken.rows;
     if (!row) throw new Error(`environment ${environmentId} is gone`);
-    revision = Number(row.revision);
+    last = Number(row.revision);
     scope = {
       organization_id: row.organization_id,
       project_id: row.project_id,
@@ -120,11 +141,11 @@ export async function appendChanges(
   } else {
     const row = await trx
       .updateTable("environments")
-      .set((eb) => ({ revision: eb("revision", "+", 1) }))
+      .set((eb) => ({ revision: eb("revision", "+", count) }))
       .where("id", "=", environmentId)
       .returning(["revision", "organization_id", "project_id"])
       .executeTakeFirstOrThrow();
-    revision = Number(row.revision);
+    last = Number(row.revision);
     scope = {
       organization_id: row.organization_id,
       project_id: row.project_id,
@@ -132,15 +153,22 @@ export async function appendChanges(
     };
     targets = await eventTargets(trx, scope);
   }
-  recordRevision(environmentId, revision);
+  const first = last - count + 1;
   for (let start = written; start < rows.length; start += INSERT_ROWS) {
     await trx
       .insertInto("changes")
-      .values(rows.slice(start, start + INSERT_ROWS).map((row) => ({ ...row, revision })))
+      .values(
+        rows
+          .slice(start, start + INSERT_ROWS)
+          .map(({ write, ...row }) => ({ ...row, revision: first + write - 1 })),
+      )
       .execute();
   }
-  if (targets.length > 0) await enqueueEvents(trx, scope, feedEvents(revision, createdAt, records), targets);
-  return revision;
+  if (targets.length > 0) {
+    const events = writes.flatMap((records, i) => feedEvents(first + i, createdAt, records));
+    if (events.length > 0) await enqueueEvents(trx, scope, events, targets);
+  }
+  return writes.map((_, i) => first + i);
 }
 
 /** The enabled webhook subscriptions that see the environment `r` (eventTargets as one subquery), as JSON text. */
