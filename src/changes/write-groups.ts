@@ -99,13 +99,15 @@ class WriteGroups {
       this.#open(environmentId);
     };
     let revisions: number[] = [];
+    let begun = false;
     try {
       await this.db.transaction().execute(async (trx) => {
+        begun = true;
         for (let taken = 0; taken < MAX_UNITS; taken++) {
           const unit = queue.units.shift();
           if (!unit) break;
-          await sql`savepoint write_unit`.execute(trx);
           try {
+            await sql`savepoint write_unit`.execute(trx);
             done.push({ unit, written: await unit.scope.runInAsyncScope(() => unit.run(trx)) });
           } catch (error) {
             // The failed unit changed nothing once rolled back to its savepoint. When even that fails, the
@@ -128,6 +130,9 @@ class WriteGroups {
         revisions = done.map((d) => (d.written.records === undefined ? 0 : (appended.shift() ?? 0)));
       });
     } catch (error) {
+      // A transaction that could not even begin (the database is down) fails the units waiting for it, as their
+      // own transactions would have failed, rather than opening lane after lane for them.
+      if (!begun) for (const unit of queue.units.splice(0)) unit.reject(error);
       stopTaking();
       for (const { unit } of done) unit.reject(error);
       return;
