@@ -78,25 +78,46 @@ export async function appendChanges(
   environmentId: string,
   records: readonly FeedRecord[],
 ): Promise<number> {
+  const [revision] = await appendRevisions(trx, environmentId, [records]);
+  if (revision === undefined) throw new Error("no revision appended");
+  recordRevision(environmentId, revision);
+  return revision;
+}
+
+/**
+ * Appends several writes' records as the environment's next revisions, one a write, in order, as appendChanges
+ * does for one (a group commit's writes: src/changes/write-groups.ts). Returns their revisions; the caller records
+ * them where they belong.
+ */
+export async function appendRevisions(
+  trx: Db,
+  environmentId: string,
+  writes: readonly (readonly FeedRecord[])[],
+): Promise<number[]> {
   const createdAt = now();
-  const rows = feedRows(records).map((row) => ({
-    environment_id: environmentId,
-    created_at: createdAt,
-    ...row,
-  }));
-  let revision: number;
+  const count = writes.length;
+  // `write` is the write's place among them, from 1: its revision is the first one taken plus write - 1.
+  const rows = writes.flatMap((records, i) =>
+    feedRows(records).map((row) => ({
+      environment_id: environmentId,
+      created_at: createdAt,
+      write: i + 1,
+      ...row,
+    })),
+  );
+  let last: number;
   let written = 0;
   if (isPostgres(trx)) {
     written = Math.min(rows.length, INSERT_ROWS);
-    revision = await appendOnPostgres(trx, environmentId, records, rows.slice(0, written), createdAt);
+    last = await appendOnPostgres(trx, environmentId, writes, rows.slice(0, written), createdAt);
   } else {
     const row = await trx
       .updateTable("environments")
-      .set((eb) => ({ revision: eb("revision", "+", 1) }))
+      .set((eb) => ({ revision: eb("revision", "+", count) }))
       .where("id", "=", environmentId)
       .returning(["revision", "organization_id", "project_id"])
       .executeTakeFirstOrThrow();
-    revision = Number(row.revision);
+    last = Number(row.revision);
     const scope = {
       organization_id: row.organization_id,
       project_id: row.project_id,
@@ -104,46 +125,60 @@ export async function appendChanges(
     };
     const targets = await eventTargets(trx, scope);
     if (targets.length > 0) {
-      const deliveries = feedDeliveries(feedEventBodies(scope, createdAt, records), targets, revision);
+      const deliveries = writes.flatMap((records, i) =>
+        feedDeliveries(feedEventBodies(scope, createdAt, records), targets, last - count + 1 + i),
+      );
       await insertDeliveries(trx, deliveries, createdAt);
     }
   }
-  recordRevision(environmentId, revision);
+  const first = last - count + 1;
   for (let start = written; start < rows.length; start += INSERT_ROWS) {
     await trx
       .insertInto("changes")
-      .values(rows.slice(start, start + INSERT_ROWS).map((row) => ({ ...row, revision })))
+      .values(
+        rows
+          .slice(start, start + INSERT_ROWS)
+          .map(({ write, ...row }) => ({ ...row, revision: first + write - 1 })),
+      )
       .execute();
   }
-  return revision;
+  return writes.map((_, i) => first + i);
 }
 
 /**
- * PostgreSQL's part of appendChanges: one statement takes the revision, stores the first rows, queues the
- * notification, writes the webhook deliveries and reads the subscriptions. The environment's row stays locked
- * (ordering its writers) from here to the commit, so nothing else may go to the database in between: the
- * deliveries are built before, for the subscriptions this environment's last write found (knownTargets), and
- * take their revision in SQL. The statement keeps only those whose subscription is still enabled with the same
- * events; a subscription it finds and the guess missed (new, changed, or the first write here) gets its
- * deliveries in one more statement, so every write sees the subscriptions as of its own statement, as before.
+ * PostgreSQL's part of appendRevisions: one statement takes the revisions, stores the first rows, queues the
+ * notification, writes the webhook deliveries and reads the subscriptions; it returns the last revision taken.
+ * The environment's row stays locked (ordering its writers) from here to the commit, so nothing else may go to
+ * the database in between: the deliveries are built before, for the subscriptions this environment's last write
+ * found (knownTargets), and take their revision in SQL. The statement keeps only those whose subscription is still
+ * enabled with the same events; a subscription it finds and the guess missed (new, changed, or the first write
+ * here) gets its deliveries in one more statement, so every write sees the subscriptions as of its own statement.
  */
 async function appendOnPostgres(
   trx: Db,
   environmentId: string,
-  records: readonly FeedRecord[],
-  rows: readonly { seq: number; kind: string; op: string; data: string }[],
+  writes: readonly (readonly FeedRecord[])[],
+  rows: readonly { write: number; seq: number; kind: string; op: string; data: string }[],
   createdAt: string,
 ): Promise<number> {
+  const count = writes.length;
   const guess = knownTargets(environmentId);
   const guessed =
     guess && guess.targets.length > 0
-      ? addressed(feedEventBodies(guess.scope, createdAt, records), guess.targets)
+      ? writes.flatMap((records, i) =>
+          addressed(feedEventBodies(guess.scope, createdAt, records), guess.targets).map((d) => ({
+            ...d,
+            write: i + 1,
+          })),
+        )
       : [];
   const folded = guess && guessed.length <= FOLDED_DELIVERIES ? guess : undefined;
-  const values = rows.map((row) => sql`(${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`);
+  const values = rows.map(
+    (row) => sql`(${row.write}::integer, ${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`,
+  );
   const deliveries = (folded ? guessed : []).map(
-    ({ event, target }) =>
-      sql`(${newId()}, ${target.id}, ${target.stored}, ${event.type}, ${event.parts}::text[])`,
+    ({ event, target, write }) =>
+      sql`(${newId()}, ${target.id}, ${target.stored}, ${event.type}, ${event.parts}::text[], ${write}::integer)`,
   );
   const taken = await sql<{
     revision: number;
@@ -151,15 +186,15 @@ async function appendOnPostgres(
     project_id: string;
     targets: string;
   }>`with r as (
-      update environments set revision = revision + 1 where id = ${environmentId}
+      update environments set revision = revision + ${count}::integer where id = ${environmentId}
       returning id, revision, organization_id, project_id,
         pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
     )${
       rows.length > 0
         ? sql`, c as (
       insert into changes (environment_id, revision, created_at, seq, kind, op, data)
-      select ${environmentId}, r.revision, ${createdAt}, v.seq, v.kind, v.op, v.data
-      from r, (values ${sql.join(values)}) as v (seq, kind, op, data)
+      select ${environmentId}, r.revision - ${count}::integer + v.write, ${createdAt}, v.seq, v.kind, v.op, v.data
+      from r, (values ${sql.join(values)}) as v (write, seq, kind, op, data)
     )`
         : sql``
     }${
@@ -167,10 +202,11 @@ async function appendOnPostgres(
         ? sql`, d as (
       insert into webhook_deliveries
         (id, subscription_id, event_type, payload, status, attempts, next_attempt_at, created_at)
-      select v.id, v.subscription_id, v.event_type, array_to_string(v.parts, r.revision::text), 'pending', 0,
+      select v.id, v.subscription_id, v.event_type,
+        array_to_string(v.parts, (r.revision - ${count}::integer + v.write)::text), 'pending', 0,
         ${createdAt}, ${createdAt}
       from r
-      cross join (values ${sql.join(deliveries)}) as v (id, subscription_id, events, event_type, parts)
+      cross join (values ${sql.join(deliveries)}) as v (id, subscription_id, events, event_type, parts, write)
       join webhook_subscriptions s on s.id = v.subscription_id and s.events = v.events and s.enabled = 1
         and s.organization_id = r.organization_id and (s.environment_id is null or s.environment_id = r.id)
       where r.organization_id = ${folded.scope.organization_id} and r.project_id = ${folded.scope.project_id}
@@ -180,7 +216,7 @@ async function appendOnPostgres(
     select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`.execute(trx);
   const [row] = taken.rows;
   if (!row) throw new Error(`environment ${environmentId} is gone`);
-  const revision = Number(row.revision);
+  const last = Number(row.revision);
   const scope = {
     organization_id: row.organization_id,
     project_id: row.project_id,
@@ -197,10 +233,12 @@ async function appendOnPostgres(
   const covered = new Set(sameScope ? folded.targets.map((t) => `${t.id} ${t.stored}`) : []);
   const missed = targets.filter((t) => !covered.has(`${t.id} ${t.stored}`));
   if (missed.length > 0) {
-    const deliveries = feedDeliveries(feedEventBodies(scope, createdAt, records), missed, revision);
+    const deliveries = writes.flatMap((records, i) =>
+      feedDeliveries(feedEventBodies(scope, createdAt, records), missed, last - count + 1 + i),
+    );
     await insertDeliveries(trx, deliveries, createdAt);
   }
-  return revision;
+  return last;
 }
 
 /** The enabled webhook subscriptions that see the environment `r` (eventTargets as one subquery), as JSON text. */

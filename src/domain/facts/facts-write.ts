@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { appendChanges } from "../../changes/feed.ts";
+import { writeToEnvironment } from "../../changes/write-groups.ts";
 import type { Db } from "../../db/db.ts";
 import type { Database } from "../../db/types.ts";
 import type { EnvironmentRow } from "../environment-records.ts";
@@ -305,16 +305,29 @@ export const attributesOrNull = (text: string | null): Record<string, unknown> |
 
 /**
  * One facts write: one transaction, the resolver bound to it, and every change record appended at the end as one
- * revision of the environment. A write that changed nothing adds no revision.
+ * revision of the environment. A write that changed nothing adds no revision. The transaction is shared with the
+ * process's concurrent writes to the environment (src/changes/write-groups.ts) unless `alone` (a bulk write).
  */
 export const writeFacts = <T>(
   db: Kysely<Database>,
   env: Env,
   fn: (resolver: Resolver, changes: Change[]) => Promise<T>,
+  options: { alone?: boolean } = {},
 ): Promise<T> =>
-  db.transaction().execute(async (trx) => {
-    const changes: Change[] = [];
-    const result = await fn(new Resolver(trx, env), changes);
-    if (changes.length > 0) await appendChanges(trx, env.id, changes);
-    return result;
-  });
+  writeToEnvironment(
+    db,
+    env.id,
+    async (trx) => {
+      const changes: Change[] = [];
+      const result = await fn(new Resolver(trx, env), changes);
+      return { result, records: changes.length > 0 ? changes : undefined };
+    },
+    options,
+  );
+
+/** A bulk facts write: as writeFacts, in a transaction of its own (it would hold up a group's other writes). */
+export const writeFactsInBulk = <T>(
+  db: Kysely<Database>,
+  env: Env,
+  fn: (resolver: Resolver, changes: Change[]) => Promise<T>,
+): Promise<T> => writeFacts(db, env, fn, { alone: true });

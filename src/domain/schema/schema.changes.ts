@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { appendChanges } from "../../changes/feed.ts";
+import { writeToEnvironment } from "../../changes/write-groups.ts";
 import type { Db } from "../../db/db.ts";
 import type { Database } from "../../db/types.ts";
 import { fromJson } from "../../lib/json.ts";
@@ -185,8 +185,8 @@ export class SchemaChanges {
     await this.conditionSetsRemoved(await conditionSetIdsOfResource(this.trx, this.envId, resource.id));
   }
 
-  /** Appends the write's change records as one revision of the environment. */
-  async commit(): Promise<number> {
+  /** The write's change records, to append as one revision of the environment. */
+  async records(): Promise<Change[]> {
     const { trx, envId } = this;
     const records: Change[] = [];
     for (const key of this.deletedResources.values()) {
@@ -216,21 +216,23 @@ export class SchemaChanges {
     for (const row of await loadConditionSets(trx, envId, setIds)) {
       records.push({ kind: "condition_set", op: "upsert", data: conditionSetData(row, row.resource_key) });
     }
-    return appendChanges(trx, envId, records);
+    return records;
   }
 }
 
-/** Runs one schema write in one transaction and appends its change records in that same transaction. */
+/**
+ * Runs one schema write in one transaction and appends its change records in that same transaction, as one
+ * revision (shared with concurrent writes to the environment: src/changes/write-groups.ts).
+ */
 export function schemaWrite<T>(
   db: Kysely<Database>,
   envId: string,
   fn: (trx: Db, changes: SchemaChanges) => Promise<T>,
 ): Promise<T> {
-  return db.transaction().execute(async (trx) => {
+  return writeToEnvironment(db, envId, async (trx) => {
     const changes = new SchemaChanges(trx, envId);
     const result = await fn(trx, changes);
-    await changes.commit();
-    return result;
+    return { result, records: await changes.records() };
   });
 }
 

@@ -4,7 +4,7 @@ import type { Database } from "../../db/types.ts";
 import { duplicate, invalid } from "../../lib/errors.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { InstanceWithKeys, TenantRow, UserRow } from "../../domain/facts/facts.repo.ts";
-import { userChange, writeFacts } from "../../domain/facts/facts-write.ts";
+import { userChange, writeFactsInBulk } from "../../domain/facts/facts-write.ts";
 import { assignRoles } from "../../domain/facts/role-assignment-records.ts";
 import { deleteUsers, insertUsers, usersByKeys } from "../users/users.repo.ts";
 import type { UserCreate } from "../users/users.schemas.ts";
@@ -39,7 +39,7 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
         ops.map((o) => o.key),
         "user",
       );
-      await writeFacts(db, env, async (resolver, changes) => {
+      await writeFactsInBulk(db, env, async (resolver, changes) => {
         const rows = ops.map((o) => newUserRow(env, o));
         const inserted = await insertUsers(resolver.db, rows);
         const taken = rows.find((row) => !inserted.has(row.key));
@@ -70,7 +70,7 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
         ops.map((o) => o.key),
         "user",
       );
-      await writeFacts(db, env, async (resolver, changes) => {
+      await writeFactsInBulk(db, env, async (resolver, changes) => {
         const existing = new Map(
           (
             await usersByKeys(
@@ -114,7 +114,7 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
     /** Deletes users (with their role assignments); one unknown user deletes none. */
     async deleteUsers(scope: EnvScope, refs: string[]): Promise<Empty> {
       const env = scope.environment;
-      await writeFacts(db, env, async (resolver, changes) => {
+      await writeFactsInBulk(db, env, async (resolver, changes) => {
         const users = new Map<string, UserRow>();
         for (const ref of refs) {
           const user = await resolver.requireUser(ref);
@@ -128,14 +128,14 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
 
     async createTenants(scope: EnvScope, ops: TenantCreate[]): Promise<Empty> {
       const env = scope.environment;
-      await writeFacts(db, env, (resolver, changes) => createTenantRecords(resolver, ops, changes));
+      await writeFactsInBulk(db, env, (resolver, changes) => createTenantRecords(resolver, ops, changes));
       return {};
     },
 
     /** Deletes tenants with everything in them; one unknown tenant deletes none. */
     async deleteTenants(scope: EnvScope, refs: string[]): Promise<Empty> {
       const env = scope.environment;
-      await writeFacts(db, env, async (resolver, changes) => {
+      await writeFactsInBulk(db, env, async (resolver, changes) => {
         const tenants = new Map<string, TenantRow>();
         for (const ref of refs) {
           const tenant = await resolver.requireTenant(ref);
@@ -149,7 +149,7 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
     /** Creates instances or replaces their attributes. */
     async writeInstances(scope: EnvScope, ops: ResourceInstanceCreate[]): Promise<Empty> {
       const env = scope.environment;
-      await writeFacts(db, env, (resolver, changes) =>
+      await writeFactsInBulk(db, env, (resolver, changes) =>
         writeInstanceRecords(resolver, ops, changes, "update", ["body", "operations"]),
       );
       return {};
@@ -158,7 +158,7 @@ export function createBulkService(deps: { db: Kysely<Database> }) {
     /** Deletes instances (with their tuples and role assignments); one unknown instance deletes none. */
     async deleteInstances(scope: EnvScope, refs: string[]): Promise<Empty> {
       const env = scope.environment;
-      await writeFacts(db, env, async (resolver, changes) => {
+      await writeFactsInBulk(db, env, async (resolver, changes) => {
         const instances = new Map<string, InstanceWithKeys>();
         for (const ref of refs) {
           const instance = await resolver.requireInstance(ref);

@@ -8,7 +8,7 @@ import { filteredPage } from "../../domain/facts/list-pages.repo.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import { instanceName } from "../../domain/facts/facts.repo.ts";
-import { Resolver, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
+import { Resolver, writeFacts, writeFactsInBulk, type Env } from "../../domain/facts/facts-write.ts";
 import {
   createTupleRecords,
   detailsOf,
@@ -168,7 +168,7 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; re
       { environment }: EnvScope,
       inputs: RelationshipTupleCreate[],
     ): Promise<Record<string, never>> {
-      await writeFacts(db, environment, (resolver, changes) =>
+      await writeFactsInBulk(db, environment, (resolver, changes) =>
         createTupleRecords(resolver, inputs, changes, "skip", ["body", "operations"]),
       );
       return {};
@@ -179,7 +179,9 @@ export function createRelationshipTuplesService(deps: { db: Kysely<Database>; re
       { environment }: EnvScope,
       idents: RelationshipTupleDelete[],
     ): Promise<Record<string, never>> {
-      await writeFacts(db, environment, (resolver, changes) => deleteTupleRecords(resolver, idents, changes));
+      await writeFactsInBulk(db, environment, (resolver, changes) =>
+        deleteTupleRecords(resolver, idents, changes),
+      );
       return {};
     },
   };

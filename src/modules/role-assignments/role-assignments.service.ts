@@ -10,7 +10,14 @@ import { now } from "../../lib/time.ts";
 import type { Change } from "../../pdp/engine/types.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
 import type { UserRow } from "../../domain/facts/facts.repo.ts";
-import { Resolver, scopedIds, userChange, writeFacts, type Env } from "../../domain/facts/facts-write.ts";
+import {
+  Resolver,
+  scopedIds,
+  userChange,
+  writeFacts,
+  writeFactsInBulk,
+  type Env,
+} from "../../domain/facts/facts-write.ts";
 import { insertUsers } from "../users/users.repo.ts";
 import { USER_KEY_PATTERN } from "../users/users.schemas.ts";
 import {
@@ -198,7 +205,7 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; readD
       policy: "fail" | "ignore" | "create",
     ): Promise<{ assignments_created: number }> {
       const { environment } = env;
-      return write(environment, async (resolver, changes) => {
+      return writeFactsInBulk(db, environment, async (resolver, changes) => {
         // Set-based: the users, tenants, roles and existing assignments of the whole request are read in one
         // query each (per 500), the items are then checked in order as before (the first bad one answers), and
         // the new rows are inserted together at the end.
@@ -241,7 +248,7 @@ export function createRoleAssignmentsService(deps: { db: Kysely<Database>; readD
       inputs: RoleAssignmentRemove[],
     ): Promise<{ assignments_removed: number }> {
       const { environment } = env;
-      return write(environment, async (resolver, changes) => {
+      return writeFactsInBulk(db, environment, async (resolver, changes) => {
         let removed = 0;
         for (const [i, input] of inputs.entries()) {
           const user = await resolver.requireUser(input.user);
