@@ -109,8 +109,11 @@ for (const { dialect, skip } of DIALECTS) {
 
 const pgSkip = DIALECTS.find((d) => d.dialect === "postgres")?.skip ?? false;
 
-/** Migrations whose tables today's writes use (every write looks for webhook subscriptions), applied up front. */
-const WRITES_NEED = ["0020_webhooks"];
+/**
+ * Migrations whose tables and columns today's writes use (every write looks for webhook subscriptions; a new
+ * environment notes where its change feed starts), applied up front.
+ */
+const WRITES_NEED = ["0020_webhooks", "0024_change_retention"];
 
 test(
   "migrations [postgres]: runners starting together on one schema apply each migration once",

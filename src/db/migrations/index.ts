@@ -18,6 +18,7 @@ import * as m0018 from "./0018_api_key_creator.ts";
 import * as m0019 from "./0019_organization_moves.ts";
 import * as m0020 from "./0020_webhooks.ts";
 import * as m0021 from "./0021_sso_and_two_factor.ts";
+import * as m0024 from "./0024_change_retention.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "0019_organization_moves": m0019,
   "0020_webhooks": m0020,
   "0021_sso_and_two_factor": m0021,
+  "0024_change_retention": m0024,
 };
