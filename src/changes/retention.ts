@@ -12,8 +12,11 @@ export interface ChangeRetention {
   minRevisions: number;
 }
 
-/** Rows of the feed a purge deletes per transaction: a batch row holds up to 1,000 changes. */
-const PURGE_BATCH_ROWS = 200;
+/**
+ * Rows of the feed a purge deletes per transaction. A batch row holds up to 1,000 changes (about 175 KB of role
+ * assignments): SQLite deletes such rows at 0.2 to 0.4 ms each on a loaded machine, and holds the event loop meanwhile.
+ */
+const PURGE_BATCH_ROWS = 50;
 
 /**
  * Deletes the changes older than the retention, one environment at a time, oldest first, keeping each environment's
