@@ -87,6 +87,8 @@ export type AppConfig = Pick<
   | "taskRetentionDays"
   | "taskLeaseSeconds"
   | "decisionLogRetentionDays"
+  | "changeRetentionDays"
+  | "changeRetentionRevisions"
   | "sessionIdleMinutes"
   | "sessionMaxHours"
   | "inviteExpiryDays"

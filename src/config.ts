@@ -27,6 +27,8 @@ export interface Config {
   apiLogMaxBodyBytes: number;
   apiLogFlushMs: number;
   decisionLogRetentionDays: number;
+  changeRetentionDays: number;
+  changeRetentionRevisions: number;
   decisionLog: string;
   decisionLogSpoolBytes: number;
   logExportLogs: string;
@@ -292,6 +294,24 @@ export const SETTINGS: readonly Setting[] = [
     default: "30",
     describe: "days the PDP decision log is kept (0 keeps it forever)",
     doc: "days the PDP decision log is kept (`0`: forever)",
+  },
+  {
+    env: "GATEHOUSE_CHANGE_RETENTION_DAYS",
+    flag: "change-retention-days",
+    key: "changeRetentionDays",
+    kind: "int",
+    default: "7",
+    describe: "days the change feed keeps an environment's changes (0 keeps them forever)",
+    doc: "days the change feed keeps an environment's changes, for the change stream and PDPs that fall behind (`0`: forever); older: 410 `REVISION_GONE`, and a PDP loads a snapshot ([events](events.md))",
+  },
+  {
+    env: "GATEHOUSE_CHANGE_RETENTION_REVISIONS",
+    flag: "change-retention-revisions",
+    key: "changeRetentionRevisions",
+    kind: "int",
+    default: "1000",
+    describe: "the changes of each environment's last revisions that the feed keeps however old",
+    doc: "the changes of each environment's last revisions that the feed keeps however old, so a quiet environment's readers can always resume",
   },
   {
     env: "GATEHOUSE_DECISION_LOG",

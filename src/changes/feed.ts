@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { isPostgres, type Db } from "../db/db.ts";
+import { AppError } from "../lib/errors.ts";
 import { now } from "../lib/time.ts";
 import { recordRevision } from "./context.ts";
 import { newId } from "../lib/ids.ts";
@@ -273,35 +274,99 @@ function feedRows(records: readonly FeedRecord[]): { seq: number; kind: string; 
 }
 
 /**
- * The feed's records of revisions afterRevision < r <= upToRevision as stored, batches kept whole, in order (whole
- * revisions, never a part of one): what PDPs read and apply.
+ * Where an environment's feed stands: its revision now (`head`), and the revision after which the feed holds every
+ * change (`keptAfter`; the retention purge removed the changes of the revisions up to it, src/changes/retention.ts).
+ */
+export interface FeedBounds {
+  head: number;
+  keptAfter: number;
+}
+
+/** The environment's feed bounds, read from its row (undefined when it is gone). */
+export async function feedBounds(db: Db, environmentId: string): Promise<FeedBounds | undefined> {
+  const row = await db
+    .selectFrom("environments")
+    .select(["revision", "changes_kept_after"])
+    .where("id", "=", environmentId)
+    .executeTakeFirst();
+  return row && { head: Number(row.revision), keptAfter: Number(row.changes_kept_after) };
+}
+
+/** 410 for a reader whose revision `after` precedes the changes kept: it reads the current state, then follows. */
+export const revisionGone = (after: number, { head, keptAfter }: FeedBounds) =>
+  new AppError(
+    "REVISION_GONE",
+    `the changes after revision ${after} are no longer kept (the oldest kept follow revision ${keptAfter}); ` +
+      `read the current state and follow from revision ${head}`,
+    { revision: head, kept_after: keptAfter },
+  );
+
+/** A read of the feed: `gone` when the changes after `after` are no longer all kept (and `entries` is empty). */
+export interface FeedRead<C extends FeedRecord = FeedRecord> extends FeedBounds {
+  gone: boolean;
+  /** The last revision the entries cover: the next read's `after`. */
+  revision: number;
+  entries: FeedEntry<C>[];
+}
+
+/**
+ * The feed's records of up to `maxRevisions` revisions after `after` as stored, batches kept whole, in order (whole
+ * revisions, never a part of one): what PDPs and the change stream read. One statement reads them with the
+ * environment's bounds, so they agree: a purge that commits meanwhile either removed none of these records or shows
+ * in `keptAfter`, and a read it would cut short is `gone` instead. Undefined when the environment is gone.
  */
 export async function readFeedAfter<C extends FeedRecord = FeedRecord>(
   db: Db,
   environmentId: string,
-  afterRevision: number,
-  upToRevision: number,
-): Promise<FeedEntry<C>[]> {
+  after: number,
+  maxRevisions: number,
+): Promise<FeedRead<C> | undefined> {
   const rows = await db
-    .selectFrom("changes")
-    .selectAll()
-    .where("environment_id", "=", environmentId)
-    .where("revision", ">", afterRevision)
-    .where("revision", "<=", upToRevision)
-    .orderBy("revision")
-    .orderBy("seq")
+    .selectFrom("environments as e")
+    .leftJoin("changes as c", (join) =>
+      join
+        .onRef("c.environment_id", "=", "e.id")
+        .on("c.revision", ">", after)
+        .on("c.revision", "<=", after + maxRevisions),
+    )
+    .select([
+      "e.revision as head",
+      "e.changes_kept_after as kept_after",
+      "c.revision",
+      "c.seq",
+      "c.kind",
+      "c.op",
+      "c.data",
+      "c.created_at",
+    ])
+    .where("e.id", "=", environmentId)
+    .orderBy("c.revision")
+    .orderBy("c.seq")
     .execute();
-  return rows.map(
-    (r) =>
-      ({
-        revision: Number(r.revision),
-        seq: r.seq,
-        kind: r.kind,
-        op: r.op,
-        data: JSON.parse(r.data) as unknown,
-        created_at: r.created_at,
-      }) as FeedEntry<C>,
-  );
+  const [first] = rows;
+  if (!first) return undefined;
+  const head = Number(first.head);
+  const keptAfter = Number(first.kept_after);
+  if (after < keptAfter) return { head, keptAfter, gone: true, revision: after, entries: [] };
+  const entries: FeedEntry<C>[] = [];
+  for (const r of rows) {
+    if (r.revision === null) continue;
+    entries.push({
+      revision: Number(r.revision),
+      seq: r.seq,
+      kind: r.kind,
+      op: r.op,
+      data: JSON.parse(r.data as string) as unknown,
+      created_at: r.created_at,
+    } as FeedEntry<C>);
+  }
+  return {
+    head,
+    keptAfter,
+    gone: false,
+    revision: Math.max(after, Math.min(head, after + maxRevisions)),
+    entries,
+  };
 }
 
 /** In-process notification after commit, so the embedded PDP and waiting readers react without polling. */

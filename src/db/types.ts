@@ -46,6 +46,8 @@ export interface EnvironmentsTable {
   jwks: string | null;
   settings: string | null;
   revision: number;
+  /** The feed holds every change of the revisions after this one (older ones the retention purge removed). */
+  changes_kept_after: Generated<number>;
   created_at: string;
   updated_at: string;
 }

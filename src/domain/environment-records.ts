@@ -78,6 +78,7 @@ export async function createEnvironmentRecords(
     jwks: toJson(input.jwks),
     settings: toJson(input.settings),
     revision: 0,
+    changes_kept_after: 0,
     created_at: at,
     updated_at: at,
   };

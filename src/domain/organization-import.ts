@@ -155,6 +155,9 @@ export async function importOrganization(
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** The values of columns that older exports lack and that cannot be null. */
+const LACKING_DEFAULTS: Partial<Record<TransferredTable, Row>> = { environments: { changes_kept_after: 0 } };
+
 const chunkRows = (table: TransferredTable) =>
   Math.max(1, Math.min(MAX_CHUNK_ROWS, Math.floor(MAX_PARAMS / columnsOf(table).length)));
 
@@ -309,8 +312,9 @@ async function writeChunk(
       throw refuse(byId.get(taken.id) ?? 0, `${table}: id ${taken.id} already exists in this database`);
   }
   const columns = columnsOf(table);
-  // Every row with every column, in one order: a column an older export lacks is null.
-  const full = (row: Row): Row => Object.fromEntries(columns.map((c) => [c, row[c] ?? null]));
+  // Every row with every column, in one order: a column an older export lacks is null, or its default.
+  const defaults = LACKING_DEFAULTS[table] ?? {};
+  const full = (row: Row): Row => Object.fromEntries(columns.map((c) => [c, row[c] ?? defaults[c] ?? null]));
   const values = rows.map(({ row: given }) => {
     const row = full(given);
     if (table === "member_grants")

@@ -103,6 +103,8 @@ export const TABLE_RULES = {
       jwks: Nullable(JsonText),
       settings: Nullable(JsonText),
       revision: Count,
+      // Absent from exports made before change-feed retention: their feeds were whole (0).
+      changes_kept_after: optional(Count),
       ...stamped,
     }),
     refs: { project_id: "projects" },

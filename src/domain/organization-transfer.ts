@@ -167,10 +167,12 @@ async function* linesOf(db: Kysely<Database>, orgId: string): AsyncGenerator<Exp
 
 /**
  * What a change to the organization changes. The logs (API calls, decisions) grow with reads and are left out,
- * and so are the columns that reads and logins move (a key's last use, a member's last login).
+ * and so are the columns that reads and logins move (a key's last use, a member's last login), and the change
+ * feed, which its retention purge shortens (every write moves its environment's revision, which counts).
  */
-const NOT_CHANGES = new Set<string>(["api_log", "decision_log_chunks"]);
+const NOT_CHANGES = new Set<string>(["api_log", "decision_log_chunks", "changes"]);
 const VOLATILE: Partial<Record<Table, string[]>> = {
+  environments: ["changes_kept_after"],
   api_keys: ["last_used_at"],
   members: ["last_login", "last_ip", "logins_count", "updated_at"],
   tasks: ["lease_owner", "lease_expires_at"],

@@ -39,6 +39,7 @@ const ENVIRONMENT_COLUMNS = [
   "jwks",
   "settings",
   "revision",
+  "changes_kept_after",
   "created_at",
   "updated_at",
 ] as const satisfies readonly (keyof EnvironmentsTable)[];

@@ -44,16 +44,9 @@ export function databaseFeed(store: Store, environmentId: string): FeedSource {
   return {
     snapshot: () => snapshotPages(store, environmentId),
     async changesAfter(revision) {
-      const env = await store.db
-        .selectFrom("environments")
-        .select("revision")
-        .where("id", "=", environmentId)
-        .executeTakeFirst();
-      const head = env ? Number(env.revision) : revision;
-      const upTo = Math.min(head, revision + REVISIONS_PER_ROUND);
-      if (upTo <= revision) return { changes: [], revision };
-      const changes = await readFeedAfter<Change>(store.db, environmentId, revision, upTo);
-      return { changes, revision: upTo };
+      const read = await readFeedAfter<Change>(store.db, environmentId, revision, REVISIONS_PER_ROUND);
+      if (!read) return { changes: [], revision };
+      return read.gone ? { gone: true } : { changes: read.entries, revision: read.revision };
     },
   };
 }

@@ -89,11 +89,11 @@ export const ERROR_CODES = {
     title: "The request conflicts with the current state",
     help: "The change cannot be made as things are (for example deleting an organization's last admin key); the message says why.",
   },
-  /** A change stream asked to resume from a revision whose changes are no longer kept (docs/events.md). */
+  /** A change stream or a PDP's sync asked for the changes after a revision no longer kept (docs/events.md). */
   REVISION_GONE: {
     status: 410,
     title: "The changes after this revision are no longer kept",
-    help: "The environment's change feed no longer holds every change after the revision asked for. Read the current state (the list routes), then follow the stream from `additional_info.revision`, the environment's revision now.",
+    help: "The environment's change feed no longer holds every change after the revision asked for (its retention purged them). Read the current state (the list routes; a PDP: the snapshot), then follow the stream from `additional_info.revision`, the environment's revision now.",
   },
   /** A write to an organization frozen while it moves between regions (docs/operations.md). */
   ORGANIZATION_FROZEN: {

@@ -57,7 +57,7 @@ export async function startStandalonePdp(options: StandaloneOptions) {
   const cp = new ControlPlane(options.controlPlaneUrl.replace(/\/+$/, ""), options.apiKey);
   const disk = new DiskState(options.dataDir);
   const sync = newSyncState();
-  const replica = new Replica(feedSource(cp, sync, disk), options.listingHistory);
+  const replica = new Replica(feedSource(cp, sync, disk, log), options.listingHistory);
 
   await loadEnvironment(cp, sync, replica, disk, log);
   collectGarbage();

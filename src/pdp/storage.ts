@@ -39,11 +39,17 @@ export interface SnapshotHeader {
   revision: number;
 }
 
+/**
+ * A round of the feed: its entries after the caller's revision, in order, and the revision the caller holds once it
+ * applied them all; or `gone` when the feed no longer keeps every change after the caller's revision (the retention
+ * purge removed some): the caller loads a snapshot instead.
+ */
+export type FeedRound = { changes: FeedEntry<Change>[]; revision: number } | { gone: true };
+
 /** Where a replica gets its data: the database (embedded) or the control plane over HTTP (standalone). */
 export interface FeedSource {
   snapshot(): Promise<Snapshot>;
-  /** The feed's entries after `revision`, in order, and the revision the caller holds once it applied them all. */
-  changesAfter(revision: number): Promise<{ changes: FeedEntry<Change>[]; revision: number }>;
+  changesAfter(revision: number): Promise<FeedRound>;
 }
 
 export type DecisionQuery =

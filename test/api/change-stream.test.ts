@@ -2,7 +2,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { sql } from "kysely";
 import { describeEachDialect } from "../helpers/app.ts";
+import type { TestStore } from "../helpers/stores.ts";
+import { purgeChanges } from "../../src/changes/retention.ts";
+import { feedBounds } from "../../src/changes/feed.ts";
+import { now, toTimestamp } from "../../src/lib/time.ts";
 
 interface SseEvent {
   id: string;
@@ -166,30 +171,138 @@ describeEachDialect("change stream", (env) => {
     );
   });
 
-  test("a revision whose changes are no longer kept: 410 with the revision to follow from", async () => {
-    const { acme, call, store } = env();
+  test("a revision the retention purged: 410 with the revision to follow from; a kept one still streams", async () => {
+    const { acme, app, call, store } = env();
+    for (let i = 0; i < 4; i++) {
+      await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: `gone-${i}` });
+    }
     const head = (await call(acme.adminKey, "GET", `${url}?after=0`)).json.head;
-    // The feed keeps the changes of the last revisions only (as a pruned feed does).
-    await store.db
-      .deleteFrom("changes")
-      .where("environment_id", "=", acme.envs.production)
-      .where("revision", "<=", head - 2)
-      .execute();
-    const gone = await call(acme.adminKey, "GET", `${url}?after=${head - 3}`);
+    // Two days on, everything is older than a day's retention; the last 3 revisions stay all the same.
+    const deleted = await purgeChanges(store.db, { days: 1, minRevisions: 3 }, Date.now() + 2 * 86_400_000);
+    assert.ok(deleted > 0);
+    assert.deepEqual(await keptRevisions(store, acme.envs.production), [head - 2, head - 1, head]);
+
+    const gone = await call(acme.adminKey, "GET", `${url}?after=${head - 4}`);
     assert.equal(gone.status, 410, gone.body);
     assert.equal(gone.json.error_code, "REVISION_GONE");
     assert.equal(gone.json.additional_info.revision, head);
-    const sse = await env().app.inject({
+    assert.equal(gone.json.additional_info.kept_after, head - 3);
+    const sseGone = await app.inject({
       method: "GET",
       url: `${url}?after=0`,
       headers: { authorization: `Bearer ${acme.adminKey}`, accept: "text/event-stream" },
     });
-    assert.equal(sse.statusCode, 410);
-    const kept = await call(acme.adminKey, "GET", `${url}?after=${head - 2}`);
-    assert.equal(kept.status, 200);
+    assert.equal(sseGone.statusCode, 410);
+    assert.equal(JSON.parse(sseGone.body).error_code, "REVISION_GONE");
+
+    const kept = await call(acme.adminKey, "GET", `${url}?after=${head - 3}`);
+    assert.equal(kept.status, 200, kept.body);
     assert.deepEqual(
-      kept.json.changes.map((c: { revision: number }) => c.revision),
-      [head - 1, head],
+      kept.json.changes.map((c: { revision: number; object: { key: string } }) => [c.revision, c.object.key]),
+      [
+        [head - 2, "gone-1"],
+        [head - 1, "gone-2"],
+        [head, "gone-3"],
+      ],
+    );
+    if (!app.server.listening) await app.listen({ port: 0, host: "127.0.0.1" });
+    const port = (app.server.address() as AddressInfo).port;
+    const res = await sse(port, `${url}?after=${head - 3}`, { authorization: `Bearer ${acme.adminKey}` });
+    assert.equal(res.status, 200);
+    const events = await res.read((e) => e.length >= 3);
+    assert.deepEqual(
+      events.map((e) => Number(e.id)),
+      [head - 2, head - 1, head],
     );
   });
+
+  test("the purge keeps what is younger than the retention, and frozen organizations' feeds", async () => {
+    const { acme, globex, call, store } = env();
+    for (let i = 0; i < 3; i++) {
+      await call(acme.adminKey, "POST", "/v2/facts/default/development/users", { key: `old-${i}` });
+      await call(globex.adminKey, "POST", "/v2/facts/default/development/users", { key: `old-${i}` });
+    }
+    const [acmeDev, globexDev] = [acme.envs.development, globex.envs.development];
+    const oldUpTo = (await keptRevisions(store, acmeDev)).at(-1)!;
+    const globexBefore = await keptRevisions(store, globexDev);
+    for (let i = 0; i < 3; i++) {
+      await call(acme.adminKey, "POST", "/v2/facts/default/development/users", { key: `new-${i}` });
+    }
+    const acmeHead = (await keptRevisions(store, acmeDev)).at(-1)!;
+    // The first writes were made ten days ago, in both organizations; globex is frozen while it moves.
+    for (const id of [acmeDev, globexDev]) {
+      await store.db
+        .updateTable("changes")
+        .set({ created_at: toTimestamp(new Date(Date.now() - 10 * 86_400_000)) })
+        .where("environment_id", "=", id)
+        .where("revision", "<=", oldUpTo)
+        .execute();
+    }
+    await store.db
+      .updateTable("organizations")
+      .set({ frozen_at: now() })
+      .where("id", "=", globex.id)
+      .execute();
+    try {
+      // One row per transaction: the batches end at every row.
+      assert.ok((await purgeChanges(store.db, { days: 7, minRevisions: 0 }, Date.now(), 1)) > 0);
+      // Nothing older than 7 days is left: a second run deletes nothing.
+      assert.equal(await purgeChanges(store.db, { days: 7, minRevisions: 0 }), 0);
+    } finally {
+      await store.db
+        .updateTable("organizations")
+        .set({ frozen_at: null })
+        .where("id", "=", globex.id)
+        .execute();
+    }
+    assert.deepEqual(
+      await keptRevisions(store, acmeDev),
+      [acmeHead - 2, acmeHead - 1, acmeHead],
+      "the writes of the last 7 days are kept, the older ones went",
+    );
+    const bounds = await feedBounds(store.db, acmeDev);
+    assert.equal(bounds?.keptAfter, oldUpTo);
+    assert.deepEqual(
+      await keptRevisions(store, globexDev),
+      globexBefore,
+      "a frozen organization keeps its feed",
+    );
+    const page = await call(acme.adminKey, "GET", `/v2/facts/default/development/changes?after=${oldUpTo}`);
+    assert.deepEqual(
+      page.json.changes.map((c: { object: { key: string } }) => c.object.key),
+      ["new-0", "new-1", "new-2"],
+    );
+  });
+
+  test("PostgreSQL: an instance that finds another purging skips its run", async (t) => {
+    const { acme, call, store } = env();
+    if (store.dialect !== "postgres") return t.skip("SQLite has one instance");
+    await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "locked" });
+    const before = await keptRevisions(store, acme.envs.production);
+    const future = Date.now() + 2 * 86_400_000;
+    await store.db.connection().execute(async (other) => {
+      const lock = sql`hashtext('gatehouse-change-purge:' || coalesce(current_schema(), ''))`;
+      await sql`select pg_advisory_lock(${lock})`.execute(other);
+      try {
+        assert.equal(await purgeChanges(store.db, { days: 1, minRevisions: 1 }, future), 0);
+      } finally {
+        await sql`select pg_advisory_unlock(${lock})`.execute(other);
+      }
+    });
+    assert.deepEqual(await keptRevisions(store, acme.envs.production), before);
+    assert.ok((await purgeChanges(store.db, { days: 1, minRevisions: 1 }, future)) > 0);
+    assert.equal((await keptRevisions(store, acme.envs.production)).length, 1);
+  });
 });
+
+/** The revisions whose changes the environment's feed holds, in order. */
+async function keptRevisions(store: TestStore, environmentId: string): Promise<number[]> {
+  const rows = await store.db
+    .selectFrom("changes")
+    .select("revision")
+    .distinct()
+    .where("environment_id", "=", environmentId)
+    .orderBy("revision")
+    .execute();
+  return rows.map((r) => Number(r.revision));
+}

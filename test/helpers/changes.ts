@@ -28,5 +28,6 @@ export async function readChangesAfter<C extends FeedRecord = FeedRecord>(
   afterRevision: number,
   upToRevision: number,
 ): Promise<StoredChange<C>[]> {
-  return spreadEntries(await readFeedAfter<C>(db, environmentId, afterRevision, upToRevision));
+  const read = await readFeedAfter<C>(db, environmentId, afterRevision, upToRevision - afterRevision);
+  return spreadEntries(read?.entries ?? []);
 }

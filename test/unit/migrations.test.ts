@@ -109,8 +109,11 @@ for (const { dialect, skip } of DIALECTS) {
 
 const pgSkip = DIALECTS.find((d) => d.dialect === "postgres")?.skip ?? false;
 
-/** Migrations whose tables today's writes use (every write looks for webhook subscriptions), applied up front. */
-const WRITES_NEED = ["0020_webhooks"];
+/**
+ * Migrations whose tables and columns today's writes use (every write looks for webhook subscriptions; a new
+ * environment notes where its change feed starts), applied up front.
+ */
+const WRITES_NEED = ["0020_webhooks", "0024_change_retention"];
 
 test(
   "migrations [postgres]: runners starting together on one schema apply each migration once",
@@ -282,6 +285,57 @@ for (const { dialect, skip } of DIALECTS) {
           rows.some((r) => r.id === userId),
           "the __user already there is kept, with its attributes",
         );
+      } finally {
+        await store.close();
+      }
+    },
+  );
+}
+
+for (const { dialect, skip } of DIALECTS) {
+  test(
+    `migrations [${dialect}]: 0024_change_retention starts each environment's kept feed at its oldest change`,
+    { skip },
+    async () => {
+      const store = await freshStore(dialect);
+      try {
+        const box = createSecretBox("test-secret-key-that-is-long-enough-000");
+        await createOrganizationRecords(store.db, box, { key: "acme", name: "Acme" });
+        const envs = await store.db
+          .selectFrom("environments")
+          .select(["id", "revision"])
+          .orderBy("id")
+          .execute();
+        // As before 0024, with one environment's feed cut short by hand and another's emptied.
+        await sql`alter table environments drop column changes_kept_after`.execute(store.db);
+        await sql`delete from gatehouse_migrations where name = '0024_change_retention'`.execute(store.db);
+        const [cut, emptied] = envs;
+        await store.db
+          .insertInto("changes")
+          .values(
+            [1, 2, 3].map((n) => ({
+              environment_id: cut!.id,
+              revision: Number(cut!.revision) + n,
+              seq: 0,
+              kind: "user",
+              op: "upsert",
+              data: "{}",
+              created_at: new Date().toISOString(),
+            })),
+          )
+          .execute();
+        await store.db
+          .deleteFrom("changes")
+          .where("environment_id", "=", cut!.id)
+          .where("revision", "<=", Number(cut!.revision) + 1)
+          .execute();
+        await store.db.deleteFrom("changes").where("environment_id", "=", emptied!.id).execute();
+
+        assert.deepEqual(await migrateToLatest(store), ["0024_change_retention"]);
+        const kept = await store.db.selectFrom("environments").select(["id", "changes_kept_after"]).execute();
+        const keptAfter = (id: string) => Number(kept.find((e) => e.id === id)?.changes_kept_after);
+        assert.equal(keptAfter(cut!.id), Number(cut!.revision) + 1);
+        assert.equal(keptAfter(emptied!.id), 0);
       } finally {
         await store.close();
       }

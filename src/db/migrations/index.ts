@@ -20,6 +20,7 @@ import * as m0020 from "./0020_webhooks.ts";
 import * as m0021 from "./0021_sso_and_two_factor.ts";
 import * as m0022 from "./0022_assignment_reference_triggers.ts";
 import * as m0023 from "./0023_api_log_compressed_bodies.ts";
+import * as m0024 from "./0024_change_retention.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   "0021_sso_and_two_factor": m0021,
   "0022_assignment_reference_triggers": m0022,
   "0023_api_log_compressed_bodies": m0023,
+  "0024_change_retention": m0024,
 };

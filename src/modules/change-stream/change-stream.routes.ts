@@ -7,13 +7,35 @@ import { EnvParams, errorResponses } from "../../lib/schemas.ts";
 import { invalid } from "../../lib/errors.ts";
 import { ChangeStreamPage, ChangeStreamQuery } from "./change-stream.schemas.ts";
 import { createChangeStreamService } from "./change-stream.service.ts";
+import { purgeChanges } from "../../changes/retention.ts";
+import { schedulePeriodic } from "../../lib/periodic.ts";
+import type { Config } from "../../config.ts";
+import type { DatabaseOutage } from "../../db/outage.ts";
 
 const SSE = "text/event-stream";
 
+/** How often the change feed's retention purge runs. */
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
 export const changeStreamRoutes: FastifyPluginAsyncTypebox<
-  Parameters<typeof createChangeStreamService>[0]
+  Parameters<typeof createChangeStreamService>[0] & {
+    config: Pick<Config, "changeRetentionDays" | "changeRetentionRevisions">;
+    outage: DatabaseOutage;
+  }
 > = async (app, deps) => {
   const stream = createChangeStreamService(deps);
+  const { config } = deps;
+  schedulePeriodic(
+    app,
+    "change feed purge",
+    PURGE_INTERVAL_MS,
+    () =>
+      purgeChanges(deps.db, {
+        days: config.changeRetentionDays,
+        minRevisions: config.changeRetentionRevisions,
+      }),
+    deps.outage,
+  );
   // Open SSE streams end when their client goes, and all of them when the server closes (they never end alone).
   const open = new Set<ServerResponse>();
   app.addHook("preClose", async () => open.forEach((res) => res.socket?.destroy()));

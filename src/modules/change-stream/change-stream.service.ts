@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/types.ts";
-import { readFeedAfter, type ChangeNotifier } from "../../changes/feed.ts";
+import { feedBounds, readFeedAfter, revisionGone, type ChangeNotifier } from "../../changes/feed.ts";
 import { publicChanges, type PublicChange } from "../../changes/events.ts";
 import { headOf, waitForRevision } from "../../changes/wait.ts";
 import { AppError, invalid } from "../../lib/errors.ts";
@@ -22,33 +22,21 @@ export interface ChangePage {
 export function createChangeStreamService(deps: { db: Kysely<Database>; notifier: ChangeNotifier }) {
   const { db, notifier } = deps;
 
-  /** 422 past the head, 410 before the oldest revision whose changes are all kept. */
-  async function checkAfter(environmentId: string, after: number): Promise<number> {
-    const head = await headOf(db, environmentId);
-    if (after > head) {
-      throw invalid(`'after' is past the environment's revision (${head})`, ["querystring", "after"]);
+  /** 422 past the head, 410 before the revisions whose changes are all kept (the environment's row says which). */
+  async function checkAfter(environmentId: string, after: number): Promise<void> {
+    const bounds = (await feedBounds(db, environmentId)) ?? { head: 0, keptAfter: 0 };
+    if (after > bounds.head) {
+      throw invalid(`'after' is past the environment's revision (${bounds.head})`, ["querystring", "after"]);
     }
-    const oldest = await db
-      .selectFrom("changes")
-      .select((eb) => eb.fn.min("revision").as("revision"))
-      .where("environment_id", "=", environmentId)
-      .executeTakeFirst();
-    const keptAfter = oldest?.revision == null ? head : Number(oldest.revision) - 1;
-    if (after < keptAfter) {
-      throw new AppError(
-        "REVISION_GONE",
-        `the changes after revision ${after} are no longer kept (the oldest kept follow revision ${keptAfter}); ` +
-          `read the current state and follow from revision ${head}`,
-        { revision: head, kept_after: keptAfter },
-      );
-    }
-    return head;
+    if (after < bounds.keptAfter) throw revisionGone(after, bounds);
   }
 
-  async function read(environmentId: string, after: number, head: number): Promise<ChangePage> {
-    const upTo = Math.min(head, after + REVISIONS_PER_PAGE);
-    if (upTo <= after) return { changes: [], revision: after, head };
-    const entries = await readFeedAfter(db, environmentId, after, upTo);
+  /** The next page after `after`; 410 when a purge removed its changes since `after` was checked. */
+  async function read(environmentId: string, after: number): Promise<ChangePage> {
+    const feed = await readFeedAfter(db, environmentId, after, REVISIONS_PER_PAGE);
+    if (!feed) return { changes: [], revision: after, head: after };
+    if (feed.gone) throw revisionGone(after, feed);
+    const { entries, head } = feed;
     const changes: PublicChange[] = [];
     for (let i = 0; i < entries.length;) {
       const first = entries[i]!;
@@ -57,7 +45,7 @@ export function createChangeStreamService(deps: { db: Kysely<Database>; notifier
       changes.push(...publicChanges(first.revision, first.created_at, entries.slice(i, j)));
       i = j;
     }
-    return { changes, revision: upTo, head };
+    return { changes, revision: feed.revision, head };
   }
 
   /** SSE text of a page: one `revision` event per revision, its id the revision (the `Last-Event-ID` to resume). */
@@ -81,16 +69,23 @@ export function createChangeStreamService(deps: { db: Kysely<Database>; notifier
     async page({ environment }: EnvScope, after: number, waitSeconds: number): Promise<ChangePage> {
       await checkAfter(environment.id, after);
       await waitForRevision(db, notifier, environment.id, after, waitSeconds * 1000);
-      return read(environment.id, after, await headOf(db, environment.id));
+      return read(environment.id, after);
     },
 
-    /** An endless SSE stream from `after` (checked first), until `signal` aborts. */
+    /**
+     * An endless SSE stream from `after` (checked first), until `signal` aborts. A stream that falls behind the
+     * retention ends; its client reconnects with `Last-Event-ID` and gets the 410.
+     */
     stream({ environment }: EnvScope, after: number, signal: AbortSignal): Readable {
       async function* generate() {
         let cursor = after;
         yield `retry: 1000\n\n`;
         while (!signal.aborted) {
-          const page = await read(environment.id, cursor, await headOf(db, environment.id));
+          const page = await read(environment.id, cursor).catch((error: unknown) => {
+            if (error instanceof AppError && error.code === "REVISION_GONE") return undefined;
+            throw error;
+          });
+          if (!page) return;
           if (page.revision > cursor) {
             cursor = page.revision;
             yield events(page);

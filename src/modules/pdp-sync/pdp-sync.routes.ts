@@ -38,10 +38,11 @@ export const pdpSyncRoutes: FastifyPluginAsyncTypebox<Parameters<typeof createPd
     {
       schema: {
         tags,
-        summary: "The ordered changes after a revision; waits up to `wait` seconds for one",
+        summary:
+          "The ordered changes after a revision; waits up to `wait` seconds for one (410: no longer kept, load the snapshot)",
         params: SyncParams,
         querystring: ChangesQuery,
-        response: { 200: ChangesResponse, ...errorResponses(404) },
+        response: { 200: ChangesResponse, ...errorResponses(404, 410) },
       },
     },
     (req) => pdpSync.changes(envOf(req), req.query.after, req.query.wait ?? 0),

@@ -1,6 +1,6 @@
 import type { Store } from "../../db/store.ts";
-import type { ChangeNotifier } from "../../changes/feed.ts";
-import { headOf, waitForRevision } from "../../changes/wait.ts";
+import { feedBounds, revisionGone, type ChangeNotifier } from "../../changes/feed.ts";
+import { waitForRevision } from "../../changes/wait.ts";
 import { databaseFeed } from "../../domain/pdp-storage.ts";
 import { streamSnapshot } from "../../domain/snapshot-stream.ts";
 import type { EnvScope } from "../../domain/path-scope.ts";
@@ -22,10 +22,13 @@ export function createPdpSyncService(deps: { store: Store; notifier: ChangeNotif
       });
     },
 
+    /** 410 when the feed no longer keeps every change after `after`: the PDP loads a snapshot instead. */
     async changes({ environment }: EnvScope, after: number, waitSeconds: number) {
       await waitForRevision(store.db, notifier, environment.id, after, waitSeconds * 1000);
-      const { changes, revision } = await databaseFeed(store, environment.id).changesAfter(after);
-      return { revision, head: await headOf(store.db, environment.id), changes };
+      const round = await databaseFeed(store, environment.id).changesAfter(after);
+      const bounds = await feedBounds(store.db, environment.id);
+      if ("gone" in round) throw revisionGone(after, bounds ?? { head: after, keptAfter: after });
+      return { revision: round.revision, head: bounds?.head ?? round.revision, changes: round.changes };
     },
   };
 }

@@ -101,7 +101,13 @@ export class Replica {
 
   private async pull(): Promise<void> {
     for (;;) {
-      const { changes, revision } = await this.source.changesAfter(this.revision);
+      const round = await this.source.changesAfter(this.revision);
+      // The feed no longer keeps every change after our revision: applying what it has would skip the rest.
+      if ("gone" in round) {
+        await this.load();
+        return;
+      }
+      const { changes, revision } = round;
       let reload = false;
       for (const entry of changes) {
         if (entry.revision <= this.revision) continue;

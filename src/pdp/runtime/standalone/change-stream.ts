@@ -11,8 +11,17 @@ export const SNAPSHOT_IDLE_MS = 60_000;
 /** Tries at a snapshot whose stream is cut before the PDP gives up on it (and keeps what it has). */
 const SNAPSHOT_TRIES = 3;
 
-/** The replica's feed: the control plane's snapshot and change stream, recorded for the disk and the lag. */
-export function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): FeedSource {
+/**
+ * The replica's feed: the control plane's snapshot and change stream, recorded for the disk and the lag. A 410 from
+ * the change stream (its changes after the PDP's revision are no longer kept) is `gone`: the replica loads a
+ * snapshot.
+ */
+export function feedSource(
+  cp: ControlPlane,
+  sync: SyncState,
+  disk: DiskState,
+  log: (message: string) => void,
+): FeedSource {
   return {
     async snapshot() {
       for (let attempt = 1; ; attempt++) {
@@ -41,6 +50,11 @@ export function feedSource(cp: ControlPlane, sync: SyncState, disk: DiskState): 
           undefined,
           (sync.pollWait + 10) * 1000,
         );
+      } catch (error) {
+        if (!(error instanceof ControlPlaneError) || error.status !== 410) throw error;
+        contact(sync);
+        log(`the control plane no longer keeps the changes after revision ${revision}; loading a snapshot`);
+        return { gone: true };
       } finally {
         sync.waitingAtHeadSince = undefined;
       }
