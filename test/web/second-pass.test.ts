@@ -34,6 +34,7 @@ const log = new RequestLog();
 const api = (method: string, url: string, body?: unknown) =>
   httpOk(server.baseUrl, adminKey, method, url, body);
 // The sentences put each value in U+2068 … U+2069 (the plain-text <bdi>): compared without them.
+const ADMINS_ONLY = "You need admin access to the organization: only its admins see and manage it.";
 const plain = (text: string) => text.replace(/[\u2068\u2069]/g, "");
 
 before(async () => {
@@ -262,9 +263,9 @@ test(
       assert.equal(await nav(reader).getByRole("link", { name: "Webhooks" }).count(), 0);
       assert.equal(await reader.getByRole("button", { name: "New user" }).count(), 0);
       await reader.goto(`${server.baseUrl}/o/default/settings/api-keys`);
-      await reader.getByText("Only the organization's admins see and manage its API keys.").waitFor();
+      await reader.getByText(ADMINS_ONLY).waitFor();
       await reader.goto(`${server.baseUrl}/o/default/settings/webhooks`);
-      await reader.getByText("Only the organization's admins see and manage its webhooks.").waitFor();
+      await reader.getByText(ADMINS_ONLY).waitFor();
       await nav(reader).getByRole("link", { name: "Members", exact: true }).click();
       await heading("Members", reader).waitFor();
       assert.equal(await reader.getByRole("button", { name: "Invite member" }).count(), 0);

@@ -12,6 +12,7 @@ import { Container } from "@mantine/core";
 import { useDocumentTitle } from "@mantine/hooks";
 import { api, ApiError, unwrap } from "./api/client";
 import { ErrorState, Loading } from "./components/states";
+import { PageAccess } from "./components/PageAccess";
 import { Shell } from "./components/Shell";
 import { NAV } from "./nav";
 import { OrgContext, useOrg } from "./org";
@@ -155,7 +156,16 @@ const page = (element: React.ReactNode, title: string) => (
 );
 
 const pageRoutes = (group: (typeof NAV)[number]): RouteObject[] =>
-  group.pages.map((p) => ({ path: p.path, element: <Titled title={p.label}>{p.element}</Titled> }));
+  group.pages.map((p) => ({
+    path: p.path,
+    element: (
+      <Titled title={p.label}>
+        <PageAccess title={p.label} needs={p.needs}>
+          {p.element}
+        </PageAccess>
+      </Titled>
+    ),
+  }));
 
 const routes: RouteObject[] = [
   { path: "/", element: <Home /> },

@@ -1,4 +1,5 @@
 import { lazy, type ReactNode } from "react";
+import type { Access } from "./session";
 
 // Each page is its own chunk: the first load fetches the frame and the page it opens only.
 const ProjectsPage = lazy(() => import("./pages/ProjectsPage"));
@@ -28,8 +29,11 @@ export interface NavPage {
   path: string;
   label: string;
   element: ReactNode;
-  /** Only organization admins may read it (its routes answer others 403): others see no link. */
-  admin?: boolean;
+  /**
+   * The organization grant its routes need even to read (they answer others 403): a member without it sees no
+   * link, and a direct visit says what is needed instead of showing a page that can only refuse.
+   */
+  needs?: Access;
 }
 
 /**
@@ -82,11 +86,11 @@ export const NAV: { title?: string; env: boolean; showsPlace?: boolean; pages: N
     title: "Settings",
     env: false,
     pages: [
-      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage />, admin: true },
-      { path: "settings/webhooks", label: "Webhooks", element: <WebhooksPage />, admin: true },
-      { path: "settings/members", label: "Members", element: <MembersPage /> },
+      { path: "settings/api-keys", label: "API keys", element: <ApiKeysPage />, needs: "admin" },
+      { path: "settings/webhooks", label: "Webhooks", element: <WebhooksPage />, needs: "admin" },
+      { path: "settings/members", label: "Members", element: <MembersPage />, needs: "read" },
       { path: "settings/organization", label: "Organization", element: <OrganizationPage /> },
-      { path: "settings/login", label: "Login and SSO", element: <LoginSettingsPage /> },
+      { path: "settings/login", label: "Login and SSO", element: <LoginSettingsPage />, needs: "admin" },
       { path: "settings/profile", label: "Your profile", element: <ProfilePage /> },
     ],
   },

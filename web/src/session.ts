@@ -26,30 +26,41 @@ export function useMe() {
 
 type Grant = { object_type: string; access_level: string; project_id?: string; environment_id?: string };
 
-const WRITES = new Set(["admin", "write"]);
+/** What a control or a page needs, as the API's routes declare it. */
+export type Access = "read" | "write" | "admin";
+
+const RANK: Record<string, number | undefined> = { read: 1, write: 2, admin: 3 };
+
+/** Where an action happens: nowhere named means the organization itself (only an organization grant covers it). */
+export interface Place {
+  projectId?: string;
+  environmentId?: string;
+}
 
 /**
- * Whether the grants allow writes at this place: an organization grant covers everything, a project grant its
- * project (and its environments), an environment grant its environment. `admin` is needed for the organization's
- * own settings (keys, members, the organization).
+ * Whether the grants allow `access` at this place: an organization grant covers everything, a project grant its
+ * project (and its environments), an environment grant its environment. The dashboard hides what the API would
+ * only refuse with this one test (docs/dashboard.md, "What each member sees").
  */
-export function mayWrite(
-  grants: Grant[] | undefined,
-  place: { projectId?: string; environmentId?: string; admin?: boolean } = {},
-): boolean {
-  const levels = place.admin ? new Set(["admin"]) : WRITES;
+export function mayAccess(grants: Grant[] | undefined, access: Access, place: Place = {}): boolean {
   return (grants ?? []).some((g) => {
-    if (!levels.has(g.access_level)) return false;
+    if ((RANK[g.access_level] ?? 0) < (RANK[access] ?? 0)) return false;
     if (g.object_type === "org") return true;
     if (g.object_type === "project") return place.projectId !== undefined && g.project_id === place.projectId;
     return place.environmentId !== undefined && g.environment_id === place.environmentId;
   });
 }
 
+/**
+ * Whether the grants allow writes at this place; `admin` is needed for the organization's own settings (keys,
+ * members, the organization).
+ */
+export function mayWrite(grants: Grant[] | undefined, place: Place & { admin?: boolean } = {}): boolean {
+  return mayAccess(grants, place.admin ? "admin" : "write", place);
+}
+
 /** mayWrite for the member of this session. */
-export function useMayWrite(
-  place: { projectId?: string; environmentId?: string; admin?: boolean } = {},
-): boolean {
+export function useMayWrite(place: Place & { admin?: boolean } = {}): boolean {
   const me = useMe();
   return mayWrite(me.data?.grants, place);
 }

@@ -18,9 +18,10 @@ import { useDisclosure, useMediaQuery } from "@mantine/hooks";
 import { api, setCsrfToken } from "../api/client";
 import { envPath, useOrg, usePlace } from "../org";
 import { useEnvironments, useProjects } from "../queries";
-import { useMayWrite, type Session } from "../session";
+import type { Session } from "../session";
 import { notifyError } from "../notify";
 import { NAV } from "../nav";
+import { useMayOpen } from "./PageAccess";
 
 /** The frame of every page after login: switchers and logout on top, the pages on the side. */
 export function Shell({ session, children }: { session: Session; children: ReactNode }) {
@@ -32,7 +33,7 @@ export function Shell({ session, children }: { session: Session; children: React
   const narrow = useMediaQuery("(max-width: 47.99em)") ?? false;
   const org = useOrg();
   const { proj, env } = usePlace();
-  const isAdmin = useMayWrite({ admin: true });
+  const mayOpen = useMayOpen();
   const base = `/o/${encodeURIComponent(org.key)}`;
   return (
     <AppShell
@@ -77,7 +78,7 @@ export function Shell({ session, children }: { session: Session; children: React
                 </Text>
               )}
               {group.pages
-                .filter((page) => !page.admin || isAdmin)
+                .filter((page) => mayOpen(page.needs))
                 .map((page) => (
                   <SideLink key={page.path} to={to(page.path)} label={page.label} />
                 ))}

@@ -7,7 +7,6 @@ import { CopyBlock } from "../components/CopyBlock";
 import { FormModal, formText } from "../components/dialogs";
 import { Empty, ErrorState, QueryState } from "../components/states";
 import { useOrg } from "../org";
-import { mayWrite, useMe } from "../session";
 import { notifyError } from "../notify";
 import { named } from "../components/user-text";
 import { DataTable, PageHead, RowButton } from "../components/tables";
@@ -20,16 +19,12 @@ const when = (at: string | null | undefined) => (at ? new Date(at).toLocaleStrin
 /** The organization's API keys: list, create (organization, project or environment), reveal, rotate, revoke. */
 export default function ApiKeysPage() {
   const org = useOrg();
-  const me = useMe();
-  const canWrite = mayWrite(me.data?.grants, { admin: true });
   const queryClient = useQueryClient();
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<{ id: string; title: ReactNode } | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);
   const keys = useQuery({
     queryKey: [org.id, "api-keys"],
-    // Only admins may list keys: others are told so rather than shown a 403.
-    enabled: canWrite,
     queryFn: async () => unwrap(await api.GET("/v2/api-key", { params: { query: { per_page: 100 } } })),
   });
   const refresh = () => queryClient.invalidateQueries({ queryKey: [org.id, "api-keys"] });
@@ -47,20 +42,9 @@ export default function ApiKeysPage() {
     }
   };
 
-  if (me.data && !canWrite) {
-    return (
-      <Stack>
-        <PageHead title="API keys" />
-        <Empty>Only the organization&apos;s admins see and manage its API keys.</Empty>
-      </Stack>
-    );
-  }
   return (
     <Stack>
-      <PageHead
-        title="API keys"
-        action={canWrite && <Button onClick={() => setCreating(true)}>New API key</Button>}
-      />
+      <PageHead title="API keys" action={<Button onClick={() => setCreating(true)}>New API key</Button>} />
       <QueryState query={keys}>
         {(page) =>
           page.data.length === 0 ? (
@@ -81,22 +65,20 @@ export default function ApiKeysPage() {
                   key.created_by_member?.email ??
                     (key.created_by_key ? `key ${key.created_by_key.name ?? key.created_by_key.id}` : "—"),
                   when(key.last_used_at),
-                  canWrite && (
-                    <Group gap="xs" wrap="nowrap">
-                      <RowButton
-                        label={`Reveal ${name}`}
-                        onClick={() => setShown({ id: key.id, title: named`Secret of ${name}` })}
-                      >
-                        Reveal
-                      </RowButton>
-                      <RowButton label={`Rotate ${name}`} onClick={() => void rotate(key)}>
-                        Rotate
-                      </RowButton>
-                      <RowButton label={`Revoke ${name}`} danger onClick={() => setRevoking(key)}>
-                        Revoke
-                      </RowButton>
-                    </Group>
-                  ),
+                  <Group gap="xs" wrap="nowrap">
+                    <RowButton
+                      label={`Reveal ${name}`}
+                      onClick={() => setShown({ id: key.id, title: named`Secret of ${name}` })}
+                    >
+                      Reveal
+                    </RowButton>
+                    <RowButton label={`Rotate ${name}`} onClick={() => void rotate(key)}>
+                      Rotate
+                    </RowButton>
+                    <RowButton label={`Revoke ${name}`} danger onClick={() => setRevoking(key)}>
+                      Revoke
+                    </RowButton>
+                  </Group>,
                 ];
               }}
             />

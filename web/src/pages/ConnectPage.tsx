@@ -4,6 +4,7 @@ import { Alert, Button, Code, CopyButton, Group, Stack, Tabs, Text, Title } from
 import { api, unwrap } from "../api/client";
 import { ErrorState, QueryState } from "../components/states";
 import { useEnvPath } from "../queries";
+import { useMayWrite } from "../session";
 import { connectSnippets, type Endpoints } from "./connect-snippets";
 
 /** A block of text with its copy button, named for screen readers and tests. */
@@ -29,9 +30,10 @@ function Copyable({ label, value }: { label: string; value: string }) {
   );
 }
 
-/** The environment's key: hidden until asked for (an organization admin may read it), then shown with Copy. */
+/** The environment's key: hidden until asked for (only an organization admin may read it), then shown with Copy. */
 function EnvironmentKey() {
   const { path, base } = useEnvPath();
+  const isAdmin = useMayWrite({ admin: true });
   const [shown, setShown] = useState(false);
   const key = useQuery({
     queryKey: [...base, "environment-key"],
@@ -46,9 +48,15 @@ function EnvironmentKey() {
           The environment key (<Code>ENV_KEY</Code> below) lets an app and a PDP check in this environment
           only.
         </Text>
-        <Button variant="default" onClick={() => setShown(true)}>
-          Reveal the environment key
-        </Button>
+        {isAdmin ? (
+          <Button variant="default" onClick={() => setShown(true)}>
+            Reveal the environment key
+          </Button>
+        ) : (
+          <Text size="sm" c="dimmed">
+            Only the organization&apos;s admins can reveal it.
+          </Text>
+        )}
       </Group>
     );
   if (key.error) return <ErrorState error={key.error} />;

@@ -72,7 +72,7 @@ export function InstanceDetail({ name, onClose }: { name: string; onClose: () =>
           <>
             <DataTable
               label={`Roles on ${name}`}
-              columns={["User", "Role", "On", "Actions"]}
+              columns={["User", "Role", "On", canWrite && "Actions"]}
               rows={[
                 ...n.assignments.map((a) => ({ ...a, derived: undefined })),
                 ...n.derived.map((d) => ({ user: d.user, role: d.role, resource_instance: "", derived: d })),

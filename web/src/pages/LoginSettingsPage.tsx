@@ -17,7 +17,6 @@ import { formText } from "../components/dialogs";
 import { ErrorState, QueryState } from "../components/states";
 import { notifyDone } from "../notify";
 import { useOrg } from "../org";
-import { useMayWrite } from "../session";
 
 type Settings = NonNullable<Awaited<ReturnType<typeof load>>>;
 const load = async (orgId: string) =>
@@ -26,7 +25,7 @@ const load = async (orgId: string) =>
 const ACCESS = ["read", "write", "admin", "no_access"] as const;
 
 /** The SSO form's fields: the provider, its client, who may sign in and what new members get. */
-function SsoFields({ sso, readOnly }: { sso: Settings["sso"]; readOnly: boolean }) {
+function SsoFields({ sso }: { sso: Settings["sso"] }) {
   return (
     <>
       <TextInput
@@ -35,7 +34,6 @@ function SsoFields({ sso, readOnly }: { sso: Settings["sso"]; readOnly: boolean 
         description='Shown as "Sign in with …"'
         defaultValue={sso?.provider_name}
         required
-        readOnly={readOnly}
       />
       <TextInput
         label="Issuer URL"
@@ -43,15 +41,8 @@ function SsoFields({ sso, readOnly }: { sso: Settings["sso"]; readOnly: boolean 
         description="Its /.well-known/openid-configuration is read"
         defaultValue={sso?.issuer}
         required
-        readOnly={readOnly}
       />
-      <TextInput
-        label="Client ID"
-        name="client_id"
-        defaultValue={sso?.client_id}
-        required
-        readOnly={readOnly}
-      />
+      <TextInput label="Client ID" name="client_id" defaultValue={sso?.client_id} required />
       <PasswordInput
         label="Client secret"
         name="client_secret"
@@ -59,7 +50,6 @@ function SsoFields({ sso, readOnly }: { sso: Settings["sso"]; readOnly: boolean 
           sso ? "Stored and never shown; leave empty to keep it" : "Stored sealed, never shown again"
         }
         required={!sso}
-        readOnly={readOnly}
         autoComplete="off"
       />
       <TextInput
@@ -67,27 +57,23 @@ function SsoFields({ sso, readOnly }: { sso: Settings["sso"]; readOnly: boolean 
         name="allowed_domains"
         description="Comma-separated; people with a verified e-mail of these domains become members on their first sign-in"
         defaultValue={sso?.allowed_domains.join(", ")}
-        readOnly={readOnly}
       />
       <NativeSelect
         label="Access of new members"
         name="new_member_access"
         data={[...ACCESS]}
         defaultValue={sso?.new_member_access ?? "read"}
-        disabled={readOnly}
       />
       <Checkbox
         label="Require single sign-on (no password logins)"
         name="require_sso"
         defaultChecked={sso?.require_sso}
-        disabled={readOnly}
       />
       <TextInput
         label="Break-glass admin"
         name="break_glass_email"
         description="An organization admin who may still log in with a password, should the provider fail"
         defaultValue={sso?.break_glass_email ?? ""}
-        readOnly={readOnly}
       />
       {sso && (
         <Text size="sm">
@@ -100,7 +86,6 @@ function SsoFields({ sso, readOnly }: { sso: Settings["sso"]; readOnly: boolean 
 
 function SettingsForm({ settings }: { settings: Settings }) {
   const org = useOrg();
-  const canWrite = useMayWrite({ admin: true });
   const queryClient = useQueryClient();
   const [ssoOn, setSsoOn] = useState(settings.sso !== null);
   const [error, setError] = useState<unknown>(null);
@@ -150,7 +135,6 @@ function SettingsForm({ settings }: { settings: Settings }) {
           description="Members without it reach only their profile until they set it up"
           name="require_two_factor"
           defaultChecked={settings.require_two_factor}
-          disabled={!canWrite}
         />
         <Title order={2} size="h3">
           Single sign-on (OpenID Connect)
@@ -159,16 +143,13 @@ function SettingsForm({ settings }: { settings: Settings }) {
           label="Sign in with an identity provider"
           checked={ssoOn}
           onChange={(e) => setSsoOn(e.currentTarget.checked)}
-          disabled={!canWrite}
         />
-        {ssoOn && <SsoFields sso={settings.sso} readOnly={!canWrite} />}
-        {canWrite && (
-          <Group justify="flex-end">
-            <Button type="submit" loading={busy}>
-              Save
-            </Button>
-          </Group>
-        )}
+        {ssoOn && <SsoFields sso={settings.sso} />}
+        <Group justify="flex-end">
+          <Button type="submit" loading={busy}>
+            Save
+          </Button>
+        </Group>
       </Stack>
     </form>
   );

@@ -92,7 +92,7 @@ export default function MembersPage() {
       <QueryState query={members}>
         {(list) => (
           <DataTable
-            columns={["E-mail", "Name", "Access", "Actions"]}
+            columns={["E-mail", "Name", "Access", canWrite && "Actions"]}
             rows={list}
             rowKey={(member) => member.id}
             cells={(member) => [

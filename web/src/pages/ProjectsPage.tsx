@@ -216,7 +216,7 @@ function ProjectCard({ project, onDialog }: { project: Project; onDialog: (dialo
             </Text>
           ) : (
             <DataTable
-              columns={["Environment", "Key", "Actions"]}
+              columns={["Environment", "Key", canWrite && "Actions"]}
               rows={list}
               rowKey={(env) => env.id}
               cells={(env) => [

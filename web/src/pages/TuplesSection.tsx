@@ -81,7 +81,7 @@ export function TuplesSection() {
         page={page}
         onPage={setPage}
         label="Tuples"
-        columns={["Subject", "Relation", "Object", "Tenant", "Actions"]}
+        columns={["Subject", "Relation", "Object", "Tenant", canWrite && "Actions"]}
         rowKey={(t) => t.id}
         cells={(t) => [
           t.subject,

@@ -114,7 +114,7 @@ export function UserRolesModal({
             <DataTable
               label="Role assignments"
               striped={false}
-              columns={["Role", "Tenant", "Actions"]}
+              columns={["Role", "Tenant", canWrite && "Actions"]}
               rows={list}
               rowKey={(a) => a.id}
               cells={(a) => [

@@ -251,7 +251,7 @@ function ConditionSetModal({
     <Modal
       opened
       onClose={onClose}
-      title={set ? `Edit ${what} ${set.key}` : `New ${what}`}
+      title={set ? `${canWrite ? "Edit" : "The"} ${what} ${set.key}` : `New ${what}`}
       size="xl"
       centered
     >
@@ -267,7 +267,13 @@ function ConditionSetModal({
             onChange={(e) => setKey(e.currentTarget.value)}
             data-autofocus
           />
-          <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <TextInput
+            label="Name"
+            required
+            readOnly={!canWrite}
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+          />
           {type === "resourceset" && (
             <Select
               label="Resource"
@@ -282,7 +288,13 @@ function ConditionSetModal({
         <Text size="sm" fw={500}>
           Conditions
         </Text>
-        <ConditionBuilder value={tree} onChange={setTree} prefix={prefix} declared={declared} />
+        <ConditionBuilder
+          value={tree}
+          onChange={setTree}
+          prefix={prefix}
+          declared={declared}
+          readOnly={!canWrite}
+        />
         <Text size="sm" c="dimmed">
           As stored:
         </Text>
@@ -301,7 +313,7 @@ function ConditionSetModal({
             {problems > 0 ? `${problems} problem${problems > 1 ? "s" : ""} to fix before saving` : "Valid"}
           </Text>
           <Button variant="default" onClick={onClose}>
-            Cancel
+            {canWrite ? "Cancel" : "Close"}
           </Button>
           {canWrite && (
             <Button disabled={problems > 0 || missing} loading={busy} onClick={() => void save()}>

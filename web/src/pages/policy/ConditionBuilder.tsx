@@ -137,6 +137,7 @@ export function ConditionBuilder({
   onChange,
   prefix,
   declared = [],
+  readOnly = false,
 }: {
   value: Group;
   onChange: (next: Group) => void;
@@ -144,6 +145,8 @@ export function ConditionBuilder({
   prefix: "user" | "resource";
   /** The declared attributes, offered in the attribute boxes and checked against their types. */
   declared?: DeclaredAttribute[];
+  /** Shown to a member who may not write: the conditions as they are, with nothing to add, remove or change. */
+  readOnly?: boolean;
 }) {
   let counter = 0;
   let groups = 0;
@@ -175,6 +178,7 @@ export function ConditionBuilder({
               }
               rightSectionWidth={type ? 84 : undefined}
               value={node.path}
+              readOnly={readOnly}
               {...invalid(pathProblem)}
               onChange={(e) => update({ ...node, path: e.currentTarget.value })}
               w={200}
@@ -183,6 +187,7 @@ export function ConditionBuilder({
               aria-label={`Operator ${n}`}
               data={OPERATORS}
               value={node.operator}
+              readOnly={readOnly}
               allowDeselect={false}
               searchable
               onChange={(op) => op && update({ ...node, operator: op })}
@@ -192,6 +197,7 @@ export function ConditionBuilder({
               aria-label={`Value ${n}`}
               placeholder={node.ref ? "user.other_attribute" : 'finance, 42 or ["a", "b"]'}
               value={node.value}
+              readOnly={readOnly}
               {...invalid(valueProblem)}
               onChange={(e) => update({ ...node, value: e.currentTarget.value })}
               w={200}
@@ -200,17 +206,20 @@ export function ConditionBuilder({
               label="attribute"
               aria-label={`Value ${n} is an attribute`}
               checked={node.ref}
+              disabled={readOnly}
               onChange={(e) => update({ ...node, ref: e.currentTarget.checked })}
               mt={8}
             />
-            <Button
-              variant="subtle"
-              color="red"
-              aria-label={`Remove condition ${n}`}
-              onClick={() => update(null)}
-            >
-              ×
-            </Button>
+            {!readOnly && (
+              <Button
+                variant="subtle"
+                color="red"
+                aria-label={`Remove condition ${n}`}
+                onClick={() => update(null)}
+              >
+                ×
+              </Button>
+            )}
           </Group>
           {problems.map((p) => (
             <Text key={p} size="xs" c="red.8" role="status">
@@ -241,6 +250,7 @@ export function ConditionBuilder({
                 { value: "anyOf", label: "Any of (anyOf)" },
               ]}
               value={group.op}
+              readOnly={readOnly}
               allowDeselect={false}
               onChange={(op) => (op === "allOf" || op === "anyOf") && update({ ...group, op })}
               w={170}
@@ -249,9 +259,10 @@ export function ConditionBuilder({
               label="not"
               aria-label={`Negate ${label}`}
               checked={group.not}
+              disabled={readOnly}
               onChange={(e) => update({ ...group, not: e.currentTarget.checked })}
             />
-            {depth > 0 && (
+            {depth > 0 && !readOnly && (
               <Button
                 size="compact-sm"
                 variant="subtle"
@@ -274,24 +285,26 @@ export function ConditionBuilder({
               {p}
             </Text>
           ))}
-          <Group gap="xs">
-            <Button
-              size="compact-sm"
-              variant="light"
-              aria-label={`Add condition to ${label}`}
-              onClick={() => update({ ...group, children: [...group.children, newLeaf()] })}
-            >
-              Add condition
-            </Button>
-            <Button
-              size="compact-sm"
-              variant="light"
-              aria-label={`Add group to ${label}`}
-              onClick={() => update({ ...group, children: [...group.children, emptyGroup()] })}
-            >
-              Add group
-            </Button>
-          </Group>
+          {!readOnly && (
+            <Group gap="xs">
+              <Button
+                size="compact-sm"
+                variant="light"
+                aria-label={`Add condition to ${label}`}
+                onClick={() => update({ ...group, children: [...group.children, newLeaf()] })}
+              >
+                Add condition
+              </Button>
+              <Button
+                size="compact-sm"
+                variant="light"
+                aria-label={`Add group to ${label}`}
+                onClick={() => update({ ...group, children: [...group.children, emptyGroup()] })}
+              >
+                Add group
+              </Button>
+            </Group>
+          )}
         </Stack>
       </Paper>
     );
