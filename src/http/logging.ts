@@ -1,8 +1,21 @@
-import { LogController, type FastifyServerOptions } from "fastify";
+import { LogController, type FastifyRequest, type FastifyServerOptions } from "fastify";
+import { redactQuery } from "../lib/redact.ts";
+
+/**
+ * A request's URL as log lines show it: the path alone for a route whose query carries credentials (the SSO
+ * callback's code and state: `apiLogQuery: false`, as in the API log), else with secret-looking parameters redacted.
+ */
+export function loggedUrl(request: Pick<FastifyRequest, "url" | "routeOptions">): string {
+  const mark = request.url.indexOf("?");
+  if (mark < 0) return request.url;
+  const path = request.url.slice(0, mark);
+  if (request.routeOptions?.config?.apiLogQuery === false) return path;
+  return `${path}?${redactQuery(request.url.slice(mark + 1), [])}`;
+}
 
 /**
  * The log every server writes: JSON lines, or readable lines (pino-pretty) when standard output is a terminal.
- * Credentials in request headers are redacted wherever a request is logged.
+ * Credentials in request headers are redacted wherever a request is logged, and so are those in its query.
  */
 export async function loggerOptions(
   level: string,
@@ -13,6 +26,16 @@ export async function loggerOptions(
     redact: {
       paths: ["req.headers.authorization", "req.headers.cookie", 'req.headers["x-csrf-token"]'],
       censor: "[redacted]",
+    },
+    serializers: {
+      // Fastify's own, with the URL as loggedUrl shows it
+      req: (request: FastifyRequest) => ({
+        method: request.method,
+        url: loggedUrl(request),
+        host: request.host,
+        remoteAddress: request.ip,
+        remotePort: request.socket?.remotePort,
+      }),
     },
   };
   if (!isTerminal) return options;
