@@ -174,6 +174,38 @@ async function profile(ctx: Context, setup: Awaited<ReturnType<typeof seededPdp>
   return shares;
 }
 
+/**
+ * The A/B's table rows: at each concurrency the on and the off servers' figures, then on against off (the mean over
+ * the blocks with its interval). `processCpu` adds the CPU of the server's other threads.
+ */
+export function abRows(byConcurrency: Record<number, LogCost>, processCpu: boolean): (string | number)[][] {
+  return CONCURRENCIES.flatMap((concurrency) => {
+    const cost = byConcurrency[concurrency] as LogCost;
+    return [
+      ...LOG_MODES.map((mode) => [
+        concurrency,
+        mode,
+        cost[mode].slices,
+        fmt(cost[mode].rps),
+        ms(cost[mode].p50_us),
+        ms(cost[mode].p99_us),
+        `${cost[mode].main_cpu_us.toFixed(1)} µs`,
+        ...(processCpu ? [`${cost[mode].process_cpu_us.toFixed(1)} µs`] : []),
+      ]),
+      [
+        concurrency,
+        "on vs off",
+        cost.blocks,
+        withInterval(cost.throughput_extra),
+        withInterval(cost.p50_extra),
+        "",
+        withInterval(cost.main_cpu_extra),
+        ...(processCpu ? [signedPercent(cost.process_cpu_extra.estimate)] : []),
+      ],
+    ];
+  });
+}
+
 export const pdpDecisionLogScenario: Scenario<PdpDecisionLogData> = {
   name: "pdp-decision-log",
   description:
@@ -201,31 +233,7 @@ export const pdpDecisionLogScenario: Scenario<PdpDecisionLogData> = {
         "event loop CPU / request",
         "process CPU / request",
       ],
-      rows: CONCURRENCIES.flatMap((concurrency) => {
-        const cost = byConcurrency[concurrency] as LogCost;
-        return [
-          ...LOG_MODES.map((mode) => [
-            concurrency,
-            mode,
-            cost[mode].slices,
-            fmt(cost[mode].rps),
-            ms(cost[mode].p50_us),
-            ms(cost[mode].p99_us),
-            `${cost[mode].main_cpu_us.toFixed(1)} µs`,
-            `${cost[mode].process_cpu_us.toFixed(1)} µs`,
-          ]),
-          [
-            concurrency,
-            "on vs off",
-            cost.blocks,
-            signedPercent(cost.throughput_extra.estimate),
-            withInterval(cost.p50_extra),
-            "",
-            withInterval(cost.main_cpu_extra),
-            signedPercent(cost.process_cpu_extra.estimate),
-          ],
-        ];
-      }),
+      rows: abRows(byConcurrency, true),
       notes: [
         `${2 * abPairs} servers over the same database, started one at a time with the log on, off, off, on, and so on (each pair a block); each warmed up (${settings.warmupSeconds} s at c=16), then ${abSlices} slices of ${abSeconds} s at c=64 and at c=1.`,
         "on vs off: per block, the on server's slices against the off server's; the mean over the blocks with a 95% bootstrap interval.",

@@ -1,10 +1,9 @@
 import path from "node:path";
 import { settings } from "../lib/config.ts";
 import { seededPdp } from "../lib/pdp-setup.ts";
-import { fmt, ms } from "../lib/report.ts";
 import { judge, type Context, type Scenario } from "../lib/scenario.ts";
 import { signedPercent, withInterval } from "../lib/stats.ts";
-import { CONCURRENCIES, LOG_MODES, runAb, summarize, type LogCost } from "./pdp-decision-log.ts";
+import { abRows, runAb, summarize, type LogCost } from "./pdp-decision-log.ts";
 
 export interface PdpLogExportData {
   by_concurrency: Record<number, LogCost>;
@@ -39,29 +38,7 @@ export const pdpLogExportScenario: Scenario<PdpLogExportData> = {
       title:
         "Decision export overhead (RBAC, decision log on; servers exporting to an NDJSON file against none)",
       columns: ["conc", "export", "slices", "req/s", "p50", "p99", "event loop CPU / request"],
-      rows: CONCURRENCIES.flatMap((concurrency) => {
-        const cost = byConcurrency[concurrency] as LogCost;
-        return [
-          ...LOG_MODES.map((mode) => [
-            concurrency,
-            mode,
-            cost[mode].slices,
-            fmt(cost[mode].rps),
-            ms(cost[mode].p50_us),
-            ms(cost[mode].p99_us),
-            `${cost[mode].main_cpu_us.toFixed(1)} µs`,
-          ]),
-          [
-            concurrency,
-            "on vs off",
-            cost.blocks,
-            withInterval(cost.throughput_extra),
-            withInterval(cost.p50_extra),
-            "",
-            withInterval(cost.main_cpu_extra),
-          ],
-        ];
-      }),
+      rows: abRows(byConcurrency, false),
       notes: [
         `${2 * abPairs} servers over the same database, started one at a time with export on, off, off, on, and so on (each pair a block); each warmed up (${settings.warmupSeconds} s at c=16), then ${abSlices} slices of ${abSeconds} s at c=64 and at c=1.`,
         "on: GATEHOUSE_LOG_EXPORT_FILE set (both logs, a batch a second, synced); on vs off: the mean over the blocks with a 95% bootstrap interval.",
