@@ -4,6 +4,7 @@ import { createEmbeddedPdp, type EmbeddedPdp } from "../../src/pdp/embedded.ts";
 import { databasePdpStorage } from "../../src/domain/pdp-storage.ts";
 import { buildOpaApp, buildPdpApp } from "../../src/pdp/http/server.ts";
 import { embeddedDecisions } from "../../src/pdp/http/embedded-decisions.ts";
+import type { StandaloneOptions } from "../../src/pdp/standalone.ts";
 import { PUBLIC_URL, type Reply, type TestEnv } from "./app.ts";
 
 export interface TestPdp {
@@ -83,5 +84,31 @@ export async function startTestPdp(
       await opa.close();
       await pdp.close();
     },
+  };
+}
+
+/**
+ * A standalone PDP's options for a test: on free ports of 127.0.0.1, quiet (warnings only, into `logs`), no decision
+ * log, and a one-second long poll; `overrides` adds or replaces any.
+ */
+export function standaloneTestOptions(
+  controlPlaneUrl: string,
+  apiKey: string,
+  dataDir: string,
+  logs: string[],
+  overrides: Partial<StandaloneOptions> = {},
+): StandaloneOptions {
+  return {
+    controlPlaneUrl,
+    apiKey,
+    host: "127.0.0.1",
+    pdpPort: 0,
+    opaPort: 0,
+    dataDir,
+    logLevel: "warn",
+    decisionLog: false,
+    pollWaitSeconds: 1,
+    log: (m) => logs.push(m),
+    ...overrides,
   };
 }

@@ -10,6 +10,7 @@ import { purgeChanges } from "../../src/changes/retention.ts";
 import { databaseFeed } from "../../src/domain/pdp-storage.ts";
 import { Replica } from "../../src/pdp/runtime/replica.ts";
 import { startStandalonePdp } from "../../src/pdp/standalone.ts";
+import { standaloneTestOptions } from "../helpers/pdp.ts";
 import type { Engine } from "../../src/pdp/engine/index.ts";
 
 /**
@@ -96,18 +97,9 @@ describeEachDialect("a PDP behind the change feed's retention", (env) => {
     const relay = await tcpRelay("127.0.0.1", (app.server.address() as AddressInfo).port);
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-retention-"));
     const logs: string[] = [];
-    const pdp = await startStandalonePdp({
-      controlPlaneUrl: `http://127.0.0.1:${relay.port}`,
-      apiKey: key,
-      host: "127.0.0.1",
-      pdpPort: 0,
-      opaPort: 0,
-      dataDir,
-      logLevel: "warn",
-      decisionLog: false,
-      pollWaitSeconds: 1,
-      log: (m) => logs.push(m),
-    });
+    const pdp = await startStandalonePdp(
+      standaloneTestOptions(`http://127.0.0.1:${relay.port}`, key, dataDir, logs),
+    );
     try {
       assert.equal(reads(pdp.replica.engine, "s-a"), true);
       const behind = pdp.replica.revision;

@@ -12,6 +12,7 @@ import { databaseFeed } from "../../src/domain/pdp-storage.ts";
 import { collectPages, engineAssembler, SnapshotAssembler } from "../../src/pdp/snapshot-lines.ts";
 import { createEngine } from "../../src/pdp/engine/index.ts";
 import { startStandalonePdp } from "../../src/pdp/standalone.ts";
+import { standaloneTestOptions } from "../helpers/pdp.ts";
 import type { EnvironmentData } from "../../src/pdp/engine/types.ts";
 
 const S = "/v2/schema/default/production";
@@ -229,19 +230,7 @@ test("a cut snapshot stream never leaves the standalone PDP with a partial copy"
     const key = await seed(e, 3);
     await e.app.listen({ host: "127.0.0.1", port: 0 });
     const proxy = await cuttingProxy(`http://127.0.0.1:${(e.app.server.address() as AddressInfo).port}`);
-    const start = () =>
-      startStandalonePdp({
-        controlPlaneUrl: proxy.url,
-        apiKey: key,
-        host: "127.0.0.1",
-        pdpPort: 0,
-        opaPort: 0,
-        dataDir,
-        logLevel: "warn",
-        decisionLog: false,
-        pollWaitSeconds: 1,
-        log: (m) => logs.push(m),
-      });
+    const start = () => startStandalonePdp(standaloneTestOptions(proxy.url, key, dataDir, logs));
     const revision = () =>
       e.store.db
         .selectFrom("environments")

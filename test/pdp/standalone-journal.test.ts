@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { createTestEnv } from "../helpers/app.ts";
 import { httpOk, startPdpProcess, startServerProcess, type ServerProcess } from "../helpers/process.ts";
 import { startStandalonePdp } from "../../src/pdp/standalone.ts";
+import { standaloneTestOptions } from "../helpers/pdp.ts";
 
 /**
  * The standalone PDP's copy on disk (a snapshot file and a journal of the changes since): the journal stays
@@ -44,22 +45,14 @@ test("past its limit the journal is replaced by a fresh snapshot file, without r
     await ok(`${S}/resources`, { key: "folder", name: "Folder", actions: { read: {} } });
     await ok(`${S}/roles`, { key: "reader", name: "Reader", permissions: ["folder:read"] });
     await e.app.listen({ host: "127.0.0.1", port: 0 });
-    const options = {
-      apiKey: key,
-      host: "127.0.0.1",
-      pdpPort: 0,
-      opaPort: 0,
+    const options = standaloneTestOptions(
+      `http://127.0.0.1:${(e.app.server.address() as AddressInfo).port}`,
+      key,
       dataDir,
-      logLevel: "warn",
-      decisionLog: false,
-      pollWaitSeconds: 1,
-      journalLimit: 4,
-      log: (m: string) => logs.push(m),
-    };
-    const pdp = await startStandalonePdp({
-      ...options,
-      controlPlaneUrl: `http://127.0.0.1:${(e.app.server.address() as AddressInfo).port}`,
-    });
+      logs,
+      { journalLimit: 4 },
+    );
+    const pdp = await startStandalonePdp(options);
     const file = path.join(dataDir, "pdp-snapshot.ndjson");
     const journal = path.join(dataDir, "pdp-journal.jsonl");
     const first = revisionOf(lines(file)[0]!);
