@@ -33,7 +33,7 @@ export interface WebhooksData {
 }
 
 /** A receiver in this process that answers every delivery 204 and counts them. */
-async function startReceiver() {
+export async function startReceiver() {
   let count = 0;
   const server = http.createServer((req, res) => {
     req.resume();
@@ -50,6 +50,31 @@ async function startReceiver() {
   };
 }
 
+/** The default environment's webhook for every facts event, to `url`. */
+export const subscribeToFacts = (api: Api, url: string) =>
+  api.call("POST", "/v2/webhooks", {
+    url,
+    events: ["facts.*"],
+    project_id: "default",
+    environment_id: "production",
+  });
+
+/** Single user creations; `{n}` counts from 0 in every load, so each load creates users of its own prefix. */
+export const createUsersPlan = (url: string, prefix: string): WrkPlan => ({
+  url,
+  mode: "status",
+  statuses: [201],
+  headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, "content-type": "application/json" },
+  requests: [
+    {
+      method: "POST",
+      path: `${FACTS}/users`,
+      template: true,
+      body: JSON.stringify({ key: `${prefix}-{n}` }),
+    },
+  ],
+});
+
 /**
  * Single user creations at c=8 on one server, its environment's webhook (every facts event) enabled and disabled in
  * turns (on, off, off, on, ...), so that both states share the process, the database and the machine's drift.
@@ -65,28 +90,9 @@ async function runDialect(ctx: Context, dialect: string): Promise<DialectResult>
   });
   const receiver = await startReceiver();
   const api = new Api(server.apiUrl, BOOTSTRAP_KEY);
-  const hook = await api.call("POST", "/v2/webhooks", {
-    url: receiver.url,
-    events: ["facts.*"],
-    project_id: "default",
-    environment_id: "production",
-  });
+  const hook = await subscribeToFacts(api, receiver.url);
   const setEnabled = (enabled: boolean) => api.call("PATCH", `/v2/webhooks/${hook.json.id}`, { enabled });
-  // `{n}` counts from 0 in every load, so each load creates users of its own prefix.
-  const plan = (prefix: string): WrkPlan => ({
-    url: server.apiUrl,
-    mode: "status",
-    statuses: [201],
-    headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, "content-type": "application/json" },
-    requests: [
-      {
-        method: "POST",
-        path: `${FACTS}/users`,
-        template: true,
-        body: JSON.stringify({ key: `${prefix}-{n}` }),
-      },
-    ],
-  });
+  const plan = (prefix: string) => createUsersPlan(server.apiUrl, prefix);
   await runWrk(plan("warmup"), sizes.opConcurrency, settings.warmupSeconds);
   const blocks: Record<"on" | "off", WrkResult[]>[] = [];
   const problems: string[] = [];
