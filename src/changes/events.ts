@@ -1,6 +1,7 @@
 import { newId } from "../lib/ids.ts";
 import { now } from "../lib/time.ts";
 import type { Db } from "../db/db.ts";
+import { QueryShapes } from "../db/query-shapes.ts";
 
 /**
  * The events Gatehouse gives out (webhooks, the public change stream), in a shape of their own that stays stable
@@ -76,19 +77,28 @@ export function wants(patterns: readonly string[], type: string): boolean {
   );
 }
 
+/** The subscriptions' lookup, built once per shape (QueryShapes): every write to an environment runs it. */
+const shapes = new QueryShapes();
+
 /** The enabled subscriptions of a scope: the organization's own, and the environment's when it names one. */
 export async function eventTargets(db: Db, scope: EventScope): Promise<EventTarget[]> {
-  const rows = await db
-    .selectFrom("webhook_subscriptions")
-    .select(["id", "events"])
-    .where("organization_id", "=", scope.organization_id)
-    .where("enabled", "=", 1)
-    .where((eb) =>
-      scope.environment_id === null
-        ? eb("environment_id", "is", null)
-        : eb.or([eb("environment_id", "is", null), eb("environment_id", "=", scope.environment_id)]),
-    )
-    .execute();
+  const { organization_id, environment_id } = scope;
+  const rows = await shapes.rows(
+    db,
+    environment_id === null ? "targets/organization" : "targets/environment",
+    environment_id === null ? [organization_id] : [organization_id, environment_id],
+    ([organizationId, environmentId]) =>
+      db
+        .selectFrom("webhook_subscriptions")
+        .select(["id", "events"])
+        .where("organization_id", "=", organizationId as string)
+        .where("enabled", "=", 1)
+        .where((eb) =>
+          environmentId === undefined
+            ? eb("environment_id", "is", null)
+            : eb.or([eb("environment_id", "is", null), eb("environment_id", "=", environmentId)]),
+        ),
+  );
   return rows.map((r) => ({ id: r.id, events: JSON.parse(r.events) as string[] }));
 }
 
@@ -122,7 +132,7 @@ export async function insertDeliveries(trx: Db, drafts: readonly DeliveryDraft[]
     next_attempt_at: at,
     created_at: at,
   }));
-  await trx.insertInto("webhook_deliveries").values(rows).execute();
+  await shapes.insert(trx, "deliveries", rows, (some) => trx.insertInto("webhook_deliveries").values(some));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { isPostgres, type Db } from "../db/db.ts";
+import { QueryShapes, SHAPED_ROWS } from "../db/query-shapes.ts";
 import { AppError } from "../lib/errors.ts";
 import { now } from "../lib/time.ts";
 import { recordRevision } from "./context.ts";
@@ -112,12 +113,14 @@ export async function appendRevisions(
     written = Math.min(rows.length, INSERT_ROWS);
     last = await appendOnPostgres(trx, environmentId, writes, rows.slice(0, written), createdAt);
   } else {
-    const row = await trx
-      .updateTable("environments")
-      .set((eb) => ({ revision: eb("revision", "+", count) }))
-      .where("id", "=", environmentId)
-      .returning(["revision", "organization_id", "project_id"])
-      .executeTakeFirstOrThrow();
+    const [row] = await shapes.rows(trx, "revision", [count, environmentId], ([n, id]) =>
+      trx
+        .updateTable("environments")
+        .set((eb) => ({ revision: eb("revision", "+", n as unknown as number) }))
+        .where("id", "=", id as string)
+        .returning(["revision", "organization_id", "project_id"]),
+    );
+    if (!row) throw new Error(`environment ${environmentId} is gone`);
     last = Number(row.revision);
     const scope = {
       organization_id: row.organization_id,
@@ -134,14 +137,10 @@ export async function appendRevisions(
   }
   const first = last - count + 1;
   for (let start = written; start < rows.length; start += INSERT_ROWS) {
-    await trx
-      .insertInto("changes")
-      .values(
-        rows
-          .slice(start, start + INSERT_ROWS)
-          .map(({ write, ...row }) => ({ ...row, revision: first + write - 1 })),
-      )
-      .execute();
+    const inserted = rows
+      .slice(start, start + INSERT_ROWS)
+      .map(({ write, ...row }) => ({ ...row, revision: first + write - 1 }));
+    await shapes.insert(trx, "changes", inserted, (some) => trx.insertInto("changes").values(some));
   }
   return writes.map((_, i) => first + i);
 }
@@ -174,48 +173,25 @@ async function appendOnPostgres(
         )
       : [];
   const folded = guess && guessed.length <= FOLDED_DELIVERIES ? guess : undefined;
-  const values = rows.map(
-    (row) => sql`(${row.write}::integer, ${row.seq}::integer, ${row.kind}, ${row.op}, ${row.data})`,
-  );
-  const deliveries = (folded ? guessed : []).map(
-    ({ event, target, write }) =>
-      sql`(${newId()}, ${target.id}, ${target.stored}, ${event.type}, ${event.parts}::text[], ${write}::integer)`,
-  );
-  const taken = await sql<{
-    revision: number;
-    organization_id: string;
-    project_id: string;
-    targets: string;
-  }>`with r as (
-      update environments set revision = revision + ${count}::integer where id = ${environmentId}
-      returning id, revision, organization_id, project_id,
-        pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
-    )${
-      rows.length > 0
-        ? sql`, c as (
-      insert into changes (environment_id, revision, created_at, seq, kind, op, data)
-      select ${environmentId}, r.revision - ${count}::integer + v.write, ${createdAt}, v.seq, v.kind, v.op, v.data
-      from r, (values ${sql.join(values)}) as v (write, seq, kind, op, data)
-    )`
-        : sql``
-    }${
-      folded && deliveries.length > 0
-        ? sql`, d as (
-      insert into webhook_deliveries
-        (id, subscription_id, event_type, payload, status, attempts, next_attempt_at, created_at)
-      select v.id, v.subscription_id, v.event_type,
-        array_to_string(v.parts, (r.revision - ${count}::integer + v.write)::text), 'pending', 0,
-        ${createdAt}, ${createdAt}
-      from r
-      cross join (values ${sql.join(deliveries)}) as v (id, subscription_id, events, event_type, parts, write)
-      join webhook_subscriptions s on s.id = v.subscription_id and s.events = v.events and s.enabled = 1
-        and s.organization_id = r.organization_id and (s.environment_id is null or s.environment_id = r.id)
-      where r.organization_id = ${folded.scope.organization_id} and r.project_id = ${folded.scope.project_id}
-    )`
-        : sql``
-    }
-    select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`.execute(trx);
-  const [row] = taken.rows;
+  const deliveries = folded ? guessed : [];
+  // The statement's values in the order appendStatement takes them (its SQL depends only on the counts).
+  const values: unknown[] = [count, environmentId];
+  if (rows.length > 0) {
+    values.push(environmentId, count, createdAt);
+    for (const row of rows) values.push(row.write, row.seq, row.kind, row.op, row.data);
+  }
+  if (folded && deliveries.length > 0) {
+    values.push(count, createdAt, createdAt);
+    for (const { event, target, write } of deliveries)
+      values.push(newId(), target.id, target.stored, event.type, event.parts, write);
+    values.push(folded.scope.organization_id, folded.scope.project_id);
+  }
+  const statement = (taking: readonly unknown[]) =>
+    appendStatement(taking, rows.length, deliveries.length).compile(trx);
+  const [row] =
+    rows.length <= SHAPED_ROWS && deliveries.length <= SHAPED_ROWS
+      ? await shapes.rows(trx, `append/${rows.length}/${deliveries.length}`, values, statement)
+      : (await trx.executeQuery(statement(values))).rows;
   if (!row) throw new Error(`environment ${environmentId} is gone`);
   const last = Number(row.revision);
   const scope = {
@@ -242,11 +218,63 @@ async function appendOnPostgres(
   return last;
 }
 
+/**
+ * appendOnPostgres's statement for `rowCount` change rows and `deliveryCount` folded deliveries, taking its values
+ * in order from `values` (the calls' own, or QueryShapes' markers).
+ */
+function appendStatement(values: readonly unknown[], rowCount: number, deliveryCount: number) {
+  let next = 0;
+  const v = () => values[next++];
+  // Template values are evaluated left to right: `v()` takes them in the order they appear in the SQL.
+  return sql<{ revision: number; organization_id: string; project_id: string; targets: string }>`with r as (
+      update environments set revision = revision + ${v()}::integer where id = ${v()}
+      returning id, revision, organization_id, project_id,
+        pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
+    )${
+      rowCount > 0
+        ? sql`, c as (
+      insert into changes (environment_id, revision, created_at, seq, kind, op, data)
+      select ${v()}, r.revision - ${v()}::integer + v.write, ${v()}, v.seq, v.kind, v.op, v.data
+      from r, (values ${sql.join(
+        Array.from(
+          { length: rowCount },
+          () => sql`(${v()}::integer, ${v()}::integer, ${v()}, ${v()}, ${v()})`,
+        ),
+      )}) as v (write, seq, kind, op, data)
+    )`
+        : sql``
+    }${
+      deliveryCount > 0
+        ? sql`, d as (
+      insert into webhook_deliveries
+        (id, subscription_id, event_type, payload, status, attempts, next_attempt_at, created_at)
+      select v.id, v.subscription_id, v.event_type,
+        array_to_string(v.parts, (r.revision - ${v()}::integer + v.write)::text), 'pending', 0,
+        ${v()}, ${v()}
+      from r
+      cross join (values ${sql.join(
+        Array.from(
+          { length: deliveryCount },
+          () => sql`(${v()}, ${v()}, ${v()}, ${v()}, ${v()}::text[], ${v()}::integer)`,
+        ),
+      )}) as v (id, subscription_id, events, event_type, parts, write)
+      join webhook_subscriptions s on s.id = v.subscription_id and s.events = v.events and s.enabled = 1
+        and s.organization_id = r.organization_id and (s.environment_id is null or s.environment_id = r.id)
+      where r.organization_id = ${v()} and r.project_id = ${v()}
+    )`
+        : sql``
+    }
+    select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`;
+}
+
 /** The enabled webhook subscriptions that see the environment `r` (eventTargets as one subquery), as JSON text. */
 const TARGETS_SQL = `select coalesce(json_agg(json_build_array(s.id, s.events)), '[]')::text
   from webhook_subscriptions s
   where s.organization_id = r.organization_id and s.enabled = 1
     and (s.environment_id is null or s.environment_id = r.id)`;
+
+/** The feed's statements, built once per shape (QueryShapes): every write runs them. */
+const shapes = new QueryShapes();
 
 /** Deliveries written in the statement that takes the revision at most; a bigger write's follow in their own. */
 const FOLDED_DELIVERIES = 100;

@@ -1,5 +1,5 @@
 import { AsyncResource } from "node:async_hooks";
-import { sql, type Kysely, type Transaction } from "kysely";
+import { CompiledQuery, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../db/types.ts";
 import { recordRevision } from "./context.ts";
 import { appendChanges, appendRevisions, type FeedRecord } from "./feed.ts";
@@ -39,6 +39,10 @@ interface Done {
   unit: Queued;
   written: Written<unknown>;
 }
+
+/** A unit's savepoint statements, compiled once: every grouped write runs the first. */
+const SAVEPOINT = CompiledQuery.raw("savepoint write_unit");
+const ROLLBACK_TO_SAVEPOINT = CompiledQuery.raw("rollback to savepoint write_unit");
 
 /** Created at start-up, outside every request: the lanes' own statements belong to no caller. */
 const ROOT = new AsyncResource("gatehouse.write-group");
@@ -107,13 +111,13 @@ class WriteGroups {
           const unit = queue.units.shift();
           if (!unit) break;
           try {
-            await sql`savepoint write_unit`.execute(trx);
+            await trx.executeQuery(SAVEPOINT);
             done.push({ unit, written: await unit.scope.runInAsyncScope(() => unit.run(trx)) });
           } catch (error) {
             // The failed unit changed nothing once rolled back to its savepoint. When even that fails, the
             // transaction is lost: the unit still gets its own error, and the lane fails below.
             try {
-              await sql`rollback to savepoint write_unit`.execute(trx);
+              await trx.executeQuery(ROLLBACK_TO_SAVEPOINT);
             } finally {
               unit.reject(error);
             }

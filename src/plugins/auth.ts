@@ -7,6 +7,7 @@ import { findPrincipal, findPrincipalAndPath } from "../domain/api-key-records.t
 import { csrfMatches, sessionPrincipal, type SessionLifetime } from "../domain/session-records.ts";
 import { resolvePathScope, type EnvScope, type ProjectScope } from "../domain/path-scope.ts";
 import type { PathRefs, PathRows } from "../domain/path-rows.ts";
+import { QueryShapes } from "../db/query-shapes.ts";
 import {
   assertAccess,
   assertCoversEnvironment,
@@ -191,17 +192,21 @@ export const authPlugin = fp(
   { name: "auth" },
 );
 
+/** The freeze check, built once (QueryShapes): it runs before every write. */
+const shapes = new QueryShapes();
+
 /**
  * A frozen organization (`gatehouse orgs freeze`, or `orgs export --freeze`) is being moved to another region: a
  * write now would be left behind by the export and lost with the delete, so it is refused; reads go on. Read at
  * every write, not cached: the freeze holds from the moment the command returns.
  */
 async function assertNotFrozen(db: Kysely<Database>, organizationId: string): Promise<void> {
-  const org = await db
-    .selectFrom("organizations")
-    .select(["key", "frozen_at"])
-    .where("id", "=", organizationId)
-    .executeTakeFirst();
+  const [org] = await shapes.rows(db, "frozen", [organizationId], ([id]) =>
+    db
+      .selectFrom("organizations")
+      .select(["key", "frozen_at"])
+      .where("id", "=", id as string),
+  );
   if (org?.frozen_at)
     throw new AppError(
       "ORGANIZATION_FROZEN",

@@ -1,5 +1,6 @@
 import { sql, type Expression, type Selectable, type SqlBool } from "kysely";
 import type { Db } from "../../db/db.ts";
+import { QueryShapes } from "../../db/query-shapes.ts";
 import type { ActionRow, ConditionSetRow, RelationRow, ResourceRow, RoleRow } from "../../db/rows.ts";
 import type { ResourceInstancesTable, TenantsTable, UsersTable } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
@@ -16,6 +17,9 @@ export type InstanceRow = Selectable<ResourceInstancesTable>;
 /** An instance with the keys of its resource and tenant, as every read shows them. */
 export type InstanceWithKeys = InstanceRow & { resource_key: string; tenant_key: string };
 
+/** The single lookups of users, tenants and tenant-level roles, built once per shape (QueryShapes): writes run them. */
+const shapes = new QueryShapes();
+
 /** A path or body reference: the object's uuid or its key. A key that looks like a uuid still works. */
 async function byRef<T>(
   ref: string,
@@ -29,24 +33,28 @@ async function byRef<T>(
 }
 
 export const findTenant = (db: Db, envId: string, ref: string): Promise<TenantRow | undefined> =>
-  byRef(ref, (column, value) =>
-    db
-      .selectFrom("tenants")
-      .selectAll()
-      .where("environment_id", "=", envId)
-      .where(column, "=", value)
-      .executeTakeFirst(),
-  );
+  byRef(ref, async (column, value) => {
+    const [row] = await shapes.rows(db, `tenant/${column}`, [envId, value], ([e, v]) =>
+      db
+        .selectFrom("tenants")
+        .selectAll()
+        .where("environment_id", "=", e as string)
+        .where(column, "=", v as string),
+    );
+    return row;
+  });
 
 export const findUser = (db: Db, envId: string, ref: string): Promise<UserRow | undefined> =>
-  byRef(ref, (column, value) =>
-    db
-      .selectFrom("users")
-      .selectAll()
-      .where("environment_id", "=", envId)
-      .where(column, "=", value)
-      .executeTakeFirst(),
-  );
+  byRef(ref, async (column, value) => {
+    const [row] = await shapes.rows(db, `user/${column}`, [envId, value], ([e, v]) =>
+      db
+        .selectFrom("users")
+        .selectAll()
+        .where("environment_id", "=", e as string)
+        .where(column, "=", v as string),
+    );
+    return row;
+  });
 
 export const findResource = (db: Db, envId: string, ref: string): Promise<ResourceRow | undefined> =>
   byRef(ref, (column, value) =>
@@ -112,15 +120,17 @@ export const findTenantRoles = (db: Db, envId: string, refs: string[]) =>
 
 /** A tenant-level role (resource_id null). */
 export const findTenantRole = (db: Db, envId: string, ref: string): Promise<RoleRow | undefined> =>
-  byRef(ref, (column, value) =>
-    db
-      .selectFrom("roles")
-      .selectAll()
-      .where("environment_id", "=", envId)
-      .where("resource_id", "is", null)
-      .where(column, "=", value)
-      .executeTakeFirst(),
-  );
+  byRef(ref, async (column, value) => {
+    const [row] = await shapes.rows(db, `tenant role/${column}`, [envId, value], ([e, v]) =>
+      db
+        .selectFrom("roles")
+        .selectAll()
+        .where("environment_id", "=", e as string)
+        .where("resource_id", "is", null)
+        .where(column, "=", v as string),
+    );
+    return row;
+  });
 
 /** A role of one resource. */
 export const findResourceRole = (

@@ -1,9 +1,13 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import { isPostgres, type Db } from "../../db/db.ts";
+import { QueryShapes } from "../../db/query-shapes.ts";
 import type { RoleAssignmentsTable } from "../../db/types.ts";
 import { inChunks } from "./facts.repo.ts";
 
 /** The assignment reads and writes of role-assignment-records.ts (and the tenants module's removal of a member). */
+
+/** A single write's lookup and insert of assignments, built once per shape (QueryShapes). */
+const shapes = new QueryShapes();
 
 export type AssignmentRow = Selectable<RoleAssignmentsTable>;
 
@@ -46,17 +50,24 @@ export async function findAssignment(
   envId: string,
   k: AssignmentKey,
 ): Promise<AssignmentRow | undefined> {
-  const q = db
-    .selectFrom("role_assignments")
-    .selectAll()
-    .where("environment_id", "=", envId)
-    .where("user_id", "=", k.userId)
-    .where("role_id", "=", k.roleId);
-  return (
-    k.instanceId === null
-      ? q.where("tenant_id", "=", k.tenantId).where("resource_instance_id", "is", null)
-      : q.where("resource_instance_id", "=", k.instanceId)
-  ).executeTakeFirst();
+  const onInstance = k.instanceId !== null;
+  const [row] = await shapes.rows(
+    db,
+    onInstance ? "assignment/instance" : "assignment/tenant",
+    [envId, k.userId, k.roleId, onInstance ? k.instanceId : k.tenantId],
+    ([e, u, r, where]) => {
+      const q = db
+        .selectFrom("role_assignments")
+        .selectAll()
+        .where("environment_id", "=", e as string)
+        .where("user_id", "=", u as string)
+        .where("role_id", "=", r as string);
+      return onInstance
+        ? q.where("resource_instance_id", "=", where as string)
+        : q.where("tenant_id", "=", where as string).where("resource_instance_id", "is", null);
+    },
+  );
+  return row;
 }
 
 /** The tenant-level assignments of the given users in the given roles, one query per 500 users. */
@@ -88,27 +99,41 @@ export async function insertAssignments(
 ): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   if (!isPostgres(db)) {
-    const inserted = await inChunks<Insertable<RoleAssignmentsTable>, { id: string }>(rows, (slice) =>
-      db
-        .insertInto("role_assignments")
-        .values(slice)
-        .onConflict((oc) => oc.doNothing())
-        .returning("id")
-        .execute(),
-    );
+    const inserted = await inChunks<Insertable<RoleAssignmentsTable>, { id: string }>(rows, async (slice) => {
+      const result = await shapes.insert(db, "assignments", slice, (some) =>
+        db
+          .insertInto("role_assignments")
+          .values(some)
+          .onConflict((oc) => oc.doNothing())
+          .returning("id"),
+      );
+      return result.rows;
+    });
     return new Set(inserted.map((r) => r.id));
   }
   const column = (pick: (row: Insertable<RoleAssignmentsTable>) => string | null | undefined) =>
     rows.map((row) => pick(row) ?? null);
-  const inserted = await sql<{ id: string }>`insert into role_assignments (id, organization_id, project_id,
+  const columns = [
+    column((r) => r.id),
+    column((r) => r.organization_id),
+    column((r) => r.project_id),
+    column((r) => r.environment_id),
+    column((r) => r.user_id),
+    column((r) => r.role_id),
+    column((r) => r.tenant_id),
+    column((r) => r.resource_instance_id),
+    column((r) => r.created_at),
+    column((r) => r.expires_at),
+  ];
+  // One shape for any number of rows: each column is one array parameter.
+  const inserted = await shapes.rows(db, "assignments/unnest", columns, (c) =>
+    sql<{ id: string }>`insert into role_assignments (id, organization_id, project_id,
       environment_id, user_id, role_id, tenant_id, resource_instance_id, created_at, expires_at)
-    select * from unnest(${column((r) => r.id)}::text[], ${column((r) => r.organization_id)}::text[],
-      ${column((r) => r.project_id)}::text[], ${column((r) => r.environment_id)}::text[],
-      ${column((r) => r.user_id)}::text[], ${column((r) => r.role_id)}::text[], ${column((r) => r.tenant_id)}::text[],
-      ${column((r) => r.resource_instance_id)}::text[], ${column((r) => r.created_at)}::text[],
-      ${column((r) => r.expires_at)}::text[])
-    on conflict do nothing returning id`.execute(db);
-  return new Set(inserted.rows.map((r) => r.id));
+    select * from unnest(${c[0]}::text[], ${c[1]}::text[], ${c[2]}::text[], ${c[3]}::text[], ${c[4]}::text[],
+      ${c[5]}::text[], ${c[6]}::text[], ${c[7]}::text[], ${c[8]}::text[], ${c[9]}::text[])
+    on conflict do nothing returning id`.compile(db),
+  );
+  return new Set(inserted.map((r) => r.id));
 }
 
 /** Deletes one assignment; false when it is gone already (a concurrent transaction or the purge deleted it). */

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Updateable } from "kysely";
 import type { Db } from "../../db/db.ts";
+import { QueryShapes } from "../../db/query-shapes.ts";
 import type { UsersTable } from "../../db/types.ts";
 import { isUuid } from "../../lib/ids.ts";
 import type { PageRequest } from "../../lib/pagination.ts";
@@ -139,14 +140,18 @@ export async function assignmentsOfUsers(
   return rows.map(({ id: _id, created_at: _at, ...rest }) => rest);
 }
 
+/** The user's insert, built once (QueryShapes): every user created runs it. */
+const shapes = new QueryShapes();
+
 /** Inserts one user unless its key is taken in the environment; false when it was. */
 export const insertUserIfNew = async (db: Db, row: Insertable<UsersTable>): Promise<boolean> => {
-  const result = await db
-    .insertInto("users")
-    .values(row)
-    .onConflict((oc) => oc.columns(["environment_id", "key"]).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  const result = await shapes.insert(db, "users", [row], (rows) =>
+    db
+      .insertInto("users")
+      .values(rows)
+      .onConflict((oc) => oc.columns(["environment_id", "key"]).doNothing()),
+  );
+  return Number(result.numAffectedRows ?? 0) > 0;
 };
 
 export const updateUser = (db: Db, envId: string, id: string, patch: Updateable<UsersTable>) =>
