@@ -1,7 +1,8 @@
 // The build (npm run build; `prepare` runs it on npm install): src/ bundled by esbuild into dist/main.js, the
 // packages left as imports, each command's code in a chunk of its own that main.js imports when the command runs
-// (so `gatehouse help` loads no server), with the SQLite worker copied beside them (sqlite-thread.ts finds it
-// beside itself).
+// (so `gatehouse help` loads no server), the webhook sender's thread an entry of its own (sharing the chunks it
+// imports; webhooks.sender-thread.ts finds it beside itself), and the SQLite worker copied beside them
+// (sqlite-thread.ts finds it beside itself).
 // bin/gatehouse.js runs dist/ and rebuilds it first when a file under src/ is newer. Plain JavaScript, so that it
 // runs before anything is built.
 import fs from "node:fs";
@@ -38,7 +39,10 @@ export function distState() {
 export async function buildDist() {
   const { build } = await import("esbuild");
   const result = await build({
-    entryPoints: [path.join(SRC, "main.ts")],
+    entryPoints: [
+      path.join(SRC, "main.ts"),
+      path.join(SRC, "modules", "webhooks", "webhooks.sender.worker.ts"),
+    ],
     outdir: path.dirname(DIST_MAIN),
     entryNames: "[name]",
     chunkNames: "[name]-[hash]",

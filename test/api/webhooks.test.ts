@@ -1,5 +1,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
+import diagnostics from "node:diagnostics_channel";
+import type { Worker } from "node:worker_threads";
 import { describeEachDialect } from "../helpers/app.ts";
 import { startReceiver, until, type Receiver } from "../helpers/webhook-receiver.ts";
 import type { TestStore } from "../helpers/stores.ts";
@@ -309,6 +311,59 @@ describeEachDialect(
     webhookTimeoutMs: 300,
     webhookRetryBaseMs: 100,
     webhookRetrySeconds: 1,
+  },
+);
+
+describeEachDialect(
+  "webhooks: the sending thread",
+  (env) => {
+    test("a sending thread that dies mid-round: its deliveries are retried by a new one and delivered", async () => {
+      const { acme, call } = env();
+      const receiver = await startReceiver();
+      // Every worker thread this process starts (node:diagnostics_channel announces them).
+      const started: Worker[] = [];
+      const onWorker = (message: unknown) => started.push((message as { worker: Worker }).worker);
+      diagnostics.subscribe("worker_threads", onWorker);
+      try {
+        receiver.setMode("hang");
+        const created = await call(acme.adminKey, "POST", "/v2/webhooks", {
+          url: receiver.url,
+          events: ["facts.*"],
+        });
+        assert.equal(created.status, 201, created.body);
+        receiver.setSecret(created.json.secret);
+        const id: string = created.json.id;
+        assert.equal(started.length, 0, "a thread started before there was something to send");
+
+        await call(acme.adminKey, "POST", "/v2/facts/default/production/users", { key: "eve" });
+        await until(() => receiver.held.length === 1, "the delivery to reach the receiver");
+        assert.equal(started.length, 1, "one sending thread");
+        receiver.setMode("ok");
+        await started[0]!.terminate();
+
+        await until(() => receiver.received.length === 1, "the retry");
+        assert.equal(receiver.received[0]!.id, receiver.held[0], "the same delivery");
+        assert.equal(started.length, 2, "a new thread sent the retry");
+        await until(async () => {
+          const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+          return log.json.data[0]?.status === "delivered";
+        }, "the delivery log");
+        const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries`);
+        assert.equal(log.json.data[0].attempts, 2);
+        assert.equal(log.json.data[0].last_status_code, 204);
+        assert.deepEqual(receiver.rejected, []);
+      } finally {
+        diagnostics.unsubscribe("worker_threads", onWorker);
+        await receiver.stop();
+      }
+    });
+  },
+  // A held delivery stays in flight until the thread dies; the retry follows at once.
+  {
+    webhookAllowPrivateUrls: "true",
+    webhookTimeoutMs: 60_000,
+    webhookRetryBaseMs: 100,
+    webhookRetrySeconds: 3600,
   },
 );
 

@@ -11,19 +11,23 @@ export interface Received {
 
 /**
  * A real HTTP webhook receiver on loopback that checks every delivery with the Standard Webhooks library. `mode`
- * says how it answers: `ok` (204), `fail` (500), `hang` (never). `stop` and `start` take it off the network and
- * back on the same port (an outage).
+ * says how it answers: `ok` (204), `fail` (500), `hang` (never; `held` has the deliveries' ids). `stop` and `start`
+ * take it off the network and back on the same port (an outage).
  */
 export async function startReceiver(port = 0) {
   let secret: string | undefined;
   const received: Received[] = [];
   const rejected: string[] = [];
+  const held: string[] = [];
   let mode: "ok" | "fail" | "hang" = "ok";
   const handler: http.RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      if (mode === "hang") return;
+      if (mode === "hang") {
+        held.push(String(req.headers["webhook-id"]));
+        return;
+      }
       if (mode === "fail") {
         res.writeHead(500).end("receiver is failing on purpose");
         return;
@@ -48,6 +52,7 @@ export async function startReceiver(port = 0) {
     port: bound,
     received,
     rejected,
+    held,
     setSecret(s: string) {
       secret = s;
     },

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { REPO_ROOT } from "../helpers/process.ts";
 
 /**
- * The build and the launcher on a copy: scripts/build.mjs and bin/gatehouse.js over a two-file src/, so the
+ * The build and the launcher on a copy: scripts/build.mjs and bin/gatehouse.js over a three-file src/, so the
  * checkout's own dist/ is left alone. dist/ is built when missing, run when up to date, rebuilt with one line
  * when a file under src/ is newer.
  */
@@ -23,6 +23,9 @@ test("bin/gatehouse.js runs dist/, building it when missing and rebuilding it wh
     fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(root, "node_modules"));
     const main = path.join(root, "src", "main.ts");
     fs.writeFileSync(main, 'const greeting: string = "first";\nconsole.log(greeting);\n');
+    const sender = path.join(root, "src", "modules", "webhooks", "webhooks.sender.worker.ts");
+    fs.mkdirSync(path.dirname(sender), { recursive: true });
+    fs.writeFileSync(sender, 'const thread: string = "sender";\nconsole.log(thread);\n');
     const run = () =>
       spawnSync(process.execPath, [path.join(root, "bin", "gatehouse.js")], { encoding: "utf8" });
 
@@ -34,6 +37,7 @@ test("bin/gatehouse.js runs dist/, building it when missing and rebuilding it wh
     assert.equal(first.stdout, "first\n");
     assert.match(first.stderr, /^gatehouse: dist\/ was missing; rebuilt dist\/ in \d+ ms\n$/);
     assert.ok(fs.existsSync(path.join(root, "dist", "sqlite-thread.worker.mjs")), "the worker is copied");
+    assert.ok(fs.existsSync(path.join(root, "dist", "webhooks.sender.worker.js")), "the sender is built");
     assert.equal(build.distState(), undefined);
 
     const again = run();

@@ -14,7 +14,8 @@ import {
   type AttemptOutcome,
   type ClaimedDelivery,
 } from "./webhooks.repo.ts";
-import { send, signature, type SendOutcome } from "./webhooks.sender.ts";
+import type { SendOutcome, SignedDelivery } from "./webhooks.sender.ts";
+import { createSenderThread } from "./webhooks.sender-thread.ts";
 
 /** Deliveries claimed (and sent at the same time) per round. */
 const BATCH = 64;
@@ -27,6 +28,12 @@ const GATHER_MS = 100;
 const IDLE_MS = 1000;
 /** The longest wait between two attempts of one delivery. */
 const MAX_DELAY_MS = 3_600_000;
+
+/** The attempt of a delivery whose subscription's secret this server cannot decrypt. */
+const UNDECRYPTABLE: SendOutcome = {
+  latencyMs: 0,
+  error: "the secret cannot be decrypted with this server's GATEHOUSE_SECRET_KEY",
+};
 
 /** One attempt's result: the delivery's new state, and why to disable its subscription when it gave up. */
 interface Outcome {
@@ -53,8 +60,8 @@ export const retryDelayMs = (baseMs: number, failed: number): number =>
   Math.min(MAX_DELAY_MS, baseMs * 2 ** Math.min(failed - 1, 30)) * (0.8 + Math.random() * 0.4);
 
 /**
- * The sender of one instance: claims due deliveries under a lease, signs and sends them, records each outcome,
- * schedules retries, and gives a delivery up (disabling its subscription) once it has failed for the retry window.
+ * The sender of one instance: claims due deliveries under a lease, has its thread sign and send them
+ * (webhooks.sender-thread.ts), records each outcome, schedules retries, and gives a delivery up (disabling its subscription) once it has failed for the retry window.
  */
 export function createWebhookDispatcher(options: DispatcherOptions) {
   const { db, dialect, box, log } = options;
@@ -66,24 +73,13 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   let gathering = false;
   let stopped = true;
   let unsubscribe: (() => void) | undefined;
+  const sender = createSenderThread(
+    { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
+    log,
+  );
 
-  /** Signs (with its subscription's secret, undefined when it cannot be decrypted) and sends one delivery. */
-  async function attempt(d: ClaimedDelivery, secret: string | undefined): Promise<Outcome> {
-    const timestamp = Math.floor(Date.now() / 1000);
-    const sent: SendOutcome =
-      secret === undefined
-        ? { latencyMs: 0, error: "the secret cannot be decrypted with this server's GATEHOUSE_SECRET_KEY" }
-        : await send(
-            d.url,
-            {
-              "webhook-id": d.id,
-              "webhook-timestamp": String(timestamp),
-              "webhook-signature": signature(secret, d.id, timestamp, d.payload),
-              "user-agent": "Gatehouse-Webhooks",
-            },
-            d.payload,
-            { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
-          );
+  /** A delivery's new state after an attempt that ended with `sent`. */
+  function outcomeOf(d: ClaimedDelivery, sent: SendOutcome): Outcome {
     const at = new Date();
     const ok = sent.statusCode !== undefined && sent.statusCode >= 200 && sent.statusCode < 300;
     const attempts = d.attempts + 1;
@@ -148,7 +144,14 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       if (!secrets.has(sealed)) secrets.set(sealed, box.open(sealed));
       return secrets.get(sealed);
     };
-    await record(await Promise.all(claimed.map((d) => attempt(d, secretOf(d.secret_sealed)))));
+    const sendable: SignedDelivery[] = [];
+    for (const d of claimed) {
+      const secret = secretOf(d.secret_sealed);
+      if (secret !== undefined) sendable.push({ id: d.id, url: d.url, secret, body: d.payload });
+    }
+    const outcomes = await sender.send(sendable);
+    const sent = new Map(sendable.map((d, i) => [d.id, outcomes[i] as SendOutcome]));
+    await record(claimed.map((d) => outcomeOf(d, sent.get(d.id) ?? UNDECRYPTABLE)));
     return claimed.length;
   }
 
@@ -204,6 +207,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       unsubscribe?.();
       clearTimeout(timer);
       await running;
+      await sender.stop();
     },
   };
 }

@@ -15,7 +15,7 @@ import { BlockList, isIP, type LookupFunction } from "node:net";
 export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString("base64")}`;
 
 /** `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret's bytes (the spec's symmetric scheme). */
-export function signature(secret: string, id: string, timestamp: number, body: string): string {
+function signature(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
 }
@@ -97,6 +97,11 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+export interface SendOptions {
+  timeoutMs: number;
+  allowPrivate: boolean;
+}
+
 export interface SendOutcome {
   /** the receiver's status, or absent when there was no answer */
   statusCode?: number;
@@ -119,11 +124,11 @@ const AGENTS = {
 };
 
 /** POSTs one signed delivery and reads the start of the answer; never throws. */
-export function send(
+function send(
   url: string,
   headers: Record<string, string>,
   body: string,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: SendOptions,
 ): Promise<SendOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -174,4 +179,28 @@ export function send(
     });
     req.end(body);
   });
+}
+
+/** A delivery to sign and send: its id (`webhook-id`), where to, the subscription's secret and the event's body. */
+export interface SignedDelivery {
+  id: string;
+  url: string;
+  secret: string;
+  body: string;
+}
+
+/** Signs each delivery at its sending (`webhook-timestamp` is now) and sends them all at once; never throws. */
+export function sendSigned(deliveries: SignedDelivery[], options: SendOptions): Promise<SendOutcome[]> {
+  return Promise.all(
+    deliveries.map((d) => {
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        "webhook-id": d.id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signature(d.secret, d.id, timestamp, d.body),
+        "user-agent": "Gatehouse-Webhooks",
+      };
+      return send(d.url, headers, d.body, options);
+    }),
+  );
 }
