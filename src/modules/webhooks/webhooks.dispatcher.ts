@@ -61,7 +61,8 @@ export const retryDelayMs = (baseMs: number, failed: number): number =>
 
 /**
  * The sender of one instance: claims due deliveries under a lease, has its thread sign and send them
- * (webhooks.sender-thread.ts), records each outcome, schedules retries, and gives a delivery up (disabling its subscription) once it has failed for the retry window.
+ * (webhooks.sender-thread.ts), records each outcome, schedules retries, and gives a delivery up (disabling its
+ * subscription) once it has failed for the retry window.
  */
 export function createWebhookDispatcher(options: DispatcherOptions) {
   const { db, dialect, box, log } = options;
