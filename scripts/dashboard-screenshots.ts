@@ -10,7 +10,8 @@ import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { startServerProcess, REPO_ROOT } from "../test/helpers/process.ts";
 import { ensureDashboardBuilt, launchChromium } from "../test/helpers/browser.ts";
-import { seedSecondPass, OWNER } from "../test/helpers/web-second-pass.ts";
+import { seedSecondPass } from "../test/helpers/web-second-pass.ts";
+import { OWNER } from "../test/helpers/web-session.ts";
 
 const OUT = path.join(REPO_ROOT, "docs", "dashboard");
 const env = (page: string) => `/o/default/p/default/e/production/${page}`;

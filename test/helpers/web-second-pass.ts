@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { httpOk } from "./process.ts";
+import { OWNER } from "./web-session.ts";
 
-export const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 export const READER = { email: "reader@example.com", password: "another correct horse staple" };
 
 export interface Seeded {

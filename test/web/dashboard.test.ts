@@ -1,75 +1,37 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import type { Page } from "playwright-core";
+import { browserUnavailable, assertAccessible, checkPage } from "../helpers/browser.ts";
 import {
-  browserUnavailable,
-  assertAccessible,
-  checkPage,
-  ensureDashboardBuilt,
-  launchChromium,
-  RequestLog,
-  SCREENSHOTS,
-} from "../helpers/browser.ts";
+  dependentSteps,
+  OWNER,
+  setupLink,
+  startDashboardSession,
+  type DashboardSession,
+} from "../helpers/web-session.ts";
 
 const unavailable = browserUnavailable();
 
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
 const READER = { email: "reader@example.com", password: "a reader reads all day long" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
 
-let server: ServerProcess;
-let browser: Browser;
+let s: DashboardSession;
 let page: Page;
 /** The second member's browser (a context of its own: its own cookie). */
 let second: Page;
-const log = new RequestLog();
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  server = await startServerProcess({
-    GATEHOUSE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-")),
-    GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-  });
-  browser = await launchChromium();
-  // Without animations, a page is checked as it will stay, not halfway through a transition.
-  page = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
-  page.setDefaultTimeout(10_000);
-  log.watch(page);
+  // No owner account: the first start prints the setup link that creates it.
+  s = await startDashboardSession("dashboard", { owner: false });
+  page = s.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
+  await s?.close();
 });
 
-/** The one-time setup link the first start printed. */
-function setupLink(): string {
-  const link = /(http:\/\/\S+\/setup\/\S+)/.exec(server.output())?.[1];
-  assert.ok(link, `no setup link in the output:\n${server.output()}`);
-  return link;
-}
-
 /** The day's steps depend on each other: after a failure the rest are skipped rather than timing out. */
-let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void> | void) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = true;
-      await page.screenshot({ path: path.join(SCREENSHOTS, "failure.png"), fullPage: true }).catch(() => {});
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => page, "failure.png");
 
 const heading = (name: string) => page.getByRole("heading", { name, exact: true });
 
@@ -87,7 +49,7 @@ test(
             void request.sizes().then((sizes) => scripts.push(sizes.responseBodySize));
           }
         });
-        await page.goto(setupLink());
+        await page.goto(setupLink(s.server));
         await heading("Set up Gatehouse").waitFor();
         await checkPage(page, "setup");
         const firstLoad = scripts.reduce((a, b) => a + b, 0);
@@ -111,7 +73,7 @@ test(
         await page.getByRole("region", { name: "Project Default Project" }).waitFor();
         await checkPage(page, "projects");
 
-        const members = (await api("GET", "/v2/members")).json as { email: string }[];
+        const members = (await s.api("GET", "/v2/members")).json as { email: string }[];
         assert.deepEqual(
           members.map((m) => m.email),
           [OWNER.email],
@@ -122,7 +84,7 @@ test(
     await step(t, "logout, then a wrong password shows the API's error, the right one logs in", async () => {
       await page.getByRole("button", { name: "Log out" }).click();
       await heading("Log in to Gatehouse").waitFor();
-      await page.goto(`${server.baseUrl}/o/default/projects`);
+      await page.goto(`${s.server.baseUrl}/o/default/projects`);
       await heading("Log in to Gatehouse").waitFor();
       assert.match(page.url(), /\/login\?next=%2Fo%2Fdefault%2Fprojects$/);
       await page.getByLabel("E-mail").fill(OWNER.email);
@@ -172,7 +134,7 @@ test(
         await dialog.getByRole("button", { name: "Delete" }).click();
         await shop.getByRole("link", { name: "Scratch" }).waitFor({ state: "detached" });
 
-        const envs = (await api("GET", "/v2/projects/shop/envs")).json as { key: string; name: string }[];
+        const envs = (await s.api("GET", "/v2/projects/shop/envs")).json as { key: string; name: string }[];
         assert.equal(envs.find((e) => e.key === "staging")?.name, "Staging EU");
         assert.ok(!envs.some((e) => e.key === "scratch"));
       },
@@ -182,7 +144,7 @@ test(
       t,
       "copy an environment: the task is followed to success, with a link to the new one",
       async () => {
-        await api("POST", "/v2/schema/shop/staging/roles", { key: "editor", name: "Editor" });
+        await s.api("POST", "/v2/schema/shop/staging/roles", { key: "editor", name: "Editor" });
         const shop = page.getByRole("region", { name: "Project Shop" });
         await shop.getByRole("button", { name: "Copy staging" }).click();
         const dialog = page.getByRole("dialog");
@@ -191,7 +153,7 @@ test(
         await dialog.getByRole("button", { name: "Copy", exact: true }).click();
         await dialog.getByText("Copied").waitFor();
         await checkPage(page, "copy-environment");
-        const roles = (await api("GET", "/v2/schema/shop/staging-copy/roles")).json as { key: string }[];
+        const roles = (await s.api("GET", "/v2/schema/shop/staging-copy/roles")).json as { key: string }[];
         assert.deepEqual(
           roles.map((r) => r.key),
           ["editor"],
@@ -236,18 +198,18 @@ test(
       await dialog.getByLabel("Attributes").fill('{"plan": "pro"}');
       await dialog.getByRole("button", { name: "Create" }).click();
       await page.getByRole("cell", { name: "alice@example.com" }).waitFor();
-      await api("POST", "/v2/facts/shop/staging-copy/users", { key: "bob", email: "bob@example.com" });
+      await s.api("POST", "/v2/facts/shop/staging-copy/users", { key: "bob", email: "bob@example.com" });
       await checkPage(page, "users");
 
-      const before = log.requests.length;
+      const before = s.log.requests.length;
       await page.getByLabel("Search users").fill("bob");
       await page.getByRole("cell", { name: "bob@example.com" }).waitFor();
       await page.getByRole("cell", { name: "alice@example.com" }).waitFor({ state: "detached" });
-      const searches = log.requests.slice(before).filter((r) => r.url.includes("/users?"));
+      const searches = s.log.requests.slice(before).filter((r) => r.url.includes("/users?"));
       assert.ok(searches.length >= 1);
       for (const { url } of searches) assert.equal(new URL(url).searchParams.get("per_page"), "20", url);
 
-      const alice = (await api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
+      const alice = (await s.api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
         first_name: string;
         attributes: Record<string, unknown>;
       };
@@ -269,7 +231,7 @@ test(
       await dialog.getByLabel("Attributes").fill('{"plan": "team", "seats": 5}');
       await dialog.getByRole("button", { name: "Save" }).click();
       await page.getByRole("cell", { name: "Alice Liddell" }).waitFor();
-      const alice = (await api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
+      const alice = (await s.api("GET", "/v2/facts/shop/staging-copy/users/alice")).json as {
         email: string;
         last_name: string;
         attributes: Record<string, unknown>;
@@ -305,7 +267,7 @@ test(
       await dialog.getByRole("button", { name: "Delete" }).click();
       await page.getByRole("cell", { name: "Scratch", exact: true }).waitFor({ state: "detached" });
       await checkPage(page, "tenants");
-      const tenants = (await api("GET", "/v2/facts/shop/staging-copy/tenants")).json as {
+      const tenants = (await s.api("GET", "/v2/facts/shop/staging-copy/tenants")).json as {
         key: string;
         name: string;
         description: string;
@@ -336,7 +298,7 @@ test(
         };
         const assignments = async () =>
           (
-            (await api("GET", "/v2/facts/shop/staging-copy/role_assignments?user=alice")).json as {
+            (await s.api("GET", "/v2/facts/shop/staging-copy/role_assignments?user=alice")).json as {
               role: string;
               tenant: string;
             }[]
@@ -378,7 +340,7 @@ test(
       await secretBox.filter({ hasText: /^gh_/ }).waitFor();
       const secret = ((await secretBox.textContent()) ?? "").trim();
       await checkPage(page, "api-key-secret");
-      const users = await fetch(`${server.baseUrl}/v2/facts/shop/staging-copy/users`, {
+      const users = await fetch(`${s.server.baseUrl}/v2/facts/shop/staging-copy/users`, {
         headers: { authorization: `Bearer ${secret}` },
       });
       assert.equal(users.status, 200);
@@ -390,7 +352,7 @@ test(
       await row.getByRole("button", { name: "Revoke staging copy writer" }).click();
       await page.getByRole("dialog").getByRole("button", { name: "Revoke" }).click();
       await row.waitFor({ state: "detached" });
-      const revoked = await fetch(`${server.baseUrl}/v2/facts/shop/staging-copy/users`, {
+      const revoked = await fetch(`${s.server.baseUrl}/v2/facts/shop/staging-copy/users`, {
         headers: { authorization: `Bearer ${secret}` },
       });
       assert.equal(revoked.status, 401);
@@ -408,7 +370,7 @@ test(
         () => document.querySelector<HTMLInputElement>('input[aria-label="Organization"]')?.value === "Acme",
       );
       await checkPage(page, "organization");
-      const org = (await api("GET", "/v2/orgs/active/org")).json as {
+      const org = (await s.api("GET", "/v2/orgs/active/org")).json as {
         name: string;
         settings: Record<string, unknown>;
       };
@@ -434,7 +396,7 @@ test(
           .getByLabel("Invite link");
         await linkBox.filter({ hasText: "/invite/" }).waitFor();
         const link = ((await linkBox.textContent()) ?? "").trim();
-        assert.ok(link.startsWith(`${server.baseUrl}/invite/`), link);
+        assert.ok(link.startsWith(`${s.server.baseUrl}/invite/`), link);
         await checkPage(page, "invite-link");
         await page.getByRole("button", { name: "Close", exact: true }).click();
         await page
@@ -444,9 +406,9 @@ test(
           .waitFor();
         await checkPage(page, "members");
 
-        second = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+        second = await (await s.browser.newContext({ reducedMotion: "reduce" })).newPage();
         second.setDefaultTimeout(10_000);
-        log.watch(second);
+        s.log.watch(second);
         await second.goto(link);
         await second.getByRole("heading", { name: "Join an organization" }).waitFor();
         await assertAccessible(second, "invite");
@@ -457,7 +419,7 @@ test(
         // A read member sees no write controls.
         assert.equal(await second.getByRole("button", { name: "New project" }).count(), 0);
 
-        const members = (await api("GET", "/v2/members")).json as {
+        const members = (await s.api("GET", "/v2/members")).json as {
           email: string;
           grants: { object_type: string; access_level: string }[];
         }[];
@@ -489,7 +451,7 @@ test(
         await checkPage(page, "member-grants");
         const grantsOf = async () =>
           (
-            (await api("GET", `/v2/members/${READER.email}`)).json as {
+            (await s.api("GET", `/v2/members/${READER.email}`)).json as {
               grants: { object_type: string; access_level: string; project_key?: string }[];
             }
           ).grants
@@ -507,8 +469,8 @@ test(
         await page.getByRole("button", { name: "Close", exact: true }).click();
         await page.getByRole("button", { name: "Cancel the invite for temp@example.com" }).click();
         await page.getByRole("row").filter({ hasText: "temp@example.com" }).waitFor({ state: "detached" });
-        const org = (await api("GET", "/v2/orgs/active/org")).json as { id: string };
-        const invites = (await api("GET", `/v2/orgs/${org.id}/invites`)).json as {
+        const org = (await s.api("GET", "/v2/orgs/active/org")).json as { id: string };
+        const invites = (await s.api("GET", `/v2/orgs/${org.id}/invites`)).json as {
           email: string;
           status: string;
         }[];
@@ -523,9 +485,9 @@ test(
       t,
       "the API log: filtered by status, method and path, newest first, details, the chart",
       async () => {
-        const refused = await fetch(`${server.baseUrl}/v2/projects`, {
+        const refused = await fetch(`${s.server.baseUrl}/v2/projects`, {
           method: "POST",
-          headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+          headers: { authorization: `Bearer ${s.adminKey}`, "content-type": "application/json" },
           body: JSON.stringify({ key: 1 }),
         });
         assert.equal(refused.status, 422);
@@ -535,9 +497,9 @@ test(
         await checkPage(page, "api-log");
 
         // The heaviest page (its chart) opened first, in a fresh browser with the same session: under 400 KB of JS.
-        const fresh = await browser.newContext({ storageState: await page.context().storageState() });
+        const fresh = await s.browser.newContext({ storageState: await page.context().storageState() });
         const visit = await fresh.newPage();
-        log.watch(visit);
+        s.log.watch(visit);
         const scripts: number[] = [];
         const files: string[] = [];
         visit.on("requestfinished", (request) => {
@@ -546,7 +508,7 @@ test(
             void request.sizes().then((sizes) => scripts.push(sizes.responseBodySize));
           }
         });
-        await visit.goto(`${server.baseUrl}/o/default/api-log`);
+        await visit.goto(`${s.server.baseUrl}/o/default/api-log`);
         await visit.getByLabel("Calls per minute by status class").waitFor();
         await visit.waitForLoadState("networkidle");
         const firstLoad = scripts.reduce((a, b) => a + b, 0);
@@ -584,7 +546,7 @@ test(
         const methods = await page.locator("tbody tr td:nth-child(3)").allTextContents();
         assert.deepEqual(methods, ["POST", "DELETE", "POST"]);
         const viaApi = (
-          await api(
+          await s.api(
             "GET",
             `/v2/history?path=/v2/facts/shop/staging-copy/users/alice/roles&actor_display_name=${encodeURIComponent(OWNER.email)}`,
           )
@@ -602,7 +564,7 @@ test(
       await page.getByRole("button", { name: `Remove ${READER.email}` }).click();
       await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click();
       await page.getByRole("button", { name: `Remove ${READER.email}` }).waitFor({ state: "detached" });
-      const members = (await api("GET", "/v2/members")).json as { email: string }[];
+      const members = (await s.api("GET", "/v2/members")).json as { email: string }[];
       assert.deepEqual(
         members.map((m) => m.email),
         [OWNER.email],
@@ -614,12 +576,12 @@ test(
     await step(t, "log out", async () => {
       await page.getByRole("button", { name: "Log out" }).click();
       await heading("Log in to Gatehouse").waitFor();
-      const res = await fetch(`${server.baseUrl}/v2/auth/session`);
+      const res = await fetch(`${s.server.baseUrl}/v2/auth/session`);
       assert.equal(res.status, 401);
     });
 
     await step(t, "every request the page made is a route of docs/openapi.json or a dashboard file", () => {
-      log.assertPublicApiOnly(server.baseUrl);
+      s.log.assertPublicApiOnly(s.server.baseUrl);
     });
   },
 );

@@ -1,23 +1,18 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import { browserUnavailable, ensureDashboardBuilt, launchChromium, SCREENSHOTS } from "../helpers/browser.ts";
+import type { Page } from "playwright-core";
+import { browserUnavailable, SCREENSHOTS } from "../helpers/browser.ts";
+import { startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
 
 // User-supplied text on the dashboard's pages: a long unbroken key, name or value wraps instead of widening the
 // page, and a U+202E (right-to-left override) in a name is isolated, so it cannot reverse the text that follows it
 // ("Users of ‮gnp.exe tenant" must not read as "tnanet exe.png fo sresU").
 const unavailable = browserUnavailable();
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-display-"));
 const S = "/v2/schema/default/production";
 const F = "/v2/facts/default/production";
-const envUrl = (segment: string) => `${server.baseUrl}/o/default/p/default/e/production/${segment}`;
+const envUrl = (segment: string) => `${s.server.baseUrl}/o/default/p/default/e/production/${segment}`;
 const RLO = "\u202E";
 /** Reads as "exe.png" when shown as it is. */
 const SPOOFED = `${RLO}gnp.exe`;
@@ -26,33 +21,17 @@ const longKey = (c: string) => c.repeat(255);
 const LONG_TEXT = "w".repeat(4096);
 const LONG_VALUE = "v".repeat(5000);
 
-let server: ServerProcess;
-let browser: Browser;
+let s: DashboardSession;
 let page: Page;
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  server = await startServerProcess({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-    GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
-    GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
-    GATEHOUSE_OPA_PORT: "0",
-  });
-  browser = await launchChromium();
-  page = await (
-    await browser.newContext({ reducedMotion: "reduce", viewport: { width: 1280, height: 900 } })
-  ).newPage();
-  page.setDefaultTimeout(15_000);
+  s = await startDashboardSession("display", { context: { viewport: { width: 1280, height: 900 } } });
+  page = s.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await s?.close();
 });
 
 /**
@@ -106,41 +85,35 @@ test(
   "long unbroken strings wrap and right-to-left overrides in names are isolated on every page",
   { skip: unavailable ?? false, timeout: 300_000 },
   async (t) => {
-    await api("POST", `${S}/resources`, {
+    await s.api("POST", `${S}/resources`, {
       key: longKey("r"),
       name: longKey("R"),
       description: LONG_TEXT,
       actions: { [longKey("a")]: {}, read: {} },
       attributes: { [longKey("t")]: { type: "string", description: LONG_TEXT } },
     });
-    await api("POST", `${S}/resources`, { key: "file", name: SPOOFED, actions: { read: {} } });
-    await api("POST", `${S}/resources/file/roles`, { key: "owner", name: SPOOFED, permissions: ["read"] });
-    await api("POST", `${S}/roles`, { key: longKey("o"), name: SPOOFED, description: LONG_TEXT });
-    await api("POST", `${F}/tenants`, { key: longKey("n"), name: SPOOFED, description: LONG_TEXT });
-    await api("POST", `${F}/users`, {
+    await s.api("POST", `${S}/resources`, { key: "file", name: SPOOFED, actions: { read: {} } });
+    await s.api("POST", `${S}/resources/file/roles`, { key: "owner", name: SPOOFED, permissions: ["read"] });
+    await s.api("POST", `${S}/roles`, { key: longKey("o"), name: SPOOFED, description: LONG_TEXT });
+    await s.api("POST", `${F}/tenants`, { key: longKey("n"), name: SPOOFED, description: LONG_TEXT });
+    await s.api("POST", `${F}/users`, {
       key: longKey("u"),
       email: `${"e".repeat(200)}@example.com`,
       first_name: SPOOFED,
       last_name: longKey("L"),
       attributes: { note: LONG_VALUE },
     });
-    await api("POST", `${F}/role_assignments`, {
+    await s.api("POST", `${F}/role_assignments`, {
       user: longKey("u"),
       role: longKey("o"),
       tenant: longKey("n"),
     });
-    await api("POST", `${F}/resource_instances`, {
+    await s.api("POST", `${F}/resource_instances`, {
       resource: "file",
       key: longKey("i"),
       tenant: longKey("n"),
       attributes: { note: LONG_VALUE, name: SPOOFED },
     });
-
-    await page.goto(`${server.baseUrl}/login`);
-    await page.getByLabel("E-mail").fill(OWNER.email);
-    await page.locator('input[name="password"]').fill(OWNER.password);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("heading", { name: "Projects", exact: true }).waitFor();
 
     const pages: [string, string, string, boolean?][] = [
       ["resources", "Resources", SPOOFED],

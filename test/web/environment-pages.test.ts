@@ -1,8 +1,7 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
-import { browserUnavailable, checkPage, SCREENSHOTS } from "../helpers/browser.ts";
-import { startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
+import { browserUnavailable, checkPage } from "../helpers/browser.ts";
+import { dependentSteps, startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
 import { choose } from "../helpers/web-policy.ts";
 
 // The playground's "what can this user do" across tenants and its errors in words, the attribute schemas and the
@@ -35,18 +34,7 @@ after(async () => {
   await s?.close();
 });
 
-let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void>) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = true;
-      await s.page.screenshot({ path: path.join(SCREENSHOTS, "failure-env-pages.png"), fullPage: true });
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => s.page, "failure-env-pages.png");
 
 test(
   "an environment's playground, attributes and role assignments",

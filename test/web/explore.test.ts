@@ -1,57 +1,36 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import { browserUnavailable, ensureDashboardBuilt, launchChromium, RequestLog } from "../helpers/browser.ts";
+import { httpOk } from "../helpers/process.ts";
+import { browserUnavailable } from "../helpers/browser.ts";
 import { exploreThroughDashboard } from "../helpers/web-explore.ts";
 import { buildRebacAbacModel } from "../helpers/web-policy.ts";
+import {
+  fillLogin,
+  OWNER,
+  setupLink,
+  startDashboardSession,
+  type DashboardSession,
+} from "../helpers/web-session.ts";
 
 const unavailable = browserUnavailable();
 
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-
-let server: ServerProcess & { pdpPort: number };
-let browser: Browser;
-let page: Page;
-const log = new RequestLog();
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
+let s: DashboardSession;
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  server = await startServerProcess(
-    {
-      GATEHOUSE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-explore-")),
-      GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-      GATEHOUSE_OPA_PORT: "0",
-    },
-    [],
-    { pdp: true },
-  );
-  browser = await launchChromium();
-  page = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
-  page.setDefaultTimeout(10_000);
-  log.watch(page);
+  s = await startDashboardSession("explore", { pdp: true, owner: false });
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
+  await s?.close();
 });
 
 test(
   "explore in the dashboard: instances, tuples, roles, the playground's grant path and closest miss, the decision log",
   { skip: unavailable ?? false, timeout: 180_000 },
   async () => {
-    const link = /(http:\/\/\S+\/setup\/\S+)/.exec(server.output())?.[1];
-    assert.ok(link, "no setup link in the output");
-    await page.goto(link);
+    const { page } = s;
+    await page.goto(setupLink(s.server));
     await page.getByLabel("E-mail").fill(OWNER.email);
     await page.getByLabel("First name").fill("Olivia");
     await page.locator('input[name="password"]').fill(OWNER.password);
@@ -61,8 +40,8 @@ test(
     // Issue 21's whole path through the dashboard: the model built on the policy pages, then users, instances,
     // tuples, the playground and the decision log on the authorization pages.
     const place = {
-      baseUrl: server.baseUrl,
-      apiKey: adminKey,
+      baseUrl: s.server.baseUrl,
+      apiKey: s.adminKey,
       org: "default",
       proj: "default",
       env: "production",
@@ -71,7 +50,7 @@ test(
     const names = await exploreThroughDashboard({ page, ...place, attributes: '{"department": "finance"}' });
 
     // The same model through the API: the dashboard's writes are there.
-    const tuples = (await api("GET", "/v2/facts/default/production/relationship_tuples")).json as {
+    const tuples = (await s.api("GET", "/v2/facts/default/production/relationship_tuples")).json as {
       subject: string;
       relation: string;
       object: string;
@@ -80,13 +59,13 @@ test(
       tuples.map((t) => `${t.subject} ${t.relation} ${t.object}`),
       [`folder:${names.folder} parent file:${names.file}`],
     );
-    const carol = (await api("GET", `/v2/facts/default/production/users/${names.attributed}`)).json as {
+    const carol = (await s.api("GET", `/v2/facts/default/production/users/${names.attributed}`)).json as {
       attributes: Record<string, unknown>;
     };
     assert.deepEqual(carol.attributes, { department: "finance" });
 
     // The same checks on the control plane (API key) and on the PDP's SDK-shaped /allowed agree.
-    const pdpKey = (await api("GET", "/v2/api-key/default/production")).json.secret as string;
+    const pdpKey = (await s.api("GET", "/v2/api-key/default/production")).json.secret as string;
     const checks = [
       { user: names.editor, action: "write", resource: { type: "file", key: names.file }, allow: true },
       { user: names.editor, action: "delete", resource: { type: "file", key: names.file }, allow: false },
@@ -107,9 +86,9 @@ test(
     ];
     for (const { allow, ...body } of checks) {
       const viaApi = (
-        await httpOk(server.baseUrl, pdpKey, "POST", "/v2/pdps/default/production/allowed", body)
+        await httpOk(s.server.baseUrl, pdpKey, "POST", "/v2/pdps/default/production/allowed", body)
       ).json as { allow: boolean; reason: unknown };
-      const pdp = await fetch(`http://127.0.0.1:${server.pdpPort}/allowed`, {
+      const pdp = await fetch(`http://127.0.0.1:${s.server.pdpPort}/allowed`, {
         method: "POST",
         headers: { authorization: `Bearer ${pdpKey}`, "content-type": "application/json" },
         body: JSON.stringify(body),
@@ -120,7 +99,7 @@ test(
       assert.deepEqual(viaPdp.debug.reason, viaApi.reason);
     }
     const derived = (
-      await httpOk(server.baseUrl, pdpKey, "POST", "/v2/pdps/default/production/allowed", checks[0])
+      await httpOk(s.server.baseUrl, pdpKey, "POST", "/v2/pdps/default/production/allowed", checks[0])
     ).json as { reason: unknown };
     assert.deepEqual(derived.reason, {
       kind: "rebac",
@@ -132,22 +111,20 @@ test(
 
     // A read member: no write controls on the new pages, and checks are reads, so the playground answers.
     const READER = { email: "reader@example.com", password: "a reader reads all day long" };
-    const invited = (await api("POST", "/v2/orgs/default/invites", [{ email: READER.email, role: "read" }]))
+    const invited = (await s.api("POST", "/v2/orgs/default/invites", [{ email: READER.email, role: "read" }]))
       .json as { success: { invite_code: string }[] };
     const code = invited.success[0]?.invite_code ?? "";
-    const accepted = await fetch(`${server.baseUrl}/v2/auth/invites/accept`, {
+    const accepted = await fetch(`${s.server.baseUrl}/v2/auth/invites/accept`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ invite_code: code, password: READER.password, first_name: "Rita" }),
     });
     assert.ok(accepted.ok, await accepted.text());
-    const reader = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+    const reader = await (await s.browser.newContext({ reducedMotion: "reduce" })).newPage();
     reader.setDefaultTimeout(10_000);
-    log.watch(reader);
-    await reader.goto(`${server.baseUrl}/login?next=/o/default/p/default/e/production/instances`);
-    await reader.getByLabel("E-mail").fill(READER.email);
-    await reader.locator('input[name="password"]').fill(READER.password);
-    await reader.getByRole("button", { name: "Log in" }).click();
+    s.log.watch(reader);
+    await reader.goto(`${s.server.baseUrl}/login?next=/o/default/p/default/e/production/instances`);
+    await fillLogin(reader, READER);
     await reader.getByRole("heading", { name: "Instances and relationships" }).waitFor();
     await reader
       .getByRole("table", { name: "Instances" })
@@ -168,6 +145,6 @@ test(
     await reader.getByRole("button", { name: "Check", exact: true }).click();
     await reader.getByRole("region", { name: "Decision" }).getByText("Allowed").waitFor();
 
-    log.assertPublicApiOnly(server.baseUrl);
+    s.log.assertPublicApiOnly(s.server.baseUrl);
   },
 );

@@ -1,78 +1,42 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Dialog, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import type { Dialog, Page } from "playwright-core";
+import { browserUnavailable, checkPage } from "../helpers/browser.ts";
 import {
-  browserUnavailable,
-  checkPage,
-  ensureDashboardBuilt,
-  launchChromium,
-  RequestLog,
-  SCREENSHOTS,
-} from "../helpers/browser.ts";
+  dependentSteps,
+  fillLogin,
+  logIn,
+  startDashboardSession,
+  type DashboardSession,
+} from "../helpers/web-session.ts";
 
 // What keeps an operator out of trouble in the dashboard: an ended session goes to the login page and back, unsaved
 // policy edits are not dropped without asking, a rate limit below the floor is refused in the form, and a 429
 // says when to try again.
 const unavailable = browserUnavailable();
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-guards-"));
 const S = "/v2/schema/default/production";
 const envPath = (segment: string) => `/o/default/p/default/e/production/${segment}`;
 
-let server: ServerProcess;
-let browser: Browser;
+let s: DashboardSession;
 let page: Page;
-const log = new RequestLog();
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  server = await startServerProcess({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-    GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
-    GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
-    GATEHOUSE_OPA_PORT: "0",
+  s = await startDashboardSession("guards", {
     // Two failed logins of one account, then 429: a real one for the login page.
-    GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT: "2",
+    env: { GATEHOUSE_LOGIN_FAILURES_PER_ACCOUNT: "2" },
+    // Tall enough for the whole side bar of an environment's pages.
+    context: { viewport: { width: 1280, height: 1000 } },
+    login: false,
   });
-  browser = await launchChromium();
-  // Tall enough for the whole side bar of an environment's pages.
-  page = await (
-    await browser.newContext({ reducedMotion: "reduce", viewport: { width: 1280, height: 1000 } })
-  ).newPage();
-  page.setDefaultTimeout(15_000);
-  log.watch(page);
+  page = s.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await s?.close();
 });
 
-let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void>) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = true;
-      await page
-        .screenshot({ path: path.join(SCREENSHOTS, "guards-failure.png"), fullPage: true })
-        .catch(() => {});
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => page, "guards-failure.png");
 
 const heading = (name: string) => page.getByRole("heading", { name, exact: true });
 const nav = () => page.getByRole("navigation", { name: "Pages" });
@@ -82,30 +46,22 @@ const pathOf = (p: Page) => {
 };
 
 /** A fresh session, so that each step stands on its own (a failed one leaves no one logged out for the next). */
-async function freshLogin(): Promise<void> {
-  await page.goto(`${server.baseUrl}/login`);
-  await logIn(page);
-  await heading("Projects").waitFor();
-}
-
-async function logIn(p: Page): Promise<void> {
-  await p.getByLabel("E-mail").fill(OWNER.email);
-  await p.locator('input[name="password"]').fill(OWNER.password);
-  await p.getByRole("button", { name: "Log in" }).click();
-}
+const freshLogin = () => logIn(page, s.server.baseUrl);
 
 /** Ends the browser's session on the server (a logout with its cookie), leaving the cookie in the browser. */
 async function endSessionServerSide(): Promise<void> {
-  const cookie = (await page.context().cookies(server.baseUrl)).map((c) => `${c.name}=${c.value}`).join("; ");
-  const current = await fetch(`${server.baseUrl}/v2/auth/session`, { headers: { cookie } });
+  const cookie = (await page.context().cookies(s.server.baseUrl))
+    .map((c) => `${c.name}=${c.value}`)
+    .join("; ");
+  const current = await fetch(`${s.server.baseUrl}/v2/auth/session`, { headers: { cookie } });
   assert.equal(current.status, 200);
   const { csrf_token } = (await current.json()) as { csrf_token: string };
-  const out = await fetch(`${server.baseUrl}/v2/auth/logout`, {
+  const out = await fetch(`${s.server.baseUrl}/v2/auth/logout`, {
     method: "POST",
-    headers: { cookie, "x-csrf-token": csrf_token, origin: server.baseUrl },
+    headers: { cookie, "x-csrf-token": csrf_token, origin: s.server.baseUrl },
   });
   assert.equal(out.status, 204);
-  const after = await fetch(`${server.baseUrl}/v2/auth/session`, { headers: { cookie } });
+  const after = await fetch(`${s.server.baseUrl}/v2/auth/session`, { headers: { cookie } });
   assert.equal(after.status, 401);
 }
 
@@ -114,15 +70,13 @@ test(
   { skip: unavailable ?? false, timeout: 300_000 },
   async (t) => {
     await step(t, "seed a resource and a role; log in", async () => {
-      await api("POST", `${S}/resources`, { key: "doc", name: "Doc", actions: { read: {}, write: {} } });
-      await api("POST", `${S}/roles`, { key: "viewer", name: "Viewer" });
-      await page.goto(`${server.baseUrl}/login`);
-      await logIn(page);
-      await heading("Projects").waitFor();
+      await s.api("POST", `${S}/resources`, { key: "doc", name: "Doc", actions: { read: {}, write: {} } });
+      await s.api("POST", `${S}/roles`, { key: "viewer", name: "Viewer" });
+      await freshLogin();
     });
 
     await step(t, "an ended session: the next page goes to login, and login comes back to it", async () => {
-      await page.goto(server.baseUrl + envPath("users"));
+      await page.goto(s.server.baseUrl + envPath("users"));
       await heading("Users").waitFor();
       await endSessionServerSide();
       await nav().getByRole("link", { name: "Tenants", exact: true }).click();
@@ -130,7 +84,7 @@ test(
       assert.equal(pathOf(page), `/login?next=${encodeURIComponent(envPath("tenants"))}`);
       await page.getByText("Log in to return to the page you were on").waitFor();
       await checkPage(page, "guards-session-ended-login");
-      await logIn(page);
+      await fillLogin(page);
       await heading("Tenants").waitFor();
       assert.equal(pathOf(page), envPath("tenants"));
       await page.getByRole("button", { name: "New tenant" }).waitFor();
@@ -144,9 +98,9 @@ test(
       await page.getByRole("button", { name: "Save" }).click();
       await page.getByRole("heading", { name: "Log in to Gatehouse" }).waitFor();
       assert.equal(pathOf(page), `/login?next=${encodeURIComponent("/o/default/settings/organization")}`);
-      const org = (await api("GET", "/v2/orgs/active/org")).json as { name: string };
+      const org = (await s.api("GET", "/v2/orgs/active/org")).json as { name: string };
       assert.notEqual(org.name, "Renamed after the end");
-      await logIn(page);
+      await fillLogin(page);
       await heading("Organization").waitFor();
       assert.equal(pathOf(page), "/o/default/settings/organization");
     });
@@ -156,7 +110,7 @@ test(
       "unsaved policy edits: another page asks first; stay keeps them, leave drops them",
       async () => {
         await freshLogin();
-        await page.goto(server.baseUrl + envPath("policy"));
+        await page.goto(s.server.baseUrl + envPath("policy"));
         const cell = page.getByRole("checkbox", { name: "viewer may read doc", exact: true });
         await cell.check();
         await page.getByRole("button", { name: "Save 1 change" }).waitFor();
@@ -182,11 +136,11 @@ test(
         await nav().getByRole("link", { name: "Users", exact: true }).click();
         await dialog.getByRole("button", { name: "Leave and discard" }).click();
         await heading("Users").waitFor();
-        const viewer = (await api("GET", `${S}/roles/viewer`)).json as { permissions: string[] };
+        const viewer = (await s.api("GET", `${S}/roles/viewer`)).json as { permissions: string[] };
         assert.deepEqual(viewer.permissions, []);
 
         // Without edits nothing asks.
-        await page.goto(server.baseUrl + envPath("policy"));
+        await page.goto(s.server.baseUrl + envPath("policy"));
         await cell.waitFor();
         await nav().getByRole("link", { name: "Users", exact: true }).click();
         await heading("Users").waitFor();
@@ -194,7 +148,7 @@ test(
     );
 
     await step(t, "an unsaved condition set: the back button asks too", async () => {
-      await page.goto(server.baseUrl + envPath("users"));
+      await page.goto(s.server.baseUrl + envPath("users"));
       await heading("Users").waitFor();
       await nav().getByRole("link", { name: "ABAC", exact: true }).click();
       await heading("ABAC").waitFor();
@@ -222,7 +176,7 @@ test(
         await page.getByText("Members' sessions in this dashboard are limited apart").waitFor();
         const limit = page.getByLabel("Rate limit per minute");
         const save = page.getByRole("button", { name: "Save" });
-        const patches = () => log.requests.filter((r) => r.method === "PATCH").length;
+        const patches = () => s.log.requests.filter((r) => r.method === "PATCH").length;
         const before = patches();
         for (const typed of ["10", "-5"]) {
           await limit.fill(typed);
@@ -235,7 +189,7 @@ test(
         }
         await checkPage(page, "guards-rate-limit-floor");
         assert.equal(patches(), before, "nothing was sent");
-        const org = (await api("GET", "/v2/orgs/active/org")).json as { settings: Record<string, unknown> };
+        const org = (await s.api("GET", "/v2/orgs/active/org")).json as { settings: Record<string, unknown> };
         assert.equal(org.settings["rate_limit_per_minute"], undefined);
 
         // What the form lets through and the server refuses shows the server's 422.
@@ -250,7 +204,9 @@ test(
         await limit.fill("120");
         await save.click();
         await page.getByText("Organization saved").waitFor();
-        const saved = (await api("GET", "/v2/orgs/active/org")).json as { settings: Record<string, unknown> };
+        const saved = (await s.api("GET", "/v2/orgs/active/org")).json as {
+          settings: Record<string, unknown>;
+        };
         assert.equal(saved.settings["rate_limit_per_minute"], 120);
       },
     );
@@ -289,10 +245,10 @@ test(
     });
 
     await step(t, "a real 429 on the login page says when to try again", async () => {
-      const other = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+      const other = await (await s.browser.newContext({ reducedMotion: "reduce" })).newPage();
       other.setDefaultTimeout(15_000);
-      log.watch(other);
-      await other.goto(`${server.baseUrl}/login`);
+      s.log.watch(other);
+      await other.goto(`${s.server.baseUrl}/login`);
       for (let attempt = 1; attempt <= 3; attempt++) {
         await other.getByRole("textbox", { name: "E-mail" }).fill("nobody@example.com");
         await other.locator('input[name="password"]').fill("not the password at all");
@@ -311,7 +267,7 @@ test(
     });
 
     await step(t, "every request was a route of docs/openapi.json", async () => {
-      log.assertPublicApiOnly(server.baseUrl);
+      s.log.assertPublicApiOnly(s.server.baseUrl);
     });
   },
 );

@@ -1,8 +1,7 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
-import { browserUnavailable, checkPage, SCREENSHOTS } from "../helpers/browser.ts";
-import { startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
+import { browserUnavailable, checkPage } from "../helpers/browser.ts";
+import { dependentSteps, startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
 
 // The Policy as code page: the exported file, an edit planned (exactly that change), replayed against the
 // decisions /allowed logged (the flips are those /allowed gives after the apply), applied (the role lost it).
@@ -59,18 +58,7 @@ after(async () => {
   await s?.close();
 });
 
-let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void>) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = true;
-      await s.page.screenshot({ path: path.join(SCREENSHOTS, "failure-policy-as-code.png"), fullPage: true });
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => s.page, "failure-policy-as-code.png");
 
 test(
   "policy as code: export, plan, replay, apply",

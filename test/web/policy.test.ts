@@ -1,74 +1,36 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import type { Page } from "playwright-core";
+import { browserUnavailable, checkPage } from "../helpers/browser.ts";
 import {
-  browserUnavailable,
-  checkPage,
-  ensureDashboardBuilt,
-  launchChromium,
-  RequestLog,
-  SCREENSHOTS,
-} from "../helpers/browser.ts";
+  dependentSteps,
+  logIn,
+  startDashboardSession,
+  type DashboardSession,
+} from "../helpers/web-session.ts";
 import { buildRebacAbacModel, choose } from "../helpers/web-policy.ts";
 
 // The policy pages (resources, tenant roles, the policy editor, ABAC) driven in Chromium: a ReBAC + ABAC model
 // built only through the dashboard, the condition builder's validation and nesting, and the policy matrix saving
 // 10 roles x 50 actions in one call, and keeping its edits with the API's error when a save is refused.
 const unavailable = browserUnavailable();
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-policy-"));
 const S = "/v2/schema/default/production";
-const envUrl = (segment: string) => `${server.baseUrl}/o/default/p/default/e/production/${segment}`;
+const envUrl = (segment: string) => `${s.server.baseUrl}/o/default/p/default/e/production/${segment}`;
 
-let server: ServerProcess;
-let browser: Browser;
+let s: DashboardSession;
 let page: Page;
-const log = new RequestLog();
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  server = await startServerProcess({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-    GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
-    GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
-    GATEHOUSE_OPA_PORT: "0",
-  });
-  browser = await launchChromium();
-  page = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
-  page.setDefaultTimeout(15_000);
-  log.watch(page);
+  s = await startDashboardSession("policy", { login: false });
+  page = s.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await s?.close();
 });
 
-let failed = false;
-function step(t: TestContext, name: string, fn: (st: TestContext) => Promise<void>) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async (st) => {
-    try {
-      await fn(st);
-    } catch (error) {
-      failed = true;
-      await page
-        .screenshot({ path: path.join(SCREENSHOTS, "policy-failure.png"), fullPage: true })
-        .catch(() => {});
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => page, "policy-failure.png");
 
 const heading = (name: string) => page.getByRole("heading", { name, exact: true });
 
@@ -80,11 +42,7 @@ test(
   },
   async (t) => {
     await step(t, "log in; the Policy group of the side bar leads to the four pages", async () => {
-      await page.goto(`${server.baseUrl}/login`);
-      await page.getByLabel("E-mail").fill(OWNER.email);
-      await page.locator('input[name="password"]').fill(OWNER.password);
-      await page.getByRole("button", { name: "Log in" }).click();
-      await heading("Projects").waitFor();
+      await logIn(page, s.server.baseUrl);
       await page.goto(envUrl("users"));
       const nav = page.getByRole("navigation", { name: "Pages" });
       for (const [link, title] of [
@@ -103,8 +61,8 @@ test(
       "build folder/file, parent, editors, a derivation, a tenant role, sets and a rule",
       async () => {
         await buildRebacAbacModel(page, {
-          baseUrl: server.baseUrl,
-          apiKey: adminKey,
+          baseUrl: s.server.baseUrl,
+          apiKey: s.adminKey,
           org: "default",
           proj: "default",
           env: "production",
@@ -137,8 +95,8 @@ test(
         await dialog.getByRole("alert").filter({ hasText: "action key 'bad action' is invalid" }).waitFor();
         await dialog.getByRole("button", { name: "Cancel", exact: true }).click();
         await dialog.waitFor({ state: "detached" });
-        const res = await fetch(`${server.baseUrl}${S}/resources/spaced`, {
-          headers: { authorization: `Bearer ${adminKey}` },
+        const res = await fetch(`${s.server.baseUrl}${S}/resources/spaced`, {
+          headers: { authorization: `Bearer ${s.adminKey}` },
         });
         assert.equal(res.status, 404, "nothing was created");
       },
@@ -152,7 +110,7 @@ test(
       await dialog.getByRole("button", { name: "Save", exact: true }).click();
       await dialog.waitFor({ state: "detached" });
       await page.getByRole("cell", { name: "the owning department" }).waitFor();
-      const file = (await api("GET", `${S}/resources/file`)).json;
+      const file = (await s.api("GET", `${S}/resources/file`)).json;
       assert.deepEqual(
         [file.attributes.department.type, file.attributes.department.description],
         ["string", "the owning department"],
@@ -169,7 +127,7 @@ test(
       await dialog.getByRole("button", { name: "Save", exact: true }).click();
       await dialog.waitFor({ state: "detached" });
       await page.getByRole("row").filter({ hasText: "auditor" }).filter({ hasText: "viewer" }).waitFor();
-      assert.deepEqual((await api("GET", `${S}/roles/auditor`)).json.extends, ["viewer"]);
+      assert.deepEqual((await s.api("GET", `${S}/roles/auditor`)).json.extends, ["viewer"]);
     });
 
     await step(
@@ -216,7 +174,7 @@ test(
         await checkPage(page, "policy-condition-builder");
         await save.click();
         await dialog.waitFor({ state: "detached" });
-        const stored = (await api("GET", `${S}/condition_sets/seniors`)).json;
+        const stored = (await s.api("GET", `${S}/condition_sets/seniors`)).json;
         assert.deepEqual(stored.conditions, {
           allOf: [
             { "user.department": { in: ["finance", "legal"] } },
@@ -247,12 +205,12 @@ test(
       t,
       "the policy matrix saves 10 roles x 50 actions in one click and a handful of requests",
       async (st) => {
-        await api("POST", `${S}/resources`, {
+        await s.api("POST", `${S}/resources`, {
           key: "doc",
           name: "Doc",
           actions: Object.fromEntries(ACTIONS.map((a) => [a, {}])),
         });
-        for (const key of ROLES) await api("POST", `${S}/roles`, { key, name: key });
+        for (const key of ROLES) await s.api("POST", `${S}/roles`, { key, name: key });
         await page.goto(envUrl("policy"));
         const doc = page.getByRole("region", { name: "Policy of doc" });
         await doc.getByRole("checkbox", { name: "r10 may a50 doc", exact: true }).waitFor();
@@ -269,13 +227,13 @@ test(
           true,
         );
         // Nothing is saved before Save.
-        assert.deepEqual((await api("GET", `${S}/roles/r1`)).json.permissions, []);
-        const before = log.requests.length;
+        assert.deepEqual((await s.api("GET", `${S}/roles/r1`)).json.permissions, []);
+        const before = s.log.requests.length;
         await page.getByRole("button", { name: "Save 500 changes" }).click();
         await page.getByText("Saved the permissions of 10 roles").waitFor();
         await page.getByRole("button", { name: "Save", exact: true }).waitFor();
         await page.waitForLoadState("networkidle");
-        const calls = log.requests.slice(before).filter((r) => new URL(r.url).pathname.startsWith("/v2/"));
+        const calls = s.log.requests.slice(before).filter((r) => new URL(r.url).pathname.startsWith("/v2/"));
         assert.ok(
           calls.length <= 5,
           `${calls.length} requests: ${calls.map((c) => `${c.method} ${c.url}`).join(", ")}`,
@@ -284,7 +242,7 @@ test(
         assert.equal(calls.filter((c) => c.method !== "GET").length, 1);
         assert.match(calls.find((c) => c.method === "POST")?.url ?? "", /\/bulk\/role_permissions$/);
         for (const role of ROLES) {
-          const read = (await api("GET", `${S}/roles/${role}`)).json as { permissions: string[] };
+          const read = (await s.api("GET", `${S}/roles/${role}`)).json as { permissions: string[] };
           assert.deepEqual([...read.permissions].sort(), ACTIONS.map((a) => `doc:${a}`).sort(), role);
         }
         await checkPage(page, "policy-matrix");
@@ -296,7 +254,7 @@ test(
       await doc.getByRole("checkbox", { name: "All doc actions for r1", exact: true }).uncheck();
       await doc.getByRole("checkbox", { name: "All doc actions for r10", exact: true }).uncheck();
       // Behind the view's back, r10 goes away: the save names it and is refused as a whole.
-      await api("DELETE", `${S}/roles/r10`);
+      await s.api("DELETE", `${S}/roles/r10`);
       await page.getByRole("button", { name: "Save 100 changes" }).click();
       const alert = page.getByRole("alert").filter({ hasText: "r10" });
       await alert.waitFor();
@@ -308,7 +266,7 @@ test(
         false,
       );
       await page.getByRole("button", { name: "Save 100 changes" }).waitFor();
-      const r1 = (await api("GET", `${S}/roles/r1`)).json as { permissions: string[] };
+      const r1 = (await s.api("GET", `${S}/roles/r1`)).json as { permissions: string[] };
       assert.equal(r1.permissions.length, 50);
       // Discarding returns to the server's state.
       await page.getByRole("button", { name: "Discard changes" }).click();
@@ -316,18 +274,18 @@ test(
     });
 
     await step(t, "a read member sees the policy pages without write controls", async () => {
-      const production = (await api("GET", "/v2/projects/default/envs/production")).json as {
+      const production = (await s.api("GET", "/v2/projects/default/envs/production")).json as {
         organization_id: string;
       };
       const invited = (
-        await api("POST", `/v2/orgs/${production.organization_id}/invites`, [
+        await s.api("POST", `/v2/orgs/${production.organization_id}/invites`, [
           { email: "reader@example.com", role: "read" },
         ])
       ).json as { success: { invite_code: string }[] };
-      const reader = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+      const reader = await (await s.browser.newContext({ reducedMotion: "reduce" })).newPage();
       reader.setDefaultTimeout(15_000);
-      log.watch(reader);
-      await reader.goto(`${server.baseUrl}/invite/${invited.success[0]!.invite_code}`);
+      s.log.watch(reader);
+      await reader.goto(`${s.server.baseUrl}/invite/${invited.success[0]!.invite_code}`);
       await reader.getByLabel("First name").fill("Rita");
       await reader.locator('input[name="password"]').fill("a reader reads all day long");
       await reader.getByRole("button", { name: "Accept the invite" }).click();
@@ -372,7 +330,7 @@ test(
     });
 
     await step(t, "every request was a route of docs/openapi.json", async () => {
-      log.assertPublicApiOnly(server.baseUrl);
+      s.log.assertPublicApiOnly(s.server.baseUrl);
     });
   },
 );

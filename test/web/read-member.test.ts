@@ -1,9 +1,8 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
 import type { Locator, Page, Response } from "playwright-core";
-import { browserUnavailable, checkPage, SCREENSHOTS } from "../helpers/browser.ts";
-import { startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
+import { browserUnavailable, checkPage } from "../helpers/browser.ts";
+import { dependentSteps, startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
 
 // Issue 38, flow 6: a read member sees every page with its data, and no control that could only be refused; the
 // owner (an admin) sees the same pages with those controls, so the test cannot pass by rendering nothing; no
@@ -293,20 +292,7 @@ after(async () => {
   await s?.close();
 });
 
-let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void>) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = true;
-      await reader
-        ?.screenshot({ path: path.join(SCREENSHOTS, "read-member-failure.png"), fullPage: true })
-        .catch(() => {});
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => reader, "read-member-failure.png");
 
 /**
  * The controls a person can use on the page as it is: visible buttons, and check boxes and switches not disabled,

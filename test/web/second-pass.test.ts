@@ -1,97 +1,49 @@
-import { after, before, test, type TestContext } from "node:test";
+import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
+import type { Page } from "playwright-core";
+import { assertAccessible, browserUnavailable, checkPage } from "../helpers/browser.ts";
+import { seedSecondPass, READER, type Seeded } from "../helpers/web-second-pass.ts";
 import {
-  assertAccessible,
-  browserUnavailable,
-  checkPage,
-  ensureDashboardBuilt,
-  launchChromium,
-  RequestLog,
-  SCREENSHOTS,
-} from "../helpers/browser.ts";
-import { seedSecondPass, OWNER, READER, type Seeded } from "../helpers/web-second-pass.ts";
+  dependentSteps,
+  logIn,
+  OWNER,
+  startDashboardSession,
+  type DashboardSession,
+} from "../helpers/web-session.ts";
 
 // Issue 38's second pass, items 5 and 6 and its finish: the activity as sentences, the raw log's defaults, keys
 // and invites, a read member's view, forms checked as typed, counts, paging and search in the URL, instance roles
 // in lists, 390 px, dark mode, tab titles, not-found places; axe in light and dark mode and at 390 px.
 const unavailable = browserUnavailable();
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-second-"));
 const F = "/v2/facts/default/production";
 const envPage = (segment: string) => `/o/default/p/default/e/production/${segment}`;
 
-let server: ServerProcess;
-let browser: Browser;
+let s: DashboardSession;
 let page: Page;
 let seeded: Seeded;
-const log = new RequestLog();
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
 // The sentences put each value in U+2068 … U+2069 (the plain-text <bdi>): compared without them.
 const ADMINS_ONLY = "You need admin access to the organization: only its admins see and manage it.";
 const plain = (text: string) => text.replace(/[\u2068\u2069]/g, "");
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  server = await startServerProcess({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-    GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
-    GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
-    GATEHOUSE_OPA_PORT: "0",
+  s = await startDashboardSession("second", {
+    context: { viewport: { width: 1280, height: 1000 }, colorScheme: "light" },
+    login: false,
   });
-  seeded = await seedSecondPass(server.baseUrl, adminKey);
-  browser = await launchChromium();
-  page = await (
-    await browser.newContext({
-      reducedMotion: "reduce",
-      viewport: { width: 1280, height: 1000 },
-      colorScheme: "light",
-    })
-  ).newPage();
-  page.setDefaultTimeout(15_000);
-  log.watch(page);
+  seeded = await seedSecondPass(s.server.baseUrl, s.adminKey);
+  page = s.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await s?.close();
 });
 
-let failed = false;
-function step(t: TestContext, name: string, fn: () => Promise<void> | void) {
-  return t.test(name, { skip: failed && "an earlier step failed" }, async () => {
-    try {
-      await fn();
-    } catch (error) {
-      failed = true;
-      await page
-        .screenshot({ path: path.join(SCREENSHOTS, "second-pass-failure.png"), fullPage: true })
-        .catch(() => {});
-      throw error;
-    }
-  });
-}
+const step = dependentSteps(() => page, "second-pass-failure.png");
 
 const heading = (name: string, p = page) => p.getByRole("heading", { name, exact: true });
 const nav = (p = page) => p.getByRole("navigation", { name: "Pages" });
 const query = (p = page) => new URL(p.url()).searchParams;
-
-async function logIn(p: Page, who: { email: string; password: string }): Promise<void> {
-  await p.goto(`${server.baseUrl}/login`);
-  await p.getByLabel("E-mail").fill(who.email);
-  await p.locator('input[name="password"]').fill(who.password);
-  await p.getByRole("button", { name: "Log in" }).click();
-  await heading("Projects", p).waitFor();
-}
 
 /** The rows of the page's (first) table as their cells' text. */
 async function rows(p = page, label?: string): Promise<string[][]> {
@@ -107,9 +59,9 @@ test(
   { skip: unavailable ?? false, timeout: 600_000 },
   async (t) => {
     await step(t, "log in; every page sets the tab's title", async () => {
-      await logIn(page, OWNER);
+      await logIn(page, s.server.baseUrl);
       assert.equal(await page.title(), "Projects · Gatehouse");
-      await page.goto(server.baseUrl + envPage("users"));
+      await page.goto(s.server.baseUrl + envPage("users"));
       await heading("Users").waitFor();
       for (const label of ["Tenants", "Instances", "Activity", "API log", "API keys", "Members"]) {
         await nav().getByRole("link", { name: label, exact: true }).click();
@@ -131,7 +83,7 @@ test(
       }
       // No read, no refused write.
       const viaApi = (
-        await api("GET", "/v2/history?method=POST&method=PUT&method=PATCH&method=DELETE&success=true")
+        await s.api("GET", "/v2/history?method=POST&method=PUT&method=PATCH&method=DELETE&success=true")
       ).json as { total_count: number };
       await page.getByText(viaApi.total_count === 1 ? "1 write" : `${viaApi.total_count} writes`).waitFor();
       await checkPage(page, "second-activity");
@@ -149,7 +101,7 @@ test(
       await page.waitForURL(/object=bob/);
       // bob's creation in both projects and its two assignments: in the path or in the body.
       const aboutBob = (
-        await api(
+        await s.api(
           "GET",
           `/v2/history?text=bob&success=true${["POST", "PUT", "PATCH", "DELETE"].map((m) => `&method=${m}`).join("")}`,
         )
@@ -208,7 +160,7 @@ test(
       // A key's use is written at most once a minute, off the request: poll the API, then the page.
       let key: { last_used_at?: string; created_by_key?: { name?: string } } | undefined;
       for (let i = 0; i < 40 && !key?.last_used_at; i++) {
-        const keys = (await api("GET", "/v2/api-key?per_page=100")).json as {
+        const keys = (await s.api("GET", "/v2/api-key?per_page=100")).json as {
           data: { id: string; last_used_at?: string; created_by_key?: { name?: string } }[];
         };
         key = keys.data.find((k) => k.id === seeded.ciKeyId);
@@ -235,8 +187,8 @@ test(
       const linkDialog = page.getByRole("dialog", { name: "Invite link for carol@example.com" });
       await linkDialog.getByText(/until [A-Z][a-z]{2} \d{1,2}, \d{4}/).waitFor();
       await linkDialog.getByRole("button", { name: "Close", exact: true }).click();
-      const org = (await api("GET", "/v2/orgs/active/org")).json as { id: string };
-      const invites = (await api("GET", `/v2/orgs/${org.id}/invites`)).json as {
+      const org = (await s.api("GET", "/v2/orgs/active/org")).json as { id: string };
+      const invites = (await s.api("GET", `/v2/orgs/${org.id}/invites`)).json as {
         email: string;
         role: string;
         expires_at: string;
@@ -249,22 +201,22 @@ test(
     });
 
     await step(t, "a read member sees no page or control that can only refuse", async () => {
-      const context = await browser.newContext({
+      const context = await s.browser.newContext({
         reducedMotion: "reduce",
         viewport: { width: 1280, height: 1000 },
       });
       const reader = await context.newPage();
-      log.watch(reader);
-      await logIn(reader, READER);
-      await reader.goto(server.baseUrl + envPage("users"));
+      s.log.watch(reader);
+      await logIn(reader, s.server.baseUrl, READER);
+      await reader.goto(s.server.baseUrl + envPage("users"));
       await heading("Users", reader).waitFor();
       await nav(reader).getByRole("link", { name: "Members", exact: true }).waitFor();
       assert.equal(await nav(reader).getByRole("link", { name: "API keys" }).count(), 0);
       assert.equal(await nav(reader).getByRole("link", { name: "Webhooks" }).count(), 0);
       assert.equal(await reader.getByRole("button", { name: "New user" }).count(), 0);
-      await reader.goto(`${server.baseUrl}/o/default/settings/api-keys`);
+      await reader.goto(`${s.server.baseUrl}/o/default/settings/api-keys`);
       await reader.getByText(ADMINS_ONLY).waitFor();
-      await reader.goto(`${server.baseUrl}/o/default/settings/webhooks`);
+      await reader.goto(`${s.server.baseUrl}/o/default/settings/webhooks`);
       await reader.getByText(ADMINS_ONLY).waitFor();
       await nav(reader).getByRole("link", { name: "Members", exact: true }).click();
       await heading("Members", reader).waitFor();
@@ -277,7 +229,7 @@ test(
       t,
       "forms: the key is proposed from the name and checked as typed; a 422 lands on its field",
       async () => {
-        await page.goto(server.baseUrl + envPage("tenants"));
+        await page.goto(s.server.baseUrl + envPage("tenants"));
         await page.getByRole("button", { name: "New tenant" }).click();
         const dialog = page.getByRole("dialog", { name: "New tenant" });
         await dialog.locator('input[name="name"]').fill("Initech Ltd.");
@@ -289,9 +241,9 @@ test(
         assert.equal(await key.getAttribute("aria-invalid"), "true");
         // Sent anyway: the API's own 422 lands on the key.
         await dialog.getByRole("button", { name: "Create" }).click();
-        const refused = await fetch(`${server.baseUrl}${F}/tenants`, {
+        const refused = await fetch(`${s.server.baseUrl}${F}/tenants`, {
           method: "POST",
-          headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+          headers: { authorization: `Bearer ${s.adminKey}`, "content-type": "application/json" },
           body: JSON.stringify({ key: "initech ltd", name: "Initech Ltd." }),
         });
         assert.equal(refused.status, 422);
@@ -304,7 +256,7 @@ test(
         await keyError.waitFor({ state: "detached" });
         await dialog.getByRole("button", { name: "Create" }).click();
         await dialog.waitFor({ state: "detached" });
-        const tenant = (await api("GET", `${F}/tenants/initech`)).json as { name: string };
+        const tenant = (await s.api("GET", `${F}/tenants/initech`)).json as { name: string };
         assert.equal(tenant.name, "Initech Ltd.");
       },
     );
@@ -313,13 +265,13 @@ test(
       t,
       "counts in words; an out-of-range page goes to the last; the search is always in the URL",
       async () => {
-        await page.goto(`${server.baseUrl}${envPage("users")}?page=999`);
+        await page.goto(`${s.server.baseUrl}${envPage("users")}?page=999`);
         await page.waitForURL(/page=51\b/);
         await page.getByText("1,003 users", { exact: true }).waitFor();
         await page.getByRole("button", { name: "Page 51" }).waitFor();
         assert.equal((await rows(page)).length, 3);
 
-        await page.goto(`${server.baseUrl}${envPage("users")}?page=5`);
+        await page.goto(`${s.server.baseUrl}${envPage("users")}?page=5`);
         await page.getByText("1,003 users", { exact: true }).waitFor();
         const search = page.getByLabel("Search users");
         await search.fill("user-000");
@@ -334,15 +286,15 @@ test(
     );
 
     await step(t, "users and a tenant's users show instance roles too", async () => {
-      await page.goto(`${server.baseUrl}${envPage("users")}?q=bob`);
+      await page.goto(`${s.server.baseUrl}${envPage("users")}?q=bob`);
       await page.getByText("1 user", { exact: true }).waitFor();
       const bob = await rows(page);
       assert.equal(bob[0]?.[3], "viewer @ acme, owner on doc:q3");
-      await page.goto(server.baseUrl + envPage("tenants"));
+      await page.goto(s.server.baseUrl + envPage("tenants"));
       await page.getByRole("button", { name: "Users of acme" }).click();
       const users = await rows(page, "Users of acme");
       assert.deepEqual(users, [["bob", "bob@example.com", "viewer, owner on doc:q3"]]);
-      const viaApi = (await api("GET", `${F}/users/bob`)).json as {
+      const viaApi = (await s.api("GET", `${F}/users/bob`)).json as {
         roles: { role: string; tenant: string }[];
       };
       assert.deepEqual(viaApi.roles, [{ role: "viewer", tenant: "acme" }]);
@@ -351,7 +303,7 @@ test(
 
     await step(t, "a deep link to an unknown project or environment shows a not-found page", async () => {
       for (const url of ["/o/default/p/nope/e/production/users", "/o/default/p/default/e/nope/users"]) {
-        await page.goto(server.baseUrl + url);
+        await page.goto(s.server.baseUrl + url);
         await page.getByRole("alert").filter({ hasText: "Not found (404)" }).waitFor();
         assert.equal(await page.getByRole("button", { name: "New user" }).count(), 0);
         assert.equal(await heading("Users").count(), 0);
@@ -363,7 +315,7 @@ test(
     const ENV_MAIN = ["users", "tenants", "instances", "overview"];
     const visitMain = async (p: Page, name: string) => {
       for (const path of [...MAIN.map((m) => `/o/default/${m}`), ...ENV_MAIN.map(envPage)]) {
-        await p.goto(server.baseUrl + path);
+        await p.goto(s.server.baseUrl + path);
         await p.getByRole("heading", { level: 1 }).waitFor();
         await p.getByRole("status").first().waitFor({ state: "detached" });
         await assertAccessible(p, `${path} (${name})`);
@@ -371,7 +323,7 @@ test(
     };
 
     await step(t, "dark mode: the toggle, every main page passes axe, the graph is dark", async () => {
-      await page.goto(server.baseUrl + envPage("instances"));
+      await page.goto(s.server.baseUrl + envPage("instances"));
       await page.getByRole("button", { name: "Switch to dark mode" }).click();
       assert.equal(await page.locator("html").getAttribute("data-mantine-color-scheme"), "dark");
       await page.getByRole("button", { name: "Open doc:q3" }).click();
@@ -406,7 +358,7 @@ test(
       "at 390 px: the switchers are in the menu, wide tables scroll in their box, axe passes",
       async () => {
         await page.setViewportSize({ width: 390, height: 844 });
-        await page.goto(server.baseUrl + envPage("users"));
+        await page.goto(s.server.baseUrl + envPage("users"));
         await heading("Users").waitFor();
         // Not in the top bar: in the menu.
         assert.equal(await page.getByRole("banner").getByLabel("Project", { exact: true }).count(), 0);
@@ -422,7 +374,7 @@ test(
         await page.waitForFunction(
           () => (document.querySelector('nav[aria-label="Pages"]')?.getBoundingClientRect().right ?? 1) <= 0,
         );
-        await page.goto(server.baseUrl + envPage("users"));
+        await page.goto(s.server.baseUrl + envPage("users"));
         await heading("Users").waitFor();
         await page.locator(".table-scroll table").first().waitFor();
         const widths = await page.evaluate(() => ({
@@ -443,15 +395,15 @@ test(
       t,
       "the activity's first load stays under the 400 KB budget of compressed JavaScript",
       async () => {
-        const fresh = await browser.newContext({ storageState: await page.context().storageState() });
+        const fresh = await s.browser.newContext({ storageState: await page.context().storageState() });
         const visit = await fresh.newPage();
-        log.watch(visit);
+        s.log.watch(visit);
         const sizes: Promise<number>[] = [];
         visit.on("requestfinished", (request) => {
           if (request.resourceType() === "script")
             sizes.push(request.sizes().then((s) => s.responseBodySize));
         });
-        await visit.goto(`${server.baseUrl}/o/default/activity`);
+        await visit.goto(`${s.server.baseUrl}/o/default/activity`);
         await heading("Activity", visit).waitFor();
         await visit.waitForLoadState("networkidle");
         const total = (await Promise.all(sizes)).reduce((a, b) => a + b, 0);
@@ -461,7 +413,7 @@ test(
     );
 
     await step(t, "every request the pages made is a route of docs/openapi.json or a dashboard file", () => {
-      log.assertPublicApiOnly(server.baseUrl);
+      s.log.assertPublicApiOnly(s.server.baseUrl);
     });
   },
 );

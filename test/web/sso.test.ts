@@ -1,62 +1,36 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
-import type { Browser, Page } from "playwright-core";
-import { freePort, httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import {
-  assertAccessible,
-  browserUnavailable,
-  ensureDashboardBuilt,
-  launchChromium,
-  SCREENSHOTS,
-} from "../helpers/browser.ts";
+import type { Page } from "playwright-core";
+import { freePort } from "../helpers/process.ts";
+import { assertAccessible, browserUnavailable, SCREENSHOTS } from "../helpers/browser.ts";
 import { CLIENT, startOidcProvider, type RunningProvider } from "../helpers/oidc.ts";
+import { fillLogin, startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
 import { totpOf } from "../../src/domain/two-factor-records.ts";
 
 // Signing in through a real OpenID provider (the certified oidc-provider, with its own login page) and a second
 // factor for password logins, in Chromium against a started server.
 
 const unavailable = browserUnavailable();
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
 
-let server: ServerProcess;
+let s: DashboardSession;
 let provider: RunningProvider;
-let browser: Browser;
-const api = (method: string, url: string, body?: unknown) =>
-  httpOk(server.baseUrl, adminKey, method, url, body);
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   provider = await startOidcProvider(`${publicUrl}/v2/auth/sso/callback`);
-  server = await startServerProcess(
-    {
-      GATEHOUSE_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-sso-")),
-      GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-      GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
-      GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
-      GATEHOUSE_PUBLIC_URL: publicUrl,
-    },
-    [],
-    { port },
-  );
-  browser = await launchChromium();
+  s = await startDashboardSession("sso", { port, env: { GATEHOUSE_PUBLIC_URL: publicUrl }, login: false });
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
+  await s?.close();
   await provider?.close();
 });
 
 async function newPage(): Promise<Page> {
-  const page = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
+  const page = await (await s.browser.newContext({ reducedMotion: "reduce" })).newPage();
   page.setDefaultTimeout(15_000);
   return page;
 }
@@ -84,7 +58,7 @@ async function signInAtProvider(page: Page, login: string) {
 
 const members = async () =>
   (
-    (await api("GET", "/v2/members?per_page=100")).json as {
+    (await s.api("GET", "/v2/members?per_page=100")).json as {
       email: string;
       grants: { access_level: string }[];
     }[]
@@ -94,7 +68,7 @@ test(
   "single sign-on through a real OpenID provider: provisioned just in time, lands in the dashboard; replays and other domains are refused",
   { skip: unavailable ?? false, timeout: 180_000 },
   async () => {
-    await api("PUT", "/v2/orgs/default/login-settings", {
+    await s.api("PUT", "/v2/orgs/default/login-settings", {
       require_two_factor: false,
       sso: {
         provider_name: "Example ID",
@@ -110,15 +84,15 @@ test(
     await onFailure(page, "sso", async () => {
       const callbacks: string[] = [];
       page.on("request", (r) => {
-        if (r.url().startsWith(`${server.baseUrl}/v2/auth/sso/callback`)) callbacks.push(r.url());
+        if (r.url().startsWith(`${s.server.baseUrl}/v2/auth/sso/callback`)) callbacks.push(r.url());
       });
-      await page.goto(`${server.baseUrl}/login`);
+      await page.goto(`${s.server.baseUrl}/login`);
       await signInAtProvider(page, "alice@example.com");
-      await page.waitForURL(`${server.baseUrl}/o/default/projects`);
+      await page.waitForURL(`${s.server.baseUrl}/o/default/projects`);
       await page.getByRole("heading", { name: "Projects", exact: true }).waitFor();
       await page.getByText("alice@example.com").first().waitFor();
       const alice = (
-        (await api("GET", "/v2/members/alice@example.com")).json as {
+        (await s.api("GET", "/v2/members/alice@example.com")).json as {
           grants: { object_type: string; access_level: string }[];
         }
       ).grants;
@@ -141,7 +115,7 @@ test(
 
       // An e-mail of a domain the organization does not allow: refused, nobody created.
       const other = await newPage();
-      await other.goto(`${server.baseUrl}/login`);
+      await other.goto(`${s.server.baseUrl}/login`);
       await signInAtProvider(other, "mallory@evil.test");
       await other.waitForURL(/\/login\?sso_error=/);
       await other
@@ -158,10 +132,8 @@ test(
   async () => {
     const page = await newPage();
     const logIn = async () => {
-      await page.goto(`${server.baseUrl}/login`);
-      await page.getByLabel("E-mail").fill(OWNER.email);
-      await page.locator('input[name="password"]').fill(OWNER.password);
-      await page.getByRole("button", { name: "Log in" }).click();
+      await page.goto(`${s.server.baseUrl}/login`);
+      await fillLogin(page);
     };
     const logOut = async () => {
       await page.getByRole("button", { name: "Log out" }).click();
@@ -169,7 +141,7 @@ test(
     };
     await onFailure(page, "totp", async () => {
       await logIn();
-      await page.waitForURL(`${server.baseUrl}/o/default/projects`);
+      await page.waitForURL(`${s.server.baseUrl}/o/default/projects`);
       await page.getByRole("link", { name: "Your profile" }).click();
       await page.getByRole("heading", { name: "Your profile" }).waitFor();
       await page.getByRole("button", { name: "Set up an authenticator app" }).click();
@@ -190,7 +162,7 @@ test(
       await page.getByLabel("Require two-step verification for password logins").check();
       await page.getByRole("button", { name: "Save" }).click();
       await page.getByText("Login settings saved").waitFor();
-      const saved = (await api("GET", "/v2/orgs/default/login-settings")).json as {
+      const saved = (await s.api("GET", "/v2/orgs/default/login-settings")).json as {
         require_two_factor: boolean;
         sso: { issuer: string };
       };
@@ -203,7 +175,7 @@ test(
       await page.getByRole("heading", { name: "Two-step verification" }).waitFor();
       await page.getByLabel("Authentication code").fill(code(1));
       await page.getByRole("button", { name: "Verify" }).click();
-      await page.waitForURL(`${server.baseUrl}/o/default/projects`);
+      await page.waitForURL(`${s.server.baseUrl}/o/default/projects`);
       await logOut();
 
       // A recovery code, once.
@@ -213,7 +185,7 @@ test(
         await page.getByLabel("Recovery code").fill(codes[0]!);
         await page.getByRole("button", { name: "Verify" }).click();
         if (attempt === 1) {
-          await page.waitForURL(`${server.baseUrl}/o/default/projects`);
+          await page.waitForURL(`${s.server.baseUrl}/o/default/projects`);
           await logOut();
         } else {
           await page.getByText("the code is wrong or already used").waitFor();

@@ -1,41 +1,26 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import type { Browser, Page } from "playwright-core";
-import { httpOk, startServerProcess, type ServerProcess } from "../helpers/process.ts";
-import {
-  browserUnavailable,
-  checkPage,
-  ensureDashboardBuilt,
-  launchChromium,
-  RequestLog,
-} from "../helpers/browser.ts";
+import type { Page } from "playwright-core";
+import { httpOk, startServerProcess } from "../helpers/process.ts";
+import { browserUnavailable, checkPage } from "../helpers/browser.ts";
+import { logIn, startDashboardSession, type DashboardSession } from "../helpers/web-session.ts";
 
 // The users page of an environment with 100,000 users: its first page and a search each ask the server for one
 // page of 20, whatever the environment holds.
 const unavailable = browserUnavailable();
 const USERS = 100_000;
-const OWNER = { email: "owner@example.com", password: "correct horse battery staple" };
-const adminKey = `web-test-${randomBytes(16).toString("hex")}`;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-web-100k-"));
-const env = {
-  GATEHOUSE_DATA_DIR: dataDir,
-  GATEHOUSE_BOOTSTRAP_API_KEY: adminKey,
-  GATEHOUSE_BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
-  GATEHOUSE_BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
-};
 
-let server: ServerProcess;
-let browser: Browser;
+let s: DashboardSession;
 let page: Page;
-const log = new RequestLog();
 
 /** Writes the users straight into the SQLite file, in one transaction, while no server runs. */
-function seedUsers(scope: { organizationId: string; projectId: string; environmentId: string }) {
+function seedUsers(
+  dataDir: string,
+  scope: { organizationId: string; projectId: string; environmentId: string },
+) {
   const db = new Database(path.join(dataDir, "gatehouse.db"));
   const insert = db.prepare(
     `INSERT INTO users (id, organization_id, project_id, environment_id, created_at, updated_at, key, email,
@@ -66,34 +51,33 @@ function seedUsers(scope: { organizationId: string; projectId: string; environme
 
 before(async () => {
   if (unavailable) return;
-  ensureDashboardBuilt();
-  // The first start creates the organization, its default project and environments, and the owner.
-  const first = await startServerProcess(env);
-  const production = (await httpOk(first.baseUrl, adminKey, "GET", "/v2/projects/default/envs/production"))
-    .json as { id: string; project_id: string; organization_id: string };
-  await first.stop();
-  seedUsers({
-    organizationId: production.organization_id,
-    projectId: production.project_id,
-    environmentId: production.id,
+  s = await startDashboardSession("100k", {
+    login: false,
+    async prepare({ dataDir, adminKey, env }) {
+      // The first start creates the organization, its default project and environments, and the owner.
+      const first = await startServerProcess(env);
+      const production = (
+        await httpOk(first.baseUrl, adminKey, "GET", "/v2/projects/default/envs/production")
+      ).json as { id: string; project_id: string; organization_id: string };
+      await first.stop();
+      seedUsers(dataDir, {
+        organizationId: production.organization_id,
+        projectId: production.project_id,
+        environmentId: production.id,
+      });
+    },
   });
-  server = await startServerProcess(env);
-  browser = await launchChromium();
-  page = await (await browser.newContext({ reducedMotion: "reduce" })).newPage();
-  page.setDefaultTimeout(15_000);
-  log.watch(page);
+  page = s.page;
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await s?.close();
 });
 
 /** The users requests made since `from`, and the number of users each answer carried. */
 async function usersCalls(from: number, answers: Map<string, number>) {
   await page.waitForLoadState("networkidle");
-  return log.requests
+  return s.log.requests
     .slice(from)
     .filter((r) => new URL(r.url).pathname === "/v2/facts/default/production/users")
     .map((r) => ({ params: new URL(r.url).searchParams, size: answers.get(r.url) }));
@@ -111,14 +95,10 @@ test(
         .then((body: { data: unknown[] }) => answers.set(response.url(), body.data.length))
         .catch(() => {});
     });
-    await page.goto(`${server.baseUrl}/login`);
-    await page.getByLabel("E-mail").fill(OWNER.email);
-    await page.locator('input[name="password"]').fill(OWNER.password);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.getByRole("heading", { name: "Projects", exact: true }).waitFor();
+    await logIn(page, s.server.baseUrl);
 
-    const before = log.requests.length;
-    await page.goto(`${server.baseUrl}/o/default/p/default/e/production/users`);
+    const before = s.log.requests.length;
+    await page.goto(`${s.server.baseUrl}/o/default/p/default/e/production/users`);
     await page.getByText(`${USERS.toLocaleString("en-US")} users`).waitFor();
     await page.getByRole("cell", { name: "user-000000", exact: true }).waitFor();
     assert.equal(await page.locator("tbody tr").count(), 20);
@@ -129,7 +109,7 @@ test(
     assert.equal(first[0]!.size, 20);
     await checkPage(page, "users-100k");
 
-    const beforeSearch = log.requests.length;
+    const beforeSearch = s.log.requests.length;
     await page.getByLabel("Search users").fill("user-054321");
     await page.getByRole("cell", { name: "user-054321@example.com" }).waitFor();
     await page.getByText("1 user", { exact: true }).waitFor();
@@ -143,10 +123,10 @@ test(
     assert.equal(searches.at(-1)!.params.get("search"), "user-054321");
     await checkPage(page, "users-100k-search");
 
-    const total = (
-      await httpOk(server.baseUrl, adminKey, "GET", "/v2/facts/default/production/users?per_page=1")
-    ).json as { total_count: number };
+    const total = (await s.api("GET", "/v2/facts/default/production/users?per_page=1")).json as {
+      total_count: number;
+    };
     assert.equal(total.total_count, USERS);
-    log.assertPublicApiOnly(server.baseUrl);
+    s.log.assertPublicApiOnly(s.server.baseUrl);
   },
 );
