@@ -11,7 +11,7 @@ import { meanInterval, withInterval, type Interval } from "../lib/stats.ts";
 import { combine, runWrk, type WrkPlan, type WrkResult } from "../lib/wrk.ts";
 
 /** Blocks of the A/B; each block is one slice with the webhook on and one with it off. */
-const BLOCKS = 4;
+const BLOCKS = 8;
 
 interface DialectResult {
   dialect: string;

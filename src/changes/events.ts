@@ -77,7 +77,7 @@ export function wants(patterns: readonly string[], type: string): boolean {
   );
 }
 
-/** The subscriptions' lookup, built once per shape (QueryShapes): every write to an environment runs it. */
+/** The subscriptions' lookup and the deliveries' insert, built once per shape (QueryShapes). */
 const shapes = new QueryShapes();
 
 /** The enabled subscriptions of a scope: the organization's own, and the environment's when it names one. */
@@ -121,9 +121,16 @@ export function addressed<E extends { type: string }, T extends EventTarget>(
   return out;
 }
 
-/** Writes drafts as pending deliveries, due at once. */
-export async function insertDeliveries(trx: Db, drafts: readonly DeliveryDraft[], at: string): Promise<void> {
-  if (drafts.length === 0) return;
+/**
+ * Writes drafts as pending deliveries, due at once; with `lease`, already leased to a sender, which sends them
+ * without claiming them (src/modules/webhooks/webhooks.outbox.ts). Answers the rows written.
+ */
+export async function insertDeliveries(
+  trx: Db,
+  drafts: readonly DeliveryDraft[],
+  at: string,
+  lease?: { owner: string; expiresAt: string },
+) {
   const rows = drafts.map((d) => ({
     id: newId(),
     ...d,
@@ -131,8 +138,13 @@ export async function insertDeliveries(trx: Db, drafts: readonly DeliveryDraft[]
     attempts: 0,
     next_attempt_at: at,
     created_at: at,
+    lease_owner: lease?.owner ?? null,
+    lease_expires_at: lease?.expiresAt ?? null,
   }));
-  await shapes.insert(trx, "deliveries", rows, (some) => trx.insertInto("webhook_deliveries").values(some));
+  if (rows.length > 0) {
+    await shapes.insert(trx, "deliveries", rows, (some) => trx.insertInto("webhook_deliveries").values(some));
+  }
+  return rows;
 }
 
 /**
@@ -159,92 +171,6 @@ export async function enqueueEvents(
   }));
   await insertDeliveries(trx, drafts, at);
 }
-
-/** Changes per event at most, so that a bulk write's deliveries stay modest bodies (as the feed's batches do). */
-const CHANGES_PER_EVENT = 1000;
-
-/**
- * An event's body cut where its revision goes, for a write that has not taken its revision yet:
- * `parts.join(String(revision))` is the body. PostgreSQL joins them in the statement that takes the revision.
- */
-export interface EventBody {
-  type: string;
-  parts: string[];
-}
-
-/**
- * The events of one revision of an environment's feed: one per category and object type with its changes (more
- * when a bulk write changed more than CHANGES_PER_EVENT of one type). Each body is what enqueueEvents would write
- * for `{type, data: {revision, changes}}` at `at`, built around the revision (which appears once in `data` and
- * once in each change): `{"type","timestamp","data":{<scope>,"revision","changes":[{"revision",...}]}}`.
- */
-export function feedEventBodies(scope: EventScope, at: string, records: readonly FeedRecord[]): EventBody[] {
-  const byType = new Map<string, PublicChange[]>();
-  for (const change of publicChanges(0, at, records)) {
-    const type = `${change.category}.${change.object_type}`;
-    const list = byType.get(type);
-    if (list) list.push(change);
-    else byType.set(type, [change]);
-  }
-  const { organization_id, project_id, environment_id } = scope;
-  const scopeJson = JSON.stringify({ organization_id, project_id, environment_id }).slice(0, -1);
-  const bodies: EventBody[] = [];
-  for (const [type, changes] of byType) {
-    for (let start = 0; start < changes.length; start += CHANGES_PER_EVENT) {
-      const parts = [
-        `{"type":${JSON.stringify(type)},"timestamp":${JSON.stringify(at)},"data":${scopeJson},"revision":`,
-      ];
-      let next = ',"changes":[{"revision":';
-      for (const { revision: _, ...rest } of changes.slice(start, start + CHANGES_PER_EVENT)) {
-        parts.push(next);
-        next = `,${JSON.stringify(rest).slice(1)},{"revision":`;
-      }
-      parts.push(`${next.slice(0, -',{"revision":'.length)}]}}`);
-      bodies.push({ type, parts });
-    }
-  }
-  return bodies;
-}
-
-/** A subscription as the feed's statement reads it (PostgreSQL): its `events` also as stored, to compare. */
-export interface StoredTarget extends EventTarget {
-  stored: string;
-}
-
-/** What an environment's last write found: its scope and the subscriptions that see it. */
-export interface KnownTargets {
-  scope: EventScope;
-  targets: StoredTarget[];
-}
-
-/**
- * What each environment's last write in this process found: the next write's guess, whose deliveries go in the
- * statement that takes the revision (feed.ts). A guess is never trusted: that statement writes a guessed delivery
- * only for a subscription that is still enabled with the same events, and reads the subscriptions again.
- */
-const known = new Map<string, KnownTargets>();
-/** Environments remembered at most; past it the oldest is forgotten (its next write just guesses nothing). */
-const REMEMBERED = 10_000;
-
-export const knownTargets = (environmentId: string): KnownTargets | undefined => known.get(environmentId);
-
-export function rememberTargets(environmentId: string, found: KnownTargets): void {
-  known.delete(environmentId);
-  known.set(environmentId, found);
-  if (known.size > REMEMBERED) known.delete(known.keys().next().value as string);
-}
-
-/** The deliveries of one revision's event bodies to the targets that want them. */
-export const feedDeliveries = (
-  bodies: readonly EventBody[],
-  targets: readonly EventTarget[],
-  revision: number,
-) =>
-  addressed(bodies, targets).map(({ event, target }) => ({
-    subscription_id: target.id,
-    event_type: event.type,
-    payload: event.parts.join(String(revision)),
-  }));
 
 /** An organization's own scope: its subscriptions see the event, no environment's does. */
 export const organizationScope = (organizationId: string): EventScope => ({

@@ -4,16 +4,6 @@ import { QueryShapes, SHAPED_ROWS } from "../db/query-shapes.ts";
 import { AppError } from "../lib/errors.ts";
 import { now } from "../lib/time.ts";
 import { recordRevision } from "./context.ts";
-import { newId } from "../lib/ids.ts";
-import {
-  addressed,
-  eventTargets,
-  feedDeliveries,
-  feedEventBodies,
-  insertDeliveries,
-  knownTargets,
-  rememberTargets,
-} from "./events.ts";
 
 /** Where an entry stands in its environment's feed. */
 interface FeedPosition {
@@ -71,9 +61,8 @@ export const TASK_CREATED_PAYLOAD = "task";
  * Appends the records of one write as the environment's next revision. Call it inside the write's transaction:
  * the row lock on the environment orders concurrent writers, and the feed commits or rolls back with the change.
  * On PostgreSQL the same statement queues a notification `<environment id>:<revision>` on `CHANGES_CHANNEL_SQL`,
- * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once. The webhook
- * subscriptions that see the environment get their deliveries in this transaction too (src/changes/events.ts), on
- * PostgreSQL in that same statement (appendOnPostgres).
+ * which PostgreSQL delivers at commit (never for a rollback), so other instances' PDPs wake at once. The feed is
+ * also the webhooks' outbox: their sender reads it after the commit (src/modules/webhooks/webhooks.outbox.ts).
  */
 export async function appendChanges(
   trx: Db,
@@ -111,29 +100,17 @@ export async function appendRevisions(
   let written = 0;
   if (isPostgres(trx)) {
     written = Math.min(rows.length, INSERT_ROWS);
-    last = await appendOnPostgres(trx, environmentId, writes, rows.slice(0, written), createdAt);
+    last = await appendOnPostgres(trx, environmentId, count, rows.slice(0, written), createdAt);
   } else {
     const [row] = await shapes.rows(trx, "revision", [count, environmentId], ([n, id]) =>
       trx
         .updateTable("environments")
         .set((eb) => ({ revision: eb("revision", "+", n as unknown as number) }))
         .where("id", "=", id as string)
-        .returning(["revision", "organization_id", "project_id"]),
+        .returning("revision"),
     );
     if (!row) throw new Error(`environment ${environmentId} is gone`);
     last = Number(row.revision);
-    const scope = {
-      organization_id: row.organization_id,
-      project_id: row.project_id,
-      environment_id: environmentId,
-    };
-    const targets = await eventTargets(trx, scope);
-    if (targets.length > 0) {
-      const deliveries = writes.flatMap((records, i) =>
-        feedDeliveries(feedEventBodies(scope, createdAt, records), targets, last - count + 1 + i),
-      );
-      await insertDeliveries(trx, deliveries, createdAt);
-    }
   }
   const first = last - count + 1;
   for (let start = written; start < rows.length; start += INSERT_ROWS) {
@@ -146,90 +123,42 @@ export async function appendRevisions(
 }
 
 /**
- * PostgreSQL's part of appendRevisions: one statement takes the revisions, stores the first rows, queues the
- * notification, writes the webhook deliveries and reads the subscriptions; it returns the last revision taken.
- * The environment's row stays locked (ordering its writers) from here to the commit, so nothing else may go to
- * the database in between: the deliveries are built before, for the subscriptions this environment's last write
- * found (knownTargets), and take their revision in SQL. The statement keeps only those whose subscription is still
- * enabled with the same events; a subscription it finds and the guess missed (new, changed, or the first write
- * here) gets its deliveries in one more statement, so every write sees the subscriptions as of its own statement.
+ * PostgreSQL's part of appendRevisions: one statement takes the revisions, stores the first rows and queues the
+ * notification; it returns the last revision taken.
  */
 async function appendOnPostgres(
   trx: Db,
   environmentId: string,
-  writes: readonly (readonly FeedRecord[])[],
+  count: number,
   rows: readonly { write: number; seq: number; kind: string; op: string; data: string }[],
   createdAt: string,
 ): Promise<number> {
-  const count = writes.length;
-  const guess = knownTargets(environmentId);
-  const guessed =
-    guess && guess.targets.length > 0
-      ? writes.flatMap((records, i) =>
-          addressed(feedEventBodies(guess.scope, createdAt, records), guess.targets).map((d) => ({
-            ...d,
-            write: i + 1,
-          })),
-        )
-      : [];
-  const folded = guess && guessed.length <= FOLDED_DELIVERIES ? guess : undefined;
-  const deliveries = folded ? guessed : [];
-  // The statement's values in the order appendStatement takes them (its SQL depends only on the counts).
+  // The statement's values in the order appendStatement takes them (its SQL depends only on the count of rows).
   const values: unknown[] = [count, environmentId];
   if (rows.length > 0) {
     values.push(environmentId, count, createdAt);
     for (const row of rows) values.push(row.write, row.seq, row.kind, row.op, row.data);
   }
-  if (folded && deliveries.length > 0) {
-    values.push(count, createdAt, createdAt);
-    for (const { event, target, write } of deliveries)
-      values.push(newId(), target.id, target.stored, event.type, event.parts, write);
-    values.push(folded.scope.organization_id, folded.scope.project_id);
-  }
-  const statement = (taking: readonly unknown[]) =>
-    appendStatement(taking, rows.length, deliveries.length).compile(trx);
+  const statement = (taking: readonly unknown[]) => appendStatement(taking, rows.length).compile(trx);
   const [row] =
-    rows.length <= SHAPED_ROWS && deliveries.length <= SHAPED_ROWS
-      ? await shapes.rows(trx, `append/${rows.length}/${deliveries.length}`, values, statement)
+    rows.length <= SHAPED_ROWS
+      ? await shapes.rows(trx, `append/${rows.length}`, values, statement)
       : (await trx.executeQuery(statement(values))).rows;
   if (!row) throw new Error(`environment ${environmentId} is gone`);
-  const last = Number(row.revision);
-  const scope = {
-    organization_id: row.organization_id,
-    project_id: row.project_id,
-    environment_id: environmentId,
-  };
-  const targets = (JSON.parse(row.targets) as [string, string][]).map(([id, stored]) => ({
-    id,
-    stored,
-    events: JSON.parse(stored) as string[],
-  }));
-  rememberTargets(environmentId, { scope, targets });
-  const sameScope =
-    folded?.scope.organization_id === scope.organization_id && folded.scope.project_id === scope.project_id;
-  const covered = new Set(sameScope ? folded.targets.map((t) => `${t.id} ${t.stored}`) : []);
-  const missed = targets.filter((t) => !covered.has(`${t.id} ${t.stored}`));
-  if (missed.length > 0) {
-    const deliveries = writes.flatMap((records, i) =>
-      feedDeliveries(feedEventBodies(scope, createdAt, records), missed, last - count + 1 + i),
-    );
-    await insertDeliveries(trx, deliveries, createdAt);
-  }
-  return last;
+  return Number(row.revision);
 }
 
 /**
- * appendOnPostgres's statement for `rowCount` change rows and `deliveryCount` folded deliveries, taking its values
- * in order from `values` (the calls' own, or QueryShapes' markers).
+ * appendOnPostgres's statement for `rowCount` change rows, taking its values in order from `values` (the calls'
+ * own, or QueryShapes' markers).
  */
-function appendStatement(values: readonly unknown[], rowCount: number, deliveryCount: number) {
+function appendStatement(values: readonly unknown[], rowCount: number) {
   let next = 0;
   const v = () => values[next++];
   // Template values are evaluated left to right: `v()` takes them in the order they appear in the SQL.
-  return sql<{ revision: number; organization_id: string; project_id: string; targets: string }>`with r as (
+  return sql<{ revision: number }>`with r as (
       update environments set revision = revision + ${v()}::integer where id = ${v()}
-      returning id, revision, organization_id, project_id,
-        pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
+      returning id, revision, pg_notify(${sql.raw(CHANGES_CHANNEL_SQL)}, id || ':' || revision)
     )${
       rowCount > 0
         ? sql`, c as (
@@ -243,41 +172,12 @@ function appendStatement(values: readonly unknown[], rowCount: number, deliveryC
       )}) as v (write, seq, kind, op, data)
     )`
         : sql``
-    }${
-      deliveryCount > 0
-        ? sql`, d as (
-      insert into webhook_deliveries
-        (id, subscription_id, event_type, payload, status, attempts, next_attempt_at, created_at)
-      select v.id, v.subscription_id, v.event_type,
-        array_to_string(v.parts, (r.revision - ${v()}::integer + v.write)::text), 'pending', 0,
-        ${v()}, ${v()}
-      from r
-      cross join (values ${sql.join(
-        Array.from(
-          { length: deliveryCount },
-          () => sql`(${v()}, ${v()}, ${v()}, ${v()}, ${v()}::text[], ${v()}::integer)`,
-        ),
-      )}) as v (id, subscription_id, events, event_type, parts, write)
-      join webhook_subscriptions s on s.id = v.subscription_id and s.events = v.events and s.enabled = 1
-        and s.organization_id = r.organization_id and (s.environment_id is null or s.environment_id = r.id)
-      where r.organization_id = ${v()} and r.project_id = ${v()}
-    )`
-        : sql``
     }
-    select revision, organization_id, project_id, (${sql.raw(TARGETS_SQL)}) as targets from r`;
+    select revision from r`;
 }
-
-/** The enabled webhook subscriptions that see the environment `r` (eventTargets as one subquery), as JSON text. */
-const TARGETS_SQL = `select coalesce(json_agg(json_build_array(s.id, s.events)), '[]')::text
-  from webhook_subscriptions s
-  where s.organization_id = r.organization_id and s.enabled = 1
-    and (s.environment_id is null or s.environment_id = r.id)`;
 
 /** The feed's statements, built once per shape (QueryShapes): every write runs them. */
 const shapes = new QueryShapes();
-
-/** Deliveries written in the statement that takes the revision at most; a bigger write's follow in their own. */
-const FOLDED_DELIVERIES = 100;
 
 /** Rows of the changes table per insert statement. */
 const INSERT_ROWS = 500;

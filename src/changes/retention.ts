@@ -60,10 +60,27 @@ async function purgeAll(db: Kysely<Database>, before: string, minRevisions: numb
   let deleted = 0;
   for (const env of environments) {
     const keptAfter = Number(env.changes_kept_after);
-    const upTo = await oldRevisions(db, env.id, keptAfter, Number(env.revision) - minRevisions, before);
+    const old = await lastRevisionBefore(db, env.id, keptAfter, Number(env.revision) - minRevisions, before);
+    const upTo = Math.min(old, await unreadAfter(db, env.id));
     if (upTo > keptAfter) deleted += await purgeUpTo(db, env.id, upTo, batch);
   }
   return deleted;
+}
+
+/**
+ * The revision after which the environment's enabled webhook subscriptions still have changes to read
+ * (src/modules/webhooks/webhooks.outbox.ts): the purge keeps them. Infinity when none is behind.
+ */
+async function unreadAfter(db: Db, environmentId: string): Promise<number> {
+  const row = await db
+    .selectFrom("webhook_cursors as c")
+    .innerJoin("webhook_subscriptions as s", "s.id", "c.subscription_id")
+    .select((eb) => eb.fn.min("c.revision").as("revision"))
+    .where("c.environment_id", "=", environmentId)
+    .where("s.enabled", "=", 1)
+    .executeTakeFirst();
+  // A cursor inside a revision (seq below WHOLE_REVISION) still needs that revision's rest: min - 1 keeps it.
+  return row?.revision === null || row?.revision === undefined ? Infinity : Number(row.revision) - 1;
 }
 
 /**
@@ -71,7 +88,13 @@ async function purgeAll(db: Kysely<Database>, before: string, minRevisions: numb
  * (keptAfter when none): a binary search over the feed's key, one row read per step, since revisions grow with
  * time. Revisions without rows count as old.
  */
-async function oldRevisions(db: Db, environmentId: string, keptAfter: number, last: number, before: string) {
+export async function lastRevisionBefore(
+  db: Db,
+  environmentId: string,
+  keptAfter: number,
+  last: number,
+  before: string,
+) {
   /** Whether the first row at or after `revision` is older than `before` (true when there is none). */
   const old = async (revision: number) => {
     const row = await db

@@ -366,6 +366,7 @@ export interface Database {
   member_recovery_codes: MemberRecoveryCodesTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_cursors: WebhookCursorsTable;
 }
 
 /** Webhook subscriptions (migration 0020): an organization's, or one environment's when environment_id is set. */
@@ -384,6 +385,19 @@ export interface WebhookSubscriptionsTable {
   disabled_reason: string | null;
   created_at: string;
   updated_at: string;
+  /** its creation or last re-enabling: it sees the changes written after it (migration 0025) */
+  active_since: string;
+}
+
+/**
+ * Where a subscription stands in one environment's change feed (migration 0025): its deliveries cover every row up
+ * to (revision, seq); `seq` is WHOLE_REVISION once the revision is covered whole.
+ */
+export interface WebhookCursorsTable {
+  subscription_id: string;
+  environment_id: string;
+  revision: number;
+  seq: number;
 }
 
 /** One event to send to one subscription; `status` is pending, delivered or failed (migration 0020). */

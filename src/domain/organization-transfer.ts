@@ -48,6 +48,7 @@ export const LEFT_BEHIND = [
   "sessions",
   "invites",
   "webhook_deliveries",
+  "webhook_cursors",
   "webhook_subscriptions",
   "sso_logins",
   "org_login_settings",
@@ -114,7 +115,7 @@ function belongsTo(table: Table | (typeof LEFT_BEHIND)[number], orgId: string) {
   if (table === "organizations") return sql`id = ${orgId}`;
   if (table === "members")
     return sql`id in (select member_id from member_grants where organization_id = ${orgId})`;
-  if (table === "webhook_deliveries")
+  if (table === "webhook_deliveries" || table === "webhook_cursors")
     return sql`subscription_id in (select id from webhook_subscriptions where organization_id = ${orgId})`;
   if (BY_ENVIRONMENT.has(table))
     return sql`environment_id in (select id from environments where organization_id = ${orgId})`;

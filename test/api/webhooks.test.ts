@@ -6,11 +6,25 @@ import { describeEachDialect } from "../helpers/app.ts";
 import { startReceiver, until, type Receiver } from "../helpers/webhook-receiver.ts";
 import type { TestStore } from "../helpers/stores.ts";
 import type { SecretBox } from "../../src/lib/secrets.ts";
+import { now } from "../../src/lib/time.ts";
+import { purgeChanges } from "../../src/changes/retention.ts";
+import { feedBounds } from "../../src/changes/feed.ts";
+import {
+  enqueueFeed,
+  environmentsBehind,
+  WHOLE_REVISION,
+} from "../../src/modules/webhooks/webhooks.outbox.ts";
 
 /** An organization's subscription to every event, written straight into the database (not through the API). */
-async function insertSubscription(store: TestStore, box: SecretBox, organizationId: string, url: string) {
+async function insertSubscription(
+  store: TestStore,
+  box: SecretBox,
+  organizationId: string,
+  url: string,
+  since = now(),
+) {
   const id = crypto.randomUUID();
-  const at = new Date().toISOString();
+  const at = now();
   await store.db
     .insertInto("webhook_subscriptions")
     .values({
@@ -26,6 +40,7 @@ async function insertSubscription(store: TestStore, box: SecretBox, organization
       disabled_reason: null,
       created_at: at,
       updated_at: at,
+      active_since: since,
     })
     .execute();
   return id;
@@ -370,7 +385,7 @@ describeEachDialect(
 describeEachDialect(
   "webhooks: the subscriptions a write sees",
   (env) => {
-    test("each write is announced to the subscriptions as they are when it commits, however they changed", async () => {
+    test("each write is announced to the subscriptions as they are when it is answered, however they changed", async () => {
       const { acme, box, call, store } = env();
       // Nothing listens here, and a failed attempt waits a minute: the deliveries stay as written.
       const url = "http://127.0.0.1:9/hook";
@@ -382,21 +397,34 @@ describeEachDialect(
         assert.equal(res.status, 201, res.body);
         return Number(res.headers["x-gatehouse-revision"]);
       };
-      /** The revisions a subscription got deliveries of, each checked to be one facts.user event of that revision. */
-      const announced = async (id: string) => {
+      /** The revisions of the changes a subscription got deliveries of (facts.user events, changes in order). */
+      const revisionsOf = async (id: string) => {
         const rows = await store.db
           .selectFrom("webhook_deliveries")
           .select(["event_type", "payload"])
           .where("subscription_id", "=", id)
           .execute();
         return rows
-          .map((row) => {
+          .flatMap((row) => {
             const body = JSON.parse(row.payload);
             assert.equal(row.event_type, "facts.user");
-            assert.equal(body.data.changes[0].revision, body.data.revision);
-            return body.data.revision as number;
+            const revisions = body.data.changes.map((c: { revision: number }) => c.revision);
+            assert.equal(revisions[0], body.data.first_revision);
+            assert.equal(revisions.at(-1), body.data.revision);
+            return revisions as number[];
           })
-          .sort((a, b) => a - b);
+          .sort((x, y) => x - y);
+      };
+      /** revisionsOf, once the sender (which reads the feed after the commit) has written `expected`'s deliveries. */
+      const announced = async (id: string, expected: number[]) => {
+        await until(
+          async () => {
+            const got = await revisionsOf(id);
+            return expected.every((r) => got.includes(r));
+          },
+          `the deliveries of revisions ${expected.join(", ")}`,
+        );
+        return revisionsOf(id);
       };
       const subscribe = async (events: string[], scoped: boolean) => {
         const res = await call(acme.adminKey, "POST", "/v2/webhooks", {
@@ -410,36 +438,153 @@ describeEachDialect(
       const patch = async (id: string, body: object) =>
         assert.equal((await call(acme.adminKey, "PATCH", `/v2/webhooks/${id}`, body)).status, 200);
 
+      await write(); // before A: not announced to it
       const a = await subscribe(["facts.user"], true);
       const r1 = await write();
+      // A write and the PATCH right after it: the write is announced as the subscription was.
       const r2 = await write();
-      assert.deepEqual(await announced(a), [r1, r2]);
-
-      // A no longer wants users; B (the whole organization) does.
       await patch(a, { events: ["schema.*"] });
+      assert.deepEqual(await announced(a, [r1, r2]), [r1, r2]);
+
+      // A no longer wants users; B (the whole organization) does. Each pass over the feed reads every subscription
+      // of the environment, so once B has r3, A has been passed over too.
       const b = await subscribe(["facts.*"], false);
       const r3 = await write();
-      assert.deepEqual(await announced(a), [r1, r2]);
-      assert.deepEqual(await announced(b), [r3]);
+      assert.deepEqual(await announced(b, [r3]), [r3]);
+      assert.deepEqual(await revisionsOf(a), [r1, r2]);
 
       // B is disabled, A wants users again.
       await patch(b, { enabled: false });
       await patch(a, { events: ["facts.user"] });
       const r4 = await write();
-      assert.deepEqual(await announced(a), [r1, r2, r4]);
-      assert.deepEqual(await announced(b), [r3]);
+      assert.deepEqual(await announced(a, [r4]), [r1, r2, r4]);
+      assert.deepEqual(await revisionsOf(b), [r3]);
+
+      // Enabled again, B sees the writes from then on, not those made while it was off.
+      await patch(b, { enabled: true });
+      const r4b = await write();
+      assert.deepEqual(await announced(b, [r4b]), [r3, r4b]);
 
       // B goes, and C appears without this process hearing of it (another instance, say).
       assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${b}`)).status, 204);
       const c = await insertSubscription(store, box, acme.id, url);
       const r5 = await write();
-      assert.deepEqual(await announced(a), [r1, r2, r4, r5]);
-      assert.deepEqual(await announced(c), [r5]);
+      assert.deepEqual(await announced(c, [r5]), [r5]);
+      assert.deepEqual(await announced(a, [r5]), [r1, r2, r4, r4b, r5]);
 
       assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${a}`)).status, 204);
       const r6 = await write();
-      assert.deepEqual(await announced(c), [r5, r6]);
+      assert.deepEqual(await announced(c, [r6]), [r5, r6]);
       assert.equal((await call(acme.adminKey, "DELETE", `/v2/webhooks/${c}`)).status, 204);
+    });
+  },
+  { webhookAllowPrivateUrls: "true", webhookRetryBaseMs: 60_000, webhookRetrySeconds: 3600 },
+);
+
+describeEachDialect(
+  "webhooks: the change feed as the outbox",
+  (env) => {
+    test("the deliveries carry every change once, as the change stream shows them, in bounded passes", async () => {
+      const { acme, box, call, store } = env();
+      const F = "/v2/facts/default/production";
+      const start = Number((await call(acme.adminKey, "GET", `${F}/changes?after=0`)).json.head);
+      const since = now();
+      // Ten batch rows of the feed (each bulk write is 600 users and 600 assignments: two rows of one revision), so
+      // the sender reads them in several passes; single changes and a schema change around them.
+      assert.equal((await call(acme.adminKey, "POST", `${F}/users`, { key: "first" })).status, 201);
+      const role = await call(acme.adminKey, "POST", "/v2/schema/default/production/roles", {
+        key: "viewer",
+        name: "Viewer",
+      });
+      assert.equal(role.status, 200, role.body);
+      for (let b = 0; b < 5; b++) {
+        const operations = Array.from({ length: 600 }, (_, i) => ({
+          key: `b${b}-${i}`,
+          role_assignments: [{ role: "viewer", tenant: "default" }],
+        }));
+        const res = await call(acme.adminKey, "POST", `${F}/bulk/users`, { operations });
+        assert.equal(res.status, 200, res.body);
+      }
+      const resource = await call(acme.adminKey, "POST", "/v2/schema/default/production/resources", {
+        key: "outbox-doc",
+        name: "Doc",
+        actions: { read: {} },
+      });
+      assert.ok(resource.status < 300, resource.body);
+      assert.equal((await call(acme.adminKey, "DELETE", `${F}/users/first`)).status, 204);
+
+      // What the change stream shows after the subscription's start.
+      const expected: { revision: number; seq: number }[] = [];
+      for (let after = start; ;) {
+        const page = await call(acme.adminKey, "GET", `${F}/changes?after=${after}`);
+        expected.push(...page.json.changes);
+        after = page.json.revision;
+        if (after >= page.json.head) break;
+      }
+      assert.equal(expected.length, 1 + 1 + 5 * 1200 + 1 + 1);
+
+      // A subscription from before those writes, that this process has not heard of (the sender has passed over
+      // the writes, with no subscription then): passing over the feed until it is covered takes bounded passes.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const id = await insertSubscription(store, box, acme.id, "http://127.0.0.1:9/hook", since);
+      const passes: string[] = [];
+      for (let pass = ""; pass !== "done"; passes.push(pass)) {
+        const lease = { owner: "the test", expiresAt: now() };
+        pass = (await enqueueFeed(store.db, acme.envs.production, lease)).result;
+      }
+      assert.deepEqual(passes, ["more", "done"]);
+
+      const delivered = async () =>
+        (
+          await store.db
+            .selectFrom("webhook_deliveries")
+            .select(["event_type", "payload"])
+            .where("subscription_id", "=", id)
+            .execute()
+        ).map((row) => ({ type: row.event_type, body: JSON.parse(row.payload) }));
+      const deliveries = await delivered();
+      const changes = [];
+      for (const { type, body } of deliveries) {
+        assert.equal(body.type, type);
+        assert.equal(body.data.environment_id, acme.envs.production);
+        assert.ok(body.data.changes.length >= 1 && body.data.changes.length <= 1000);
+        assert.equal(body.data.first_revision, body.data.changes[0].revision);
+        assert.equal(body.data.revision, body.data.changes.at(-1).revision);
+        for (const change of body.data.changes) {
+          assert.equal(`${change.category}.${change.object_type}`, type);
+          changes.push(change);
+        }
+      }
+      const order = (x: { revision: number; seq: number }, y: { revision: number; seq: number }) =>
+        x.revision - y.revision || x.seq - y.seq;
+      // Every change once (no position twice), each as the stream shows it.
+      assert.deepEqual(changes.sort(order), expected.sort(order));
+      assert.ok(deliveries.some((d) => d.type === "schema.resource"));
+
+      // The subscription's cursor stands at the end; set back, the sweep finds the environment behind.
+      const head = expected.at(-1)!.revision;
+      const cursor = () =>
+        store.db
+          .selectFrom("webhook_cursors")
+          .select(["revision", "seq"])
+          .where("subscription_id", "=", id)
+          .executeTakeFirstOrThrow();
+      assert.deepEqual(await cursor(), { revision: head, seq: WHOLE_REVISION });
+      assert.ok(!(await environmentsBehind(store.db)).includes(acme.envs.production));
+      await store.db
+        .updateTable("webhook_cursors")
+        .set({ revision: head - 2 })
+        .where("subscription_id", "=", id)
+        .execute();
+      assert.ok((await environmentsBehind(store.db)).includes(acme.envs.production));
+
+      // The retention purge keeps what an enabled subscription has not read, whatever its age.
+      await purgeChanges(store.db, { days: 1, minRevisions: 0 }, Date.now() + 2 * 86_400_000);
+      assert.equal((await feedBounds(store.db, acme.envs.production))!.keptAfter, head - 3);
+      // Disabled, it holds nothing back.
+      await call(acme.adminKey, "PATCH", `/v2/webhooks/${id}`, { enabled: false });
+      await purgeChanges(store.db, { days: 1, minRevisions: 0 }, Date.now() + 2 * 86_400_000);
+      assert.equal((await feedBounds(store.db, acme.envs.production))!.keptAfter, head);
     });
   },
   { webhookAllowPrivateUrls: "true", webhookRetryBaseMs: 60_000, webhookRetrySeconds: 3600 },

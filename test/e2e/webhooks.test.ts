@@ -55,9 +55,9 @@ const keysOf = (payload: { data: { changes?: { object: { key: string } }[] } }) 
   (payload.data.changes ?? []).map((c) => c.object.key);
 
 /**
- * Writes through the instances while the receiver is up, down, and while Gatehouse restarts (the receiver still
- * down), then brings the receiver back: every write's event arrives, signed, and every delivery id the
- * delivery log holds was received (duplicates allowed, none missing).
+ * Writes through the instances while the receiver is up, down, and after Gatehouse crashed and restarted (the
+ * receiver still down), then brings the receiver back: every write's change arrives, signed, in one delivery id, and every
+ * delivery id the delivery log holds was received (duplicates allowed, none missing).
  */
 async function scenario(start: () => Promise<ServerProcess[]>): Promise<void> {
   const receiver: Receiver = await startReceiver();
@@ -78,8 +78,10 @@ async function scenario(start: () => Promise<ServerProcess[]>): Promise<void> {
 
     await receiver.stop(); // the receiver's outage
     for (; n < 20; n++) await write(servers, n, expected);
-    for (const server of servers) assert.equal(await server.stop(), 0, server.output());
-    servers = await start(); // a restart, the receiver still away
+    // A crash right after the last write was answered, most likely before its sender read it from the feed: the
+    // restarted senders find it. The receiver is still away.
+    for (const server of servers) await server.stop("SIGKILL");
+    servers = await start();
     for (; n < 30; n++) await write(servers, n, expected);
     await receiver.start();
 
@@ -90,16 +92,20 @@ async function scenario(start: () => Promise<ServerProcess[]>): Promise<void> {
       for (const key of keysOf(r.payload)) assert.equal(r.type, expected.get(key), key);
     }
 
-    // Every delivery in the log was received, and each write was one event (one delivery id).
+    // Every delivery in the log was received, and each write's change is in one delivery (one id), however
+    // often that delivery came.
     const log = await api(servers[0]!, "GET", `/v2/webhooks/${created.json.id}/deliveries?per_page=100`);
     const logged = new Set<string>(log.json.data.map((d: { id: string }) => d.id));
     const received = new Set(receiver.received.map((r) => r.id));
-    assert.equal(logged.size, expected.size);
+    assert.deepEqual([...received].sort(), [...logged].sort());
+    const idsOf = new Map<string, Set<string>>();
+    for (const r of receiver.received) {
+      for (const key of keysOf(r.payload)) idsOf.set(key, (idsOf.get(key) ?? new Set()).add(r.id));
+    }
     assert.deepEqual(
-      [...logged].filter((id) => !received.has(id)),
+      [...idsOf].filter(([, ids]) => ids.size !== 1),
       [],
     );
-    assert.equal(received.size, expected.size);
     await until(async () => {
       const again = await api(servers[0]!, "GET", `/v2/webhooks/${created.json.id}/deliveries?per_page=100`);
       return again.json.data.every((d: { status: string }) => d.status === "delivered");
@@ -112,7 +118,7 @@ async function scenario(start: () => Promise<ServerProcess[]>): Promise<void> {
 }
 
 test(
-  "webhooks on SQLite: every event once by id across a receiver outage and a restart",
+  "webhooks on SQLite: every change in one delivery id across a receiver outage and a crash",
   { timeout: 240_000 },
   async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "gatehouse-e2e-webhooks-"));
@@ -127,7 +133,7 @@ test(
 const pgSkip = DIALECTS.find((d) => d.dialect === "postgres")?.skip ?? false;
 
 test(
-  "webhooks on PostgreSQL with two instances: every event once by id across a receiver outage and a restart",
+  "webhooks on PostgreSQL with two instances: every change in one delivery id across a receiver outage and a crash",
   { timeout: 240_000, skip: pgSkip },
   async () => {
     const schema = `t_e2e_${process.pid}_${randomBytes(4).toString("hex")}`;

@@ -21,6 +21,7 @@ import * as m0021 from "./0021_sso_and_two_factor.ts";
 import * as m0022 from "./0022_assignment_reference_triggers.ts";
 import * as m0023 from "./0023_api_log_compressed_bodies.ts";
 import * as m0024 from "./0024_change_retention.ts";
+import * as m0025 from "./0025_webhook_cursors.ts";
 
 /** Forward-only, applied in name order. Never edit a migration that has shipped: add the next one. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   "0022_assignment_reference_triggers": m0022,
   "0023_api_log_compressed_bodies": m0023,
   "0024_change_retention": m0024,
+  "0025_webhook_cursors": m0025,
 };

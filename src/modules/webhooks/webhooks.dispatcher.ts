@@ -16,16 +16,22 @@ import {
 } from "./webhooks.repo.ts";
 import type { SendOutcome, SignedDelivery } from "./webhooks.sender.ts";
 import { createSenderThread } from "./webhooks.sender-thread.ts";
+import { enqueueFeed, environmentsBehind } from "./webhooks.outbox.ts";
 
-/** Deliveries claimed (and sent at the same time) per round. */
+/** Due deliveries claimed per claim. */
 const BATCH = 64;
 /**
- * After a commit wakes the sender, it waits this long so the deliveries of many writes go in one round: one claim
- * and one transaction for their outcomes, rather than two writes per delivery (on SQLite, writes share one writer).
+ * After a commit wakes the sender, it waits this long so that one round reads many writes' changes: one pass over
+ * the feed, one delivery per event type and one transaction for the outcomes, whatever the number of writes.
  */
 const GATHER_MS = 100;
-/** With nothing due, the next look at the table; a commit in this process wakes the sender at once. */
+/** The longest wait between two claims of due deliveries (retries); a commit in this process wakes the sender. */
 const IDLE_MS = 1000;
+/**
+ * How often the sender looks for environments whose feed a subscription has not covered, besides the ones it is
+ * told of (another instance's writes are told through PostgreSQL's notifications; this covers a sender that was down).
+ */
+const SWEEP_MS = 30_000;
 /** The longest wait between two attempts of one delivery. */
 const MAX_DELAY_MS = 3_600_000;
 
@@ -74,6 +80,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   let gathering = false;
   let stopped = true;
   let unsubscribe: (() => void) | undefined;
+  /** Environments with revisions the sender has not passed over yet (webhooks.outbox.ts). */
+  const dirty = new Set<string>();
+  let swept = 0;
+  /** When this sender last claimed due deliveries, and whether it must at its next round (woken, or a full claim). */
+  let lastClaim = 0;
+  let claimDue = true;
   const sender = createSenderThread(
     { timeoutMs: options.timeoutMs, allowPrivate: options.allowPrivate },
     log,
@@ -129,16 +141,45 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     });
   }
 
-  async function round(): Promise<number> {
+  /**
+   * Turns the feed of the environments written since the last round into deliveries. Answers whether a feed has
+   * more to read at once; an environment another instance is passing over is left for the next round.
+   */
+  /** `lease`: the deliveries written come leased to this sender, to send in this round (else any sender claims them). */
+  async function enqueue(lease?: { owner: string; expiresAt: string }) {
+    if (Date.now() - swept >= SWEEP_MS) {
+      for (const id of await environmentsBehind(db)) dirty.add(id);
+      swept = Date.now();
+    }
+    let more = false;
+    const deliveries: ClaimedDelivery[] = [];
+    for (const environmentId of [...dirty]) {
+      dirty.delete(environmentId);
+      const pass = await enqueueFeed(db, environmentId, lease).catch((err: unknown) => {
+        dirty.add(environmentId);
+        throw err;
+      });
+      if (pass.result !== "done") dirty.add(environmentId);
+      more ||= pass.result === "more";
+      deliveries.push(...pass.deliveries);
+    }
+    return { more, deliveries };
+  }
+
+  /** One round: the feed's new deliveries, then the due ones sent. Answers whether it stopped at a limit. */
+  async function round(): Promise<boolean> {
     const at = new Date();
-    const claimed = await claimDeliveries(
-      db,
-      dialect,
-      owner,
-      toTimestamp(at),
-      toTimestamp(new Date(at.getTime() + leaseMs)),
-      BATCH,
-    );
+    const lease = { owner, expiresAt: toTimestamp(new Date(at.getTime() + leaseMs)) };
+    const written = await enqueue(lease);
+    // The feed's new deliveries come leased; due ones (retries, redeliveries, events outside the feed, another
+    // sender's expired leases) are claimed when woken, after a full claim, and at least every IDLE_MS.
+    let due: ClaimedDelivery[] = [];
+    if (claimDue || at.getTime() - lastClaim >= IDLE_MS) {
+      lastClaim = at.getTime();
+      due = await claimDeliveries(db, dialect, owner, toTimestamp(at), lease.expiresAt, BATCH);
+      claimDue = due.length === BATCH;
+    }
+    const deliveries = [...written.deliveries, ...due];
     // A round's deliveries are mostly a few subscriptions': each secret is decrypted once per round.
     const secrets = new Map<string, string | undefined>();
     const secretOf = (sealed: string) => {
@@ -146,14 +187,14 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       return secrets.get(sealed);
     };
     const sendable: SignedDelivery[] = [];
-    for (const d of claimed) {
+    for (const d of deliveries) {
       const secret = secretOf(d.secret_sealed);
       if (secret !== undefined) sendable.push({ id: d.id, url: d.url, secret, body: d.payload });
     }
     const outcomes = await sender.send(sendable);
     const sent = new Map(sendable.map((d, i) => [d.id, outcomes[i] as SendOutcome]));
-    await record(claimed.map((d) => outcomeOf(d, sent.get(d.id) ?? UNDECRYPTABLE)));
-    return claimed.length;
+    await record(deliveries.map((d) => outcomeOf(d, sent.get(d.id) ?? UNDECRYPTABLE)));
+    return written.more || claimDue;
   }
 
   function schedule(ms: number): void {
@@ -163,7 +204,10 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     timer.unref();
   }
 
-  /** Runs rounds while they find work; a wake-up during a round runs another. */
+  /**
+   * Runs rounds while they stop at a limit (more is due at once). A wake-up during a round runs another after
+   * GATHER_MS, so that under a steady stream of writes a round carries many writes' changes.
+   */
   function kick(): void {
     gathering = false;
     if (stopped) return;
@@ -171,20 +215,19 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       again = true;
       return;
     }
+    again = false;
     running = (async () => {
-      let busy = true;
-      while (busy && !stopped) {
-        again = false;
-        busy =
-          (await round().catch((err: unknown) => {
-            if (!options.outage.report(err, log)) log.warn({ err }, "webhook sender: a round failed");
-            return 0;
-          })) > 0;
-        busy ||= again;
+      let full = true;
+      while (full && !stopped) {
+        full = await round().catch((err: unknown) => {
+          if (!options.outage.report(err, log)) log.warn({ err }, "webhook sender: a round failed");
+          return false;
+        });
       }
     })().finally(() => {
       running = undefined;
-      schedule(IDLE_MS);
+      gathering = again;
+      schedule(again ? GATHER_MS : IDLE_MS);
     });
   }
 
@@ -192,7 +235,9 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     start(): void {
       if (!stopped) return;
       stopped = false;
-      unsubscribe = options.notifier.subscribe(() => {
+      swept = 0;
+      unsubscribe = options.notifier.subscribe((environmentId) => {
+        dirty.add(environmentId);
         if (running) again = true;
         else if (!gathering) {
           gathering = true;
@@ -201,8 +246,23 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
       });
       kick();
     },
-    /** Wakes the sender (a delivery was queued outside the change feed, or asked again). */
-    wake: kick,
+    /** Wakes the sender to claim what is due (a delivery was queued outside the change feed, or asked again). */
+    wake(): void {
+      claimDue = true;
+      kick();
+    },
+    /**
+     * Writes the deliveries of every revision this process has committed or heard of, as the subscriptions are
+     * now: a subscription's change (its events, or disabling it) then applies to the writes answered after it.
+     */
+    async catchUp(): Promise<void> {
+      await running;
+      while (dirty.size > 0 && (await enqueue()).more) {
+        // a feed with more to read: pass again
+      }
+      claimDue = true;
+      kick();
+    },
     async stop(): Promise<void> {
       stopped = true;
       unsubscribe?.();

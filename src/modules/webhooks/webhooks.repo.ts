@@ -40,6 +40,10 @@ export const updateSubscription = (
     .returningAll()
     .executeTakeFirst();
 
+/** Forgets where a subscription stands in every feed: its next pass starts from its `active_since`. */
+export const deleteCursors = (db: Db, subscriptionId: string) =>
+  db.deleteFrom("webhook_cursors").where("subscription_id", "=", subscriptionId).execute();
+
 export async function deleteSubscription(db: Db, organizationId: string, id: string): Promise<boolean> {
   const result = await db
     .deleteFrom("webhook_subscriptions")

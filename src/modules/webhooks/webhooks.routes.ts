@@ -44,7 +44,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<Deps> = async (app, deps)
   });
   app.addHook("onReady", async () => dispatcher.start());
   app.addHook("onClose", () => dispatcher.stop());
-  const webhooks = createWebhooksService({ ...deps, wake: dispatcher.wake });
+  const webhooks = createWebhooksService({ ...deps, wake: dispatcher.wake, catchUp: dispatcher.catchUp });
   const tags = ["webhooks"];
   const one = { 200: WebhookRead, ...errorResponses(404) };
   app.get(

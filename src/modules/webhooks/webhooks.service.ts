@@ -9,6 +9,7 @@ import { now } from "../../lib/time.ts";
 import { findEnvironment } from "../../domain/environment-records.ts";
 import { findProject } from "../../domain/project-records.ts";
 import {
+  deleteCursors,
   deleteSubscription,
   findDelivery,
   findSubscription,
@@ -66,6 +67,8 @@ export function createWebhooksService(deps: {
   config: { webhookAllowPrivateUrls: string };
   /** Told when a delivery is queued outside the change feed (a redelivery), so a sender takes it at once. */
   wake?: () => void;
+  /** Writes the deliveries of the writes answered so far (the dispatcher's catchUp), before a subscription changes. */
+  catchUp?: () => Promise<void>;
 }) {
   const { db, box } = deps;
   const allowPrivate = deps.config.webhookAllowPrivateUrls === "true";
@@ -113,6 +116,7 @@ export function createWebhooksService(deps: {
         disabled_reason: null,
         created_at: at,
         updated_at: at,
+        active_since: at,
       };
       await insertSubscription(db, row);
       return webhookRead(row, secret);
@@ -137,12 +141,21 @@ export function createWebhooksService(deps: {
     async update(principal: Principal, id: string, body: WebhookUpdate): Promise<WebhookRead> {
       const row = await mustFind(principal, id);
       if (body.url !== undefined) await checkUrl(body.url);
-      const updated = await updateSubscription(db, principal.organizationId, row.id, {
-        ...(body.url !== undefined && { url: body.url }),
-        ...(body.events !== undefined && { events: JSON.stringify(body.events) }),
-        ...(body.description !== undefined && { description: body.description }),
-        ...(body.enabled !== undefined && { enabled: body.enabled ? 1 : 0, disabled_reason: null }),
-        updated_at: now(),
+      // The writes answered before this change are announced as the subscription was.
+      if (body.events !== undefined || body.enabled === false) await deps.catchUp?.();
+      const at = now();
+      // Enabled again, it sees the writes from now on (not those made while it was off): its cursors start anew.
+      const resumed = body.enabled === true && row.enabled === 0;
+      const updated = await db.transaction().execute(async (trx) => {
+        if (resumed) await deleteCursors(trx, row.id);
+        return updateSubscription(trx, principal.organizationId, row.id, {
+          ...(body.url !== undefined && { url: body.url }),
+          ...(body.events !== undefined && { events: JSON.stringify(body.events) }),
+          ...(body.description !== undefined && { description: body.description }),
+          ...(body.enabled !== undefined && { enabled: body.enabled ? 1 : 0, disabled_reason: null }),
+          ...(resumed && { active_since: at }),
+          updated_at: at,
+        });
       });
       if (!updated) throw notFound("webhook", id);
       if (body.enabled) deps.wake?.();
