@@ -107,6 +107,8 @@ interface DeliveryDraft {
   subscription_id: string;
   event_type: string;
   payload: string;
+  /** the body compressed, `payload` empty then (src/modules/webhooks/webhooks.outbox.ts) */
+  payload_gzip?: Uint8Array | null;
 }
 
 /** Each event with each target that wants it (`wants`), event by event. */
@@ -134,6 +136,7 @@ export async function insertDeliveries(
   const rows = drafts.map((d) => ({
     id: newId(),
     ...d,
+    payload_gzip: d.payload_gzip ?? null,
     status: "pending",
     attempts: 0,
     next_attempt_at: at,

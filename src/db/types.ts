@@ -405,7 +405,9 @@ export interface WebhookDeliveriesTable {
   id: string;
   subscription_id: string;
   event_type: string;
+  /** the body sent; empty when it is kept compressed in `payload_gzip` (migration 0025) */
   payload: string;
+  payload_gzip: Uint8Array | null;
   status: string;
   attempts: number;
   next_attempt_at: string;

@@ -12,8 +12,25 @@ import { feedBounds } from "../../src/changes/feed.ts";
 import {
   enqueueFeed,
   environmentsBehind,
+  payloadOf,
   WHOLE_REVISION,
 } from "../../src/modules/webhooks/webhooks.outbox.ts";
+
+/** A subscription's deliveries as written: each one's event type, body, and whether the body is kept compressed. */
+async function writtenDeliveries(store: TestStore, subscriptionId: string) {
+  const rows = await store.db
+    .selectFrom("webhook_deliveries")
+    .select(["event_type", "payload", "payload_gzip"])
+    .where("subscription_id", "=", subscriptionId)
+    .execute();
+  return Promise.all(
+    rows.map(async (row) => ({
+      type: row.event_type,
+      body: JSON.parse(await payloadOf(row)),
+      compressed: row.payload_gzip !== null,
+    })),
+  );
+}
 
 /** An organization's subscription to every event, written straight into the database (not through the API). */
 async function insertSubscription(
@@ -398,23 +415,16 @@ describeEachDialect(
         return Number(res.headers["x-gatehouse-revision"]);
       };
       /** The revisions of the changes a subscription got deliveries of (facts.user events, changes in order). */
-      const revisionsOf = async (id: string) => {
-        const rows = await store.db
-          .selectFrom("webhook_deliveries")
-          .select(["event_type", "payload"])
-          .where("subscription_id", "=", id)
-          .execute();
-        return rows
-          .flatMap((row) => {
-            const body = JSON.parse(row.payload);
-            assert.equal(row.event_type, "facts.user");
+      const revisionsOf = async (id: string) =>
+        (await writtenDeliveries(store, id))
+          .flatMap(({ type, body }) => {
+            assert.equal(type, "facts.user");
             const revisions = body.data.changes.map((c: { revision: number }) => c.revision);
             assert.equal(revisions[0], body.data.first_revision);
             assert.equal(revisions.at(-1), body.data.revision);
             return revisions as number[];
           })
           .sort((x, y) => x - y);
-      };
       /** revisionsOf, once the sender (which reads the feed after the commit) has written `expected`'s deliveries. */
       const announced = async (id: string, expected: number[]) => {
         await until(
@@ -534,15 +544,17 @@ describeEachDialect(
       }
       assert.deepEqual(passes, ["more", "done"]);
 
-      const delivered = async () =>
-        (
-          await store.db
-            .selectFrom("webhook_deliveries")
-            .select(["event_type", "payload"])
-            .where("subscription_id", "=", id)
-            .execute()
-        ).map((row) => ({ type: row.event_type, body: JSON.parse(row.payload) }));
-      const deliveries = await delivered();
+      const deliveries = await writtenDeliveries(store, id);
+      // A bulk write's events are large: their bodies are kept compressed; a single change's is not.
+      assert.ok(deliveries.some((d) => d.compressed && d.body.data.changes.length === 1000));
+      assert.ok(deliveries.some((d) => !d.compressed && d.body.data.changes.length === 1));
+      // The delivery log shows a compressed one's event as sent.
+      const log = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries?per_page=100`);
+      const big = log.json.data.find((d: { event_type: string }) => d.event_type === "facts.role_assignment");
+      const one = await call(acme.adminKey, "GET", `/v2/webhooks/${id}/deliveries/${big.id}`);
+      assert.equal(one.status, 200, one.body);
+      assert.ok(one.json.payload.data.changes.length > 100);
+      assert.equal(one.json.payload.type, "facts.role_assignment");
       const changes = [];
       for (const { type, body } of deliveries) {
         assert.equal(body.type, type);

@@ -16,7 +16,7 @@ import {
 } from "./webhooks.repo.ts";
 import type { SendOutcome, SignedDelivery } from "./webhooks.sender.ts";
 import { createSenderThread } from "./webhooks.sender-thread.ts";
-import { enqueueFeed, environmentsBehind } from "./webhooks.outbox.ts";
+import { enqueueFeed, environmentsBehind, payloadOf } from "./webhooks.outbox.ts";
 
 /** Due deliveries claimed per claim. */
 const BATCH = 64;
@@ -24,7 +24,7 @@ const BATCH = 64;
  * After a commit wakes the sender, it waits this long so that one round reads many writes' changes: one pass over
  * the feed, one delivery per event type and one transaction for the outcomes, whatever the number of writes.
  */
-const GATHER_MS = 100;
+const GATHER_MS = 250;
 /** The longest wait between two claims of due deliveries (retries); a commit in this process wakes the sender. */
 const IDLE_MS = 1000;
 /**
@@ -189,7 +189,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     const sendable: SignedDelivery[] = [];
     for (const d of deliveries) {
       const secret = secretOf(d.secret_sealed);
-      if (secret !== undefined) sendable.push({ id: d.id, url: d.url, secret, body: d.payload });
+      if (secret !== undefined) sendable.push({ id: d.id, url: d.url, secret, body: await payloadOf(d) });
     }
     const outcomes = await sender.send(sendable);
     const sent = new Map(sendable.map((d, i) => [d.id, outcomes[i] as SendOutcome]));

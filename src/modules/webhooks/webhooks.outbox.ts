@@ -6,6 +6,7 @@ import { BATCH_ITEMS } from "../../changes/feed.ts";
 import { insertDeliveries, publicChanges, wants, type PublicChange } from "../../changes/events.ts";
 import { lastRevisionBefore } from "../../changes/retention.ts";
 import { now } from "../../lib/time.ts";
+import { gunzipText, gzipText } from "../../lib/gzip-text.ts";
 
 /**
  * The change feed as the webhooks' outbox. A write stores its changes in the feed in its own transaction and does
@@ -41,6 +42,21 @@ interface Reader {
   /** whether its cursor is new (not yet stored) */
   fresh: boolean;
 }
+
+/** Bodies from this size (UTF-16 units, about bytes) are stored gzip-compressed (`payload_gzip`). */
+const COMPRESS_FROM = 2048;
+
+/** A draft whose body is kept compressed when large (off the event loop, on libuv's thread pool). */
+const compressed = async <D extends { payload: string }>(draft: D) =>
+  draft.payload.length < COMPRESS_FROM
+    ? draft
+    : { ...draft, payload: "", payload_gzip: await gzipText(draft.payload) };
+
+/** The body of a delivery as sent, from its row. */
+export const payloadOf = async (row: {
+  payload: string;
+  payload_gzip: Uint8Array | null;
+}): Promise<string> => (row.payload_gzip === null ? row.payload : gunzipText(row.payload_gzip));
 
 /** What a delivery's row holds before its first attempt. */
 const NOT_ATTEMPTED = {
@@ -102,12 +118,21 @@ export async function enqueueFeed(
       };
       const at = now();
       const drafts = deliveriesOf(readers, placed(rows), scope, at);
-      const written = await insertDeliveries(trx, drafts, at, lease);
+      const written = await insertDeliveries(trx, await Promise.all(drafts.map(compressed)), at, lease);
       const subscriptions = new Map(found.map((s) => [s.id, s]));
-      for (const row of lease ? written : []) {
+      written.forEach((row, i) => {
+        if (!lease) return;
         const { url, secret_sealed } = subscriptions.get(row.subscription_id)!;
-        deliveries.push({ ...row, ...NOT_ATTEMPTED, url, secret_sealed });
-      }
+        // Sent from memory: the body as built, not its compressed copy.
+        deliveries.push({
+          ...row,
+          payload: drafts[i]!.payload,
+          payload_gzip: null,
+          ...NOT_ATTEMPTED,
+          url,
+          secret_sealed,
+        });
+      });
     }
     const moved = readers
       .map((r) => ({ r, to: isAfter(end, r.from) ? end : r.from }))

@@ -23,6 +23,7 @@ import {
 } from "./webhooks.repo.ts";
 import type { DeliveryRead, WebhookCreate, WebhookRead, WebhookUpdate } from "./webhooks.schemas.ts";
 import { newWebhookSecret, urlProblem } from "./webhooks.sender.ts";
+import { payloadOf } from "./webhooks.outbox.ts";
 
 /** A subscription as the API shows it: never its secret, except in the creation's answer. */
 function webhookRead(row: SubscriptionRow, secret?: string): WebhookRead {
@@ -42,7 +43,7 @@ function webhookRead(row: SubscriptionRow, secret?: string): WebhookRead {
   };
 }
 
-function deliveryRead(row: DeliveryRow, withPayload = false): DeliveryRead {
+function deliveryRead(row: DeliveryRow, payload?: string): DeliveryRead {
   return {
     id: row.id,
     webhook_id: row.subscription_id,
@@ -57,7 +58,7 @@ function deliveryRead(row: DeliveryRow, withPayload = false): DeliveryRead {
     ...(row.last_error !== null && { last_error: row.last_error }),
     created_at: row.created_at,
     ...(row.delivered_at !== null && { delivered_at: row.delivered_at }),
-    ...(withPayload && { payload: JSON.parse(row.payload) as unknown }),
+    ...(payload !== undefined && { payload: JSON.parse(payload) as unknown }),
   };
 }
 
@@ -181,7 +182,7 @@ export function createWebhooksService(deps: {
       const row = await mustFind(principal, id);
       const delivery = await findDelivery(db, row.id, deliveryId.toLowerCase());
       if (!delivery) throw notFound("delivery", deliveryId);
-      return deliveryRead(delivery, true);
+      return deliveryRead(delivery, await payloadOf(delivery));
     },
 
     async redeliver(principal: Principal, id: string, deliveryId: string): Promise<DeliveryRead> {
