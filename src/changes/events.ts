@@ -112,7 +112,7 @@ interface DeliveryDraft {
 }
 
 /** Each event with each target that wants it (`wants`), event by event. */
-export function addressed<E extends { type: string }, T extends EventTarget>(
+function addressed<E extends { type: string }, T extends EventTarget>(
   events: readonly E[],
   targets: readonly T[],
 ): { event: E; target: T }[] {

@@ -142,10 +142,10 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   }
 
   /**
-   * Turns the feed of the environments written since the last round into deliveries. Answers whether a feed has
-   * more to read at once; an environment another instance is passing over is left for the next round.
+   * Turns the feed of the environments written since the last round into deliveries: with `lease`, leased to this
+   * sender, to send in this round (else any sender claims them). Answers them, and whether a feed has more to read
+   * at once; an environment another instance is passing over is left for the next round.
    */
-  /** `lease`: the deliveries written come leased to this sender, to send in this round (else any sender claims them). */
   async function enqueue(lease?: { owner: string; expiresAt: string }) {
     if (Date.now() - swept >= SWEEP_MS) {
       for (const id of await environmentsBehind(db)) dirty.add(id);

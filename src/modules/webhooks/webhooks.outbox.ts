@@ -74,8 +74,8 @@ export type PassResult = "done" | "more" | "busy";
 /**
  * One pass over an environment's feed: reads what its enabled subscriptions have not read (up to PASS_WEIGHT), writes
  * their deliveries and moves their cursors, in one transaction. With `lease`, the deliveries are leased to its
- * sender and answered, to send without claiming them; without, any sender claims them. A subscription without a cursor here starts after the last revision written before
- * its `active_since`. On PostgreSQL one instance at a time passes over an environment (a transaction's advisory
+ * sender and answered, to send without claiming them; without, any sender claims them. A subscription without a
+ * cursor here starts after the last revision written before its `active_since`. On PostgreSQL one instance at a time passes over an environment (a transaction's advisory
  * lock); another answers `busy` and leaves it to that one.
  */
 export async function enqueueFeed(
@@ -120,19 +120,20 @@ export async function enqueueFeed(
       const drafts = deliveriesOf(readers, placed(rows), scope, at);
       const written = await insertDeliveries(trx, await Promise.all(drafts.map(compressed)), at, lease);
       const subscriptions = new Map(found.map((s) => [s.id, s]));
-      written.forEach((row, i) => {
-        if (!lease) return;
-        const { url, secret_sealed } = subscriptions.get(row.subscription_id)!;
-        // Sent from memory: the body as built, not its compressed copy.
-        deliveries.push({
-          ...row,
-          payload: drafts[i]!.payload,
-          payload_gzip: null,
-          ...NOT_ATTEMPTED,
-          url,
-          secret_sealed,
+      if (lease) {
+        written.forEach((row, i) => {
+          const { url, secret_sealed } = subscriptions.get(row.subscription_id)!;
+          // Sent from memory: the body as built, not its compressed copy.
+          deliveries.push({
+            ...row,
+            payload: drafts[i]!.payload,
+            payload_gzip: null,
+            ...NOT_ATTEMPTED,
+            url,
+            secret_sealed,
+          });
         });
-      });
+      }
     }
     const moved = readers
       .map((r) => ({ r, to: isAfter(end, r.from) ? end : r.from }))
